@@ -1,0 +1,19 @@
+// API key format: `ahk_` + 40 base62 characters (~238 bits). Only the sha256
+// is stored: keys are high-entropy, so a slow hash would buy nothing.
+import { createHash } from 'node:crypto';
+import { randomId } from '../ids.js';
+
+export const API_KEY_PREFIX = 'ahk_';
+
+export function generateApiKey(): string {
+  return API_KEY_PREFIX + randomId(40);
+}
+
+export function hashSecret(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+/** What a list may show of a key: its prefix and first characters. */
+export function keyPreview(key: string): string {
+  return key.slice(0, API_KEY_PREFIX.length + 6) + '…';
+}

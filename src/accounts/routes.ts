@@ -1,0 +1,45 @@
+import Type from 'typebox';
+import type { HttpApi } from '../server/http.js';
+import { compileBody, compileQuery } from '../server/schema.js';
+import { created } from '../server/reply.js';
+import { userView } from './views.js';
+import type { AccountService } from './service.js';
+
+const KeyCreate = compileBody(Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }));
+const UserCreate = compileBody(
+  Type.Object(
+    { name: Type.String({ minLength: 1, maxLength: 80 }), role: Type.Optional(Type.Union([Type.Literal('user'), Type.Literal('admin')])) },
+    { additionalProperties: false },
+  ),
+);
+const UserList = compileQuery(
+  Type.Object(
+    {
+      keyword: Type.Optional(Type.String({ maxLength: 100 })),
+      role: Type.Optional(Type.Union([Type.Literal('user'), Type.Literal('admin')])),
+      page: Type.Integer({ minimum: 1, default: 1 }),
+      pageSize: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+    },
+    { additionalProperties: false },
+  ),
+);
+
+export function accountRoutes(api: HttpApi, accounts: AccountService): void {
+  api.route({ method: 'GET', path: '/api/v1/me', auth: 'user', handler: async (r) => userView(await accounts.getUser(r.principal.userId)) });
+
+  api.route({ method: 'GET', path: '/api/v1/me/keys', auth: 'user', handler: (r) => accounts.listKeys(r.principal.userId) });
+  api.route({
+    method: 'POST', path: '/api/v1/me/keys', auth: 'user', body: KeyCreate,
+    handler: async (r) => created(await accounts.createKey(r.principal.userId, r.body.name)),
+  });
+  api.route({ method: 'POST', path: '/api/v1/me/keys/:id/refresh', auth: 'user', handler: (r) => accounts.refreshKey(r.principal.userId, r.params.id) });
+  api.route({ method: 'DELETE', path: '/api/v1/me/keys/:id', auth: 'user', handler: (r) => accounts.deleteKey(r.principal.userId, r.params.id) });
+
+  api.route({
+    method: 'POST', path: '/api/v1/admin/users', auth: 'admin', body: UserCreate,
+    handler: async (r) => created(await accounts.createUser(r.body.name, r.body.role ?? 'user')),
+  });
+  api.route({ method: 'GET', path: '/api/v1/admin/users', auth: 'admin', query: UserList, handler: (r) => accounts.listUsers(r.query) });
+  api.route({ method: 'GET', path: '/api/v1/admin/users/summary', auth: 'admin', handler: () => accounts.usersSummary() });
+  api.route({ method: 'DELETE', path: '/api/v1/admin/users/:id', auth: 'admin', handler: (r) => accounts.deleteUser(r.principal.userId, r.params.id) });
+}

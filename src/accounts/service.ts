@@ -1,0 +1,107 @@
+// Users and their API keys. Pure domain: no HTTP here.
+import type { HubContext } from '../context.js';
+import { fail } from '../errors.js';
+import { newId } from '../ids.js';
+import { offsetOf, pageOf } from '../paging.js';
+import type { Authenticator } from './authenticator.js';
+import { ApiKey, User, type Role } from './entities.js';
+import { generateApiKey, hashSecret, keyPreview } from './keys.js';
+import { keyView, userView } from './views.js';
+
+export class AccountService {
+  constructor(
+    private readonly ctx: HubContext,
+    private readonly auth: Authenticator,
+  ) {}
+
+  async getUser(userId: string): Promise<User> {
+    const u = await this.ctx.em().findOne(User, { id: userId });
+    if (!u) throw fail('NOT_FOUND', 'user not found');
+    return u;
+  }
+
+  /** Creates a user with a first API key; the key is returned once. */
+  async createUser(name: string, role: Role = 'user', fixedKey?: string) {
+    const em = this.ctx.em();
+    const user = Object.assign(new User(), { id: newId('usr'), name, role });
+    const key = fixedKey ?? generateApiKey();
+    const k = Object.assign(new ApiKey(), { id: newId('key'), userId: user.id, name: 'default', hash: hashSecret(key), preview: keyPreview(key) });
+    em.persist(user);
+    await em.flush();
+    em.persist(k);
+    await em.flush();
+    return { user: userView(user), apiKey: key };
+  }
+
+  async listKeys(userId: string) {
+    const keys = await this.ctx.em().find(ApiKey, { userId }, { orderBy: { createdAt: 'asc' } });
+    return { items: keys.map(keyView), total: keys.length };
+  }
+
+  async createKey(userId: string, name: string) {
+    const em = this.ctx.em();
+    const key = generateApiKey();
+    const k = Object.assign(new ApiKey(), { id: newId('key'), userId, name, hash: hashSecret(key), preview: keyPreview(key) });
+    await em.persist(k).flush();
+    return { ...keyView(k), key };
+  }
+
+  async refreshKey(userId: string, keyId: string) {
+    const em = this.ctx.em();
+    const k = await em.findOne(ApiKey, { id: keyId, userId });
+    if (!k) throw fail('NOT_FOUND', 'key not found');
+    const oldHash = k.hash;
+    const key = generateApiKey();
+    k.hash = hashSecret(key);
+    k.preview = keyPreview(key);
+    k.lastUsedAt = null;
+    await em.flush();
+    this.auth.revokeKeyHash(oldHash);
+    return { ...keyView(k), key };
+  }
+
+  async deleteKey(userId: string, keyId: string) {
+    const em = this.ctx.em();
+    const k = await em.findOne(ApiKey, { id: keyId, userId });
+    if (!k) throw fail('NOT_FOUND', 'key not found');
+    await em.remove(k).flush();
+    this.auth.revokeKeyHash(k.hash);
+    return { deleted: true };
+  }
+
+  async listUsers(q: { keyword?: string; role?: string; page: number; pageSize: number }) {
+    const em = this.ctx.em();
+    const where: Record<string, unknown> = {};
+    if (q.keyword) where.$or = [{ name: { $ilike: `%${escapeLike(q.keyword)}%` } }, { id: q.keyword }, { email: { $ilike: `%${escapeLike(q.keyword)}%` } }];
+    if (q.role) where.role = q.role;
+    const [rows, total] = await em.findAndCount(User, where, { orderBy: { createdAt: 'desc', id: 'asc' }, limit: q.pageSize, offset: offsetOf(q.page, q.pageSize) });
+    return pageOf(rows.map(userView), total, q.page, q.pageSize);
+  }
+
+  async usersSummary() {
+    const rows = await this.ctx.em().getConnection().execute(
+      `select count(*)::int as total,
+              count(*) filter (where role = 'admin')::int as admins,
+              count(*) filter (where created_at >= now() - interval '1 day')::int as new_today,
+              count(*) filter (where created_at >= now() - interval '7 days')::int as new_week,
+              count(*) filter (where plan_id is not null and (plan_expire_at is null or plan_expire_at > now()))::int as subscribed
+         from users`,
+    );
+    const r = rows[0];
+    return { total: r.total, admins: r.admins, newToday: r.new_today, newThisWeek: r.new_week, subscribed: r.subscribed };
+  }
+
+  async deleteUser(actorId: string, userId: string) {
+    if (actorId === userId) throw fail('CONFLICT', 'an administrator cannot delete their own account');
+    const em = this.ctx.em();
+    const u = await em.findOne(User, { id: userId });
+    if (!u) throw fail('NOT_FOUND', 'user not found');
+    await em.remove(u).flush();
+    this.auth.revokeUser(userId);
+    return { deleted: true };
+  }
+}
+
+export function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => '\\' + c);
+}

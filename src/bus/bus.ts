@@ -1,0 +1,23 @@
+// Fan-out between the parts of the hub, and between hub nodes. Topics are
+// stable ids (`host:<id>`, `session:<id>`, `auth`), never sockets. Payloads
+// are MessagePack bytes; `publishObj`/`subscribeObj` do the encoding.
+import { encode, decode } from '@msgpack/msgpack';
+
+export type BusHandler = (payload: Uint8Array) => void;
+
+export interface Bus {
+  /** Delivers to every subscriber of the topic on every node (including this one). */
+  publish(topic: string, payload: Uint8Array): void;
+  /** Returns the unsubscribe function. */
+  subscribe(topic: string, handler: BusHandler): () => void;
+  close(): Promise<void>;
+  readonly kind: 'local' | 'redis';
+}
+
+export function publishObj(bus: Bus, topic: string, msg: unknown): void {
+  bus.publish(topic, encode(msg));
+}
+
+export function subscribeObj<T>(bus: Bus, topic: string, handler: (msg: T) => void): () => void {
+  return bus.subscribe(topic, (p) => handler(decode(p) as T));
+}

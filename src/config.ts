@@ -1,0 +1,74 @@
+// The one place the environment is read. Everything else receives a Config.
+import { resolve } from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** PostgreSQL URL; unset → embedded PGlite under dataDir/pg. */
+  databaseUrl?: string;
+  dataDir: string;
+  redisUrl?: string;
+  /** Master secret; unset → generated once into dataDir (see secrets.ts). */
+  secretKey?: string;
+  adminApiKey?: string;
+  /** Largest request body accepted, in bytes. */
+  bodyLimit: number;
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** Access-token lifetime for the browser login flow, seconds. */
+  jwtTtlSeconds: number;
+  refreshTtlSeconds: number;
+  /** External identity provider (OAuth2 authorization-code flow); unset → login answers 503. */
+  oidc?: { authorizeUrl: string; tokenUrl: string; userinfoUrl: string; clientId: string; clientSecret: string; redirectUri: string };
+  /** Model connectivity test: request timeout and private-network egress rule. */
+  modelTestTimeoutMs: number;
+  modelTestBlockPrivate: boolean;
+  /** Requests per minute, per API key (or per IP when anonymous). 0 disables. */
+  rateLimitPerMinute: number;
+  /** How long a host may stay silent before it reads offline, ms. */
+  hostHeartbeatTimeoutMs: number;
+  /** Identifies this process among hub nodes. */
+  nodeId: string;
+}
+
+function int(v: string | undefined, dflt: number): number {
+  if (v === undefined || v === '') return dflt;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new Error(`expected a number, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const oidc = env.OIDC_AUTHORIZE_URL
+    ? {
+        authorizeUrl: env.OIDC_AUTHORIZE_URL,
+        tokenUrl: env.OIDC_TOKEN_URL ?? '',
+        userinfoUrl: env.OIDC_USERINFO_URL ?? '',
+        clientId: env.OIDC_CLIENT_ID ?? '',
+        clientSecret: env.OIDC_CLIENT_SECRET ?? '',
+        redirectUri: env.OIDC_REDIRECT_URI ?? '',
+      }
+    : undefined;
+  const cfg: Config = {
+    port: int(env.PORT, 8080),
+    host: env.HOST || '127.0.0.1',
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: resolve(env.DATA_DIR || './data'),
+    redisUrl: env.REDIS_URL || undefined,
+    secretKey: env.SECRET_KEY || undefined,
+    adminApiKey: env.ADMIN_API_KEY || undefined,
+    bodyLimit: int(env.BODY_LIMIT, 1024 * 1024),
+    logLevel: (env.LOG_LEVEL as Config['logLevel']) || 'info',
+    jwtTtlSeconds: int(env.JWT_TTL_SECONDS, 900),
+    refreshTtlSeconds: int(env.REFRESH_TTL_SECONDS, 30 * 24 * 3600),
+    oidc,
+    modelTestTimeoutMs: int(env.MODEL_TEST_TIMEOUT_MS, 120_000),
+    modelTestBlockPrivate: env.MODEL_TEST_BLOCK_PRIVATE === '1',
+    rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 600),
+    hostHeartbeatTimeoutMs: int(env.HOST_HEARTBEAT_TIMEOUT_MS, 15_000),
+    nodeId: env.NODE_ID || `node-${process.pid}`,
+  };
+  if (cfg.databaseUrl && !cfg.secretKey) {
+    throw new Error('SECRET_KEY is required when DATABASE_URL is set (several nodes must share one key)');
+  }
+  return cfg;
+}

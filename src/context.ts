@@ -1,0 +1,16 @@
+// What every domain service receives. Built once by buildHub.
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+import type { Bus } from './bus/bus.js';
+import type { Secrets } from './secrets.js';
+
+export interface HubContext {
+  config: Config;
+  log: Logger;
+  orm: MikroORM;
+  bus: Bus;
+  secrets: Secrets;
+  /** A fresh EntityManager for one unit of work. */
+  em(): ReturnType<MikroORM['em']['fork']>;
+}

@@ -1,0 +1,45 @@
+// MikroORM on PostgreSQL, or on the embedded PGlite when no DATABASE_URL is
+// given. The same entities and migrations serve both.
+import { MikroORM, type EntitySchema, type Options } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { startEmbedded } from './embedded.js';
+import { allEntities, allMigrations } from './registry.js';
+
+export type Orm = MikroORM;
+
+export interface Database {
+  orm: MikroORM;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'>, log: Logger): Promise<Database> {
+  const embedded = cfg.databaseUrl ? undefined : await startEmbedded(cfg.dataDir);
+  const options: Options = {
+    entities: allEntities as EntitySchema[],
+    clientUrl: cfg.databaseUrl ?? embedded!.url,
+    // PGlite serves one connection at a time.
+    pool: embedded ? { min: 0, max: 1 } : { min: 1, max: 10 },
+    extensions: [Migrator],
+    migrations: { migrationsList: allMigrations, transactional: true, allOrNothing: true, snapshot: false, silent: true },
+    allowGlobalContext: false,
+    debug: false,
+    discovery: { warnWhenNoEntities: false },
+    // Timestamps are stored as timestamptz and always read as UTC.
+    timezone: '+00:00',
+    forceUtcTimezone: true,
+  };
+  const orm = await MikroORM.init(options);
+  const applied = await orm.getMigrator().up();
+  if (applied.length) log.info('migrations applied', { names: applied.map((m) => m.name) });
+  return {
+    orm,
+    embedded: !!embedded,
+    async close() {
+      await orm.close(true);
+      await embedded?.close();
+    },
+  };
+}

@@ -1,0 +1,28 @@
+// One line of JSON per event. Callers pass facts, never secrets: there is no
+// field here that would print a header or a key.
+export type Level = 'debug' | 'info' | 'warn' | 'error';
+const order: Record<string, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export function createLogger(level: string, base: Record<string, unknown> = {}): Logger {
+  const min = order[level] ?? 20;
+  const emit = (lvl: Level, msg: string, fields?: Record<string, unknown>) => {
+    if (order[lvl] < min) return;
+    const line = JSON.stringify({ t: new Date().toISOString(), level: lvl, msg, ...base, ...fields }, (_k, v) =>
+      v instanceof Error ? { name: v.name, message: v.message, stack: v.stack } : v,
+    );
+    (lvl === 'error' || lvl === 'warn' ? process.stderr : process.stdout).write(line + '\n');
+  };
+  return {
+    debug: (m, f) => emit('debug', m, f),
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
+  };
+}

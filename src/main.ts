@@ -1,0 +1,25 @@
+// Reads configuration, builds the hub, wires signals. Nothing else.
+import { loadConfig } from './config.js';
+import { buildHub } from './hub.js';
+import { createLogger } from './log.js';
+
+const config = loadConfig();
+const log = createLogger(config.logLevel, { node: config.nodeId });
+try {
+  const hub = await buildHub(config, { log });
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('shutting down', { signal });
+    const force = setTimeout(() => process.exit(1), 20_000);
+    force.unref();
+    await hub.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+} catch (e) {
+  log.error('hub failed to start', { err: e });
+  process.exit(1);
+}

@@ -1,0 +1,226 @@
+// The one request wrapper. It owns: copying what is needed out of `req`
+// before any await, onAborted, the bounded body reader, authentication,
+// schema checks, corked writes, the envelope, and the mapping of thrown
+// errors through the catalogue. No route touches `res`.
+import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
+import { ErrorCatalogue, HubError, fail } from '../errors.js';
+import type { Logger } from '../log.js';
+import { Router } from './router.js';
+import type { Checker } from './schema.js';
+import { envelope, isReply, type Reply } from './reply.js';
+import { openEventStream } from './sse.js';
+
+export type AuthMode = 'none' | 'optional' | 'user' | 'admin';
+
+export interface Principal {
+  userId: string;
+  name: string;
+  role: 'user' | 'admin';
+  /** How the caller proved who they are; keyId is set for API keys. */
+  via: 'key' | 'jwt';
+  keyId?: string;
+}
+
+export interface Req<Q = any, B = any> {
+  method: string;
+  path: string;
+  params: Record<string, string>;
+  query: Q;
+  body: B;
+  headers: Record<string, string>;
+  ip: string;
+  /** Present on 'user' and 'admin' routes; maybe on 'optional'. */
+  principal: Principal | undefined;
+  /** The bearer token as sent, for routes that authenticate themselves (hosts). */
+  bearer: string | undefined;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+}
+
+export interface Route<Q = any, B = any> {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  path: string;
+  auth: AuthMode;
+  query?: Checker<Q>;
+  body?: Checker<B>;
+  /** An empty body is passed as `emptyBody` instead of failing JSON parsing. */
+  emptyBody?: unknown;
+  /** Overrides the global body limit for this route (bytes). */
+  bodyLimit?: number;
+  handler: (req: Req<Q, B> & { principal: Principal }) => Promise<unknown> | unknown;
+}
+
+export interface HttpHooks {
+  authenticate(token: string): Promise<Principal>;
+  /** Runs before the handler (rate limits); may throw a HubError. */
+  before?(req: Req, route: Route): Promise<void> | void;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK', 201: '201 Created', 202: '202 Accepted', 204: '204 No Content', 302: '302 Found',
+  400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found',
+  405: '405 Method Not Allowed', 409: '409 Conflict', 413: '413 Payload Too Large', 429: '429 Too Many Requests',
+  500: '500 Internal Server Error', 502: '502 Bad Gateway', 503: '503 Service Unavailable', 504: '504 Gateway Timeout',
+};
+const statusLine = (s: number) => STATUS_TEXT[s] ?? `${s} Status`;
+
+const BODY_METHODS = new Set(['POST', 'PATCH', 'PUT']);
+
+export class HttpApi {
+  readonly router = new Router<Route>();
+  constructor(
+    private readonly hooks: HttpHooks,
+    private readonly log: Logger,
+    private readonly bodyLimit: number,
+  ) {}
+
+  route<Q, B>(r: Route<Q, B>): void {
+    this.router.add(r.method, r.path, r as Route);
+  }
+
+  attach(app: TemplatedApp): void {
+    app.any('/*', (res, req) => this.handle(res, req));
+  }
+
+  private handle(res: HttpResponse, uReq: HttpRequest): void {
+    // Copy everything out of uReq now: it is invalid after this callback returns.
+    const method = uReq.getMethod().toUpperCase();
+    const path = uReq.getUrl();
+    const rawQuery = uReq.getQuery() ?? '';
+    const headers: Record<string, string> = {};
+    uReq.forEach((k, v) => {
+      headers[k] = v;
+    });
+    const ip = Buffer.from(res.getRemoteAddressAsText()).toString();
+    const ctl = new AbortController();
+    let done = false;
+    const abortCbs: Array<() => void> = [];
+    res.onAborted(() => {
+      done = true;
+      ctl.abort();
+      for (const cb of abortCbs.splice(0)) cb();
+    });
+    const send = (status: number, body: string | undefined, extra?: Record<string, string>, contentType = 'application/json') => {
+      if (done) return;
+      done = true;
+      res.cork(() => {
+        res.writeStatus(statusLine(status));
+        if (body !== undefined) res.writeHeader('Content-Type', contentType);
+        if (extra) for (const k in extra) res.writeHeader(k, extra[k]);
+        if (body === undefined) res.endWithoutBody(0);
+        else res.end(body);
+      });
+    };
+    const sendError = (e: unknown) => {
+      if (e instanceof HubError) {
+        send(e.status, JSON.stringify({ code: e.code, message: e.message, data: null }), e.headers);
+      } else {
+        this.log.error('unhandled error', { method, path: path.slice(0, 200), err: e });
+        const i = ErrorCatalogue.INTERNAL;
+        send(500, JSON.stringify({ code: i.code, message: i.message, data: null }));
+      }
+    };
+
+    let match;
+    try {
+      match = this.router.find(method, path);
+    } catch (e) {
+      // Drain nothing: uWS discards an unread body when we answer.
+      return sendError(e);
+    }
+    const route = match.route;
+    const limit = route.bodyLimit ?? this.bodyLimit;
+    const readBody = BODY_METHODS.has(method);
+    const declared = Number(headers['content-length'] ?? '0');
+    if (readBody && declared > limit) {
+      return send(413, JSON.stringify({ code: ErrorCatalogue.PAYLOAD_TOO_LARGE.code, message: `body exceeds ${limit} bytes`, data: null }), { Connection: 'close' });
+    }
+
+    const run = (raw: Buffer | undefined) => {
+      this.process(route, { method, path, rawQuery, headers, ip, params: match!.params, raw, signal: ctl.signal }, res, () => done, (cb) => abortCbs.push(cb), send, () => {
+        done = true;
+      }).catch(sendError);
+    };
+
+    if (!readBody) return run(undefined);
+    const chunks: Buffer[] = [];
+    let received = 0;
+    res.onData((ab, isLast) => {
+      if (done) return;
+      received += ab.byteLength;
+      if (received > limit) {
+        return send(413, JSON.stringify({ code: ErrorCatalogue.PAYLOAD_TOO_LARGE.code, message: `body exceeds ${limit} bytes`, data: null }), { Connection: 'close' });
+      }
+      // uWS neuters the ArrayBuffer after this callback: copy it.
+      chunks.push(Buffer.from(Buffer.from(ab)));
+      if (isLast) run(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    });
+  }
+
+  private async process(
+    route: Route,
+    r: { method: string; path: string; rawQuery: string; headers: Record<string, string>; ip: string; params: Record<string, string>; raw: Buffer | undefined; signal: AbortSignal },
+    res: HttpResponse,
+    isDone: () => boolean,
+    onAbort: (cb: () => void) => void,
+    send: (status: number, body: string | undefined, extra?: Record<string, string>, contentType?: string) => void,
+    markStreaming: () => void,
+  ): Promise<void> {
+    const auth = r.headers['authorization'];
+    const bearer = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : undefined;
+    let principal: Principal | undefined;
+    if (route.auth !== 'none') {
+      if (bearer) principal = await this.hooks.authenticate(bearer);
+      else if (auth && route.auth !== 'optional') throw fail('UNAUTHENTICATED', 'Authorization must be "Bearer <token>"');
+      if (!principal && route.auth !== 'optional') throw fail('UNAUTHENTICATED');
+      if (route.auth === 'admin' && principal!.role !== 'admin') throw fail('ADMIN_ONLY');
+    }
+
+    const query = route.query ? route.query.parse(parseQuery(r.rawQuery), 'query') : parseQuery(r.rawQuery);
+    let body: unknown = undefined;
+    if (route.body) {
+      const raw = r.raw;
+      if (!raw || raw.length === 0) {
+        if (route.emptyBody !== undefined) body = route.emptyBody;
+        else throw fail('VALIDATION', 'request body is required');
+      } else {
+        const ct = (r.headers['content-type'] ?? '').toLowerCase();
+        if (!/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/.test(ct)) throw fail('BAD_CONTENT_TYPE');
+        try {
+          body = JSON.parse(raw.toString('utf8'));
+        } catch {
+          throw fail('BAD_JSON');
+        }
+      }
+      body = route.body.parse(body, 'body');
+    }
+    const req: Req = { method: r.method, path: r.path, params: r.params, query, body, headers: r.headers, ip: r.ip, principal, bearer, signal: r.signal };
+    if (this.hooks.before) await this.hooks.before(req, route);
+    const out = await route.handler(req as Req & { principal: Principal });
+    if (isDone()) return;
+    const reply: Reply = isReply(out) ? out : { kind: 'envelope', status: 200, data: out ?? null };
+    switch (reply.kind) {
+      case 'envelope':
+        return send(reply.status, JSON.stringify(envelope(reply.data)), reply.headers);
+      case 'plain':
+        return send(reply.status, JSON.stringify(reply.body), reply.headers);
+      case 'empty':
+        return send(reply.status, undefined, reply.headers);
+      case 'redirect':
+        return send(reply.status, undefined, { Location: reply.location });
+      case 'stream': {
+        markStreaming();
+        const s = openEventStream(res, () => r.signal.aborted, onAbort);
+        await reply.start(s);
+        return;
+      }
+    }
+  }
+}
+
+export function parseQuery(raw: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!raw) return out;
+  for (const [k, v] of new URLSearchParams(raw)) out[k] = v;
+  return out;
+}

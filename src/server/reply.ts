@@ -1,0 +1,29 @@
+// What a route handler may return. A bare value is enveloped with 200.
+import type { EventStream } from './sse.js';
+
+export type Reply =
+  | { kind: 'envelope'; status: number; data: unknown; headers?: Record<string, string> }
+  | { kind: 'plain'; status: number; body: unknown; headers?: Record<string, string> }
+  | { kind: 'empty'; status: number; headers?: Record<string, string> }
+  | { kind: 'redirect'; status: number; location: string }
+  | { kind: 'stream'; start: (stream: EventStream) => void | Promise<void> };
+
+const REPLY = Symbol('reply');
+type Tagged = Reply & { [REPLY]: true };
+const tag = (r: Reply): Tagged => Object.assign(r, { [REPLY]: true as const });
+
+export const ok = (data: unknown, status = 200, headers?: Record<string, string>) => tag({ kind: 'envelope', status, data, headers });
+export const created = (data: unknown) => ok(data, 201);
+/** A body without the envelope (the spec's 202 answers). */
+export const plain = (status: number, body: unknown, headers?: Record<string, string>) => tag({ kind: 'plain', status, body, headers });
+export const noContent = () => tag({ kind: 'empty', status: 204 });
+export const redirect = (location: string, status = 302) => tag({ kind: 'redirect', status, location });
+export const stream = (start: (s: EventStream) => void | Promise<void>) => tag({ kind: 'stream', start });
+
+export function isReply(v: unknown): v is Reply {
+  return typeof v === 'object' && v !== null && (v as any)[REPLY] === true;
+}
+
+export function envelope(data: unknown) {
+  return { code: '0', message: 'ok', data };
+}

@@ -1,0 +1,50 @@
+// Schemas are compiled once, when a route is declared, never per request.
+import type { TSchema, Static } from 'typebox';
+import { Compile } from 'typebox/compile';
+import Value from 'typebox/value';
+import { fail } from '../errors.js';
+
+export interface Checker<T> {
+  schema: TSchema;
+  /** Validate (and for queries, coerce strings and apply defaults); throws a 400 HubError. */
+  parse(input: unknown, where: string): T;
+}
+
+function firstError(errors: Iterable<{ instancePath: string; message: string; params?: any; keyword: string }>): string {
+  for (const e of errors) {
+    if (e.keyword === 'boolean') continue; // the additionalProperties echo of the real error
+    let path = e.instancePath || '';
+    if (e.keyword === 'additionalProperties' && e.params?.additionalProperties) {
+      return `${path || '/'}: unknown field ${JSON.stringify(e.params.additionalProperties[0])}`;
+    }
+    if (e.keyword === 'required' && e.params?.requiredProperties) {
+      return `${path || '/'}: missing field ${JSON.stringify(e.params.requiredProperties[0])}`;
+    }
+    return `${path || '/'}: ${e.message}`;
+  }
+  return 'invalid value';
+}
+
+export function compileBody<S extends TSchema>(schema: S): Checker<Static<S>> {
+  const c = Compile(schema);
+  return {
+    schema,
+    parse(input, where) {
+      if (!c.Check(input)) throw fail('VALIDATION', `${where}${firstError(c.Errors(input) as any)}`);
+      return input as Static<S>;
+    },
+  };
+}
+
+/** Query strings and path params arrive as strings: convert, default, then check. */
+export function compileQuery<S extends TSchema>(schema: S): Checker<Static<S>> {
+  const c = Compile(schema);
+  return {
+    schema,
+    parse(input, where) {
+      const converted = Value.Default(schema, Value.Convert(schema, input));
+      if (!c.Check(converted)) throw fail('VALIDATION', `${where}${firstError(c.Errors(converted) as any)}`);
+      return converted as Static<S>;
+    },
+  };
+}

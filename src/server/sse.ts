@@ -1,0 +1,69 @@
+// Server-Sent Events over a uWS response. Every write is corked (it happens
+// after an await); a comment heartbeat keeps proxies from closing the stream.
+import type { HttpResponse } from './uws.js';
+
+export const SSE_HEARTBEAT_MS = 15_000;
+
+export interface EventStream {
+  /** Sends one frame; returns false once the client is gone. */
+  send(event: string, data: unknown, id?: string | number): boolean;
+  comment(text: string): void;
+  /** Ends the response. Safe to call twice. */
+  end(): void;
+  readonly closed: boolean;
+  onClose(cb: () => void): void;
+}
+
+export function openEventStream(res: HttpResponse, isAborted: () => boolean, onAbort: (cb: () => void) => void, heartbeatMs = SSE_HEARTBEAT_MS): EventStream {
+  let closed = false;
+  const closers: Array<() => void> = [];
+  const finish = () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(timer);
+    for (const cb of closers.splice(0)) {
+      try {
+        cb();
+      } catch {
+        /* a close callback must not break the others */
+      }
+    }
+  };
+  onAbort(finish);
+  const write = (chunk: string) => {
+    if (closed || isAborted()) return false;
+    res.cork(() => res.write(chunk));
+    return true;
+  };
+  res.cork(() => {
+    res
+      .writeStatus('200 OK')
+      .writeHeader('Content-Type', 'text/event-stream; charset=utf-8')
+      .writeHeader('Cache-Control', 'no-cache, no-transform')
+      .writeHeader('X-Accel-Buffering', 'no')
+      .write(': stream open\n\n');
+  });
+  const timer = setInterval(() => write(': heartbeat\n\n'), heartbeatMs);
+  timer.unref?.();
+  return {
+    send(event, data, id) {
+      const idLine = id === undefined ? '' : `id: ${id}\n`;
+      return write(`${idLine}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    },
+    comment(text) {
+      write(`: ${text.replace(/\n/g, ' ')}\n\n`);
+    },
+    end() {
+      if (closed) return;
+      if (!isAborted()) res.cork(() => res.end());
+      finish();
+    },
+    get closed() {
+      return closed || isAborted();
+    },
+    onClose(cb) {
+      if (closed) cb();
+      else closers.push(cb);
+    },
+  };
+}

@@ -1,0 +1,96 @@
+// Builds a hub on port 0 with a database of its own: a fresh PostgreSQL
+// database when DATABASE_URL is set (dropped after), else in-memory PGlite.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { loadConfig, type Config } from '../../src/config.js';
+import { buildHub, type Hub } from '../../src/hub.js';
+
+export interface ApiResult<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface TestHub {
+  hub: Hub;
+  url: string;
+  adminKey: string;
+  config: Config;
+  api<T = any>(method: string, path: string, opts?: { body?: unknown; token?: string; headers?: Record<string, string>; raw?: string }): Promise<ApiResult<T>>;
+  /** Creates a user through the admin API; returns its id and API key. */
+  user(name?: string): Promise<{ id: string; key: string }>;
+  close(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<{ url: string | undefined; drop(): Promise<void> }> {
+  const base = process.env.DATABASE_URL;
+  if (!base) return { url: undefined, drop: async () => {} };
+  const name = `hubtest_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+export async function startTestHub(overrides: Partial<Config> = {}, env: NodeJS.ProcessEnv = {}): Promise<TestHub> {
+  const db = overrides.databaseUrl ? { url: overrides.databaseUrl, drop: async () => {} } : await createTestDatabase();
+  const adminKey = 'ahk_' + randomBytes(24).toString('hex');
+  const config: Config = {
+    ...loadConfig({ SECRET_KEY: 'test-secret-' + randomBytes(8).toString('hex'), ...env }),
+    port: 0,
+    dataDir: ':memory:',
+    databaseUrl: db.url,
+    redisUrl: undefined,
+    adminApiKey: adminKey,
+    logLevel: (process.env.TEST_LOG_LEVEL as Config['logLevel']) ?? 'silent',
+    ...overrides,
+  };
+  const hub = await buildHub(config);
+  const url = hub.url;
+  const api: TestHub['api'] = async (method, path, opts = {}) => {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    let body: string | undefined = opts.raw;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(url + path, { method, headers, body });
+    const text = await res.text();
+    let parsed: any = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  };
+  return {
+    hub,
+    url,
+    adminKey,
+    config,
+    api,
+    async user(name = 'user-' + randomBytes(3).toString('hex')) {
+      const r = await api('POST', '/api/v1/admin/users', { token: adminKey, body: { name } });
+      if (r.status !== 201) throw new Error(`create user failed: ${r.status} ${r.text}`);
+      return { id: r.body.data.user.id, key: r.body.data.apiKey };
+    },
+    async close() {
+      await hub.close();
+      await db.drop();
+    },
+  };
+}
