@@ -4,7 +4,12 @@ import type { EntitySchema } from '@mikro-orm/postgresql';
 import type { MigrationObject } from '@mikro-orm/core';
 import { accountEntities } from '../accounts/entities.js';
 import { AccountsMigration } from '../accounts/migration.js';
+import { hostEntities } from '../hosts/entities.js';
+import { HostsMigration } from '../hosts/migration.js';
 
-export const allEntities: EntitySchema<any, any>[] = [...accountEntities];
+export const allEntities: EntitySchema<any, any>[] = [...accountEntities, ...hostEntities];
 
-export const allMigrations: MigrationObject[] = [{ name: '0001_accounts', class: AccountsMigration }];
+export const allMigrations: MigrationObject[] = [
+  { name: '0001_accounts', class: AccountsMigration },
+  { name: '0002_hosts', class: HostsMigration },
+];

@@ -1,0 +1,35 @@
+// MessagePack encode/decode with schema checks. decode never throws on bad
+// bytes: it returns { error } so a transport can close with BAD_FRAME.
+import { encode as mpEncode, decode as mpDecode } from '@msgpack/msgpack';
+import { Compile } from 'typebox/compile';
+import { HostToHub, HubToHost } from './frames.js';
+
+const checkHostToHub = Compile(HostToHub);
+const checkHubToHost = Compile(HubToHost);
+
+export type Decoded<T> = { frame: T; error?: undefined } | { frame?: undefined; error: string };
+
+export function encodeFrame(frame: HostToHub | HubToHost): Uint8Array {
+  return mpEncode(frame, { ignoreUndefined: true });
+}
+
+function decodeWith<T>(bytes: ArrayBuffer | Uint8Array, check: { Check(v: unknown): boolean }): Decoded<T> {
+  let value: unknown;
+  try {
+    value = mpDecode(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes), { maxStrLength: 1_000_000, maxArrayLength: 10_000, maxMapLength: 1_000, maxBinLength: 1_000_000, maxExtLength: 0 });
+  } catch (e) {
+    return { error: `not MessagePack: ${(e as Error).message}` };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { error: 'frame must be a map' };
+  try {
+    if (!check.Check(value)) return { error: `invalid frame ${JSON.stringify(String((value as any).t)).slice(0, 60)}` };
+  } catch (e) {
+    return { error: `invalid frame: ${(e as Error).message}` };
+  }
+  return { frame: value as T };
+}
+
+/** Used by the hub for frames from a host. */
+export const decodeHostFrame = (bytes: ArrayBuffer | Uint8Array) => decodeWith<HostToHub>(bytes, checkHostToHub);
+/** Used by the host CLI for frames from the hub. */
+export const decodeHubFrame = (bytes: ArrayBuffer | Uint8Array) => decodeWith<HubToHost>(bytes, checkHubToHost);

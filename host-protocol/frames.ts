@@ -1,0 +1,114 @@
+// Every frame of the hub ↔ host channel: one discriminated union per
+// direction on the `t` field. `id` pairs a reply with its request; frames
+// without `id` need no answer.
+import Type, { type Static } from 'typebox';
+
+const Str = (max = 10_000) => Type.String({ maxLength: max });
+const Id = Type.String({ minLength: 1, maxLength: 128 });
+const ReqId = Type.Integer({ minimum: 1 });
+
+export const Engine = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 80, pattern: '^[A-Za-z0-9._-]+$' }),
+  displayName: Str(120),
+  version: Type.Optional(Str(120)),
+});
+export type Engine = Static<typeof Engine>;
+
+/** One normalized content block of an engine message (see SPEC: Message object). */
+export const Block = Type.Object({
+  kind: Type.Union([Type.Literal('text'), Type.Literal('thinking'), Type.Literal('tool_use'), Type.Literal('tool_result')]),
+  content: Type.Optional(Type.String()),
+  toolName: Type.Optional(Str(200)),
+  toolId: Type.Optional(Str(200)),
+  toolInput: Type.Optional(Type.Unknown()),
+  toolResult: Type.Optional(Type.Object({ content: Type.Unknown(), isError: Type.Boolean() })),
+});
+export type Block = Static<typeof Block>;
+
+export const Usage = Type.Object({ inputTokens: Type.Integer({ minimum: 0 }), outputTokens: Type.Integer({ minimum: 0 }) });
+export type Usage = Static<typeof Usage>;
+
+// ---------- host → hub ----------
+export const Hello = Type.Object({
+  t: Type.Literal('hello'),
+  v: Type.Integer(),
+  cli: Str(40),
+  name: Str(120),
+  capacity: Type.Integer({ minimum: 1, maximum: 1000 }),
+  engines: Type.Array(Engine, { maxItems: 50 }),
+  /** runIds the host is still running (after a reconnect). */
+  running: Type.Optional(Type.Array(Id, { maxItems: 1000 })),
+});
+
+/** Engine session started: its own session id (for --resume) and the actual model. */
+export const RunInit = Type.Object({ t: Type.Literal('run.init'), runId: Id, engineSessionId: Type.Optional(Str(200)), model: Type.Optional(Str(200)) });
+/** Incremental assistant text (partial messages). */
+export const RunDelta = Type.Object({ t: Type.Literal('run.delta'), runId: Id, text: Type.String() });
+/** A complete engine message, already normalized into blocks. */
+export const RunMessage = Type.Object({
+  t: Type.Literal('run.message'),
+  runId: Id,
+  role: Type.Union([Type.Literal('assistant'), Type.Literal('user')]),
+  blocks: Type.Array(Block, { maxItems: 500 }),
+});
+/** The turn ended (success, failure, or aborted). Sent exactly once per run. */
+export const RunEnd = Type.Object({
+  t: Type.Literal('run.end'),
+  runId: Id,
+  ok: Type.Boolean(),
+  aborted: Type.Optional(Type.Boolean()),
+  usage: Type.Optional(Usage),
+  engineSessionId: Type.Optional(Str(200)),
+  model: Type.Optional(Str(200)),
+  error: Type.Optional(Type.Object({ code: Str(40), message: Str(4000) })),
+});
+/** Answer to a request frame carrying `id`. */
+export const Reply = Type.Object({
+  t: Type.Literal('reply'),
+  id: ReqId,
+  ok: Type.Boolean(),
+  data: Type.Optional(Type.Unknown()),
+  error: Type.Optional(Str(4000)),
+});
+export const Ping = Type.Object({ t: Type.Literal('ping'), id: ReqId, ts: Type.Optional(Type.Number()) });
+export const Pong = Type.Object({ t: Type.Literal('pong'), id: ReqId, ts: Type.Optional(Type.Number()) });
+/** Engines changed (after a refresh or on the host's own initiative). */
+export const EnginesFrame = Type.Object({ t: Type.Literal('engines'), engines: Type.Array(Engine, { maxItems: 50 }) });
+
+export const HostToHub = Type.Union([Hello, RunInit, RunDelta, RunMessage, RunEnd, Reply, Ping, Pong, EnginesFrame]);
+export type HostToHub = Static<typeof HostToHub>;
+
+// ---------- hub → host ----------
+export const Welcome = Type.Object({ t: Type.Literal('welcome'), hostId: Id, heartbeatMs: Type.Integer({ minimum: 1000 }) });
+export const RunStart = Type.Object({
+  t: Type.Literal('run.start'),
+  runId: Id,
+  sessionId: Id,
+  engine: Str(80),
+  prompt: Type.String({ maxLength: 400_000 }),
+  /** Relative to the host's work root; the host confines it. */
+  workDir: Str(500),
+  /** The engine's own session id from an earlier turn, to continue it. */
+  resume: Type.Optional(Str(200)),
+  /** default | accept-edits | auto | plan */
+  mode: Str(40),
+  effort: Type.Optional(Str(40)),
+});
+export const RunAbort = Type.Object({ t: Type.Literal('run.abort'), runId: Id });
+/** Model settings for one engine; `config: null` reverts to the engine's default. */
+export const SettingsApply = Type.Object({
+  t: Type.Literal('settings.apply'),
+  id: ReqId,
+  engine: Str(80),
+  config: Type.Union([
+    Type.Null(),
+    Type.Object({ baseUrl: Str(2000), authMode: Type.Union([Type.Literal('bearer'), Type.Literal('x-api-key')]), apiKey: Str(4000), model: Str(200) }),
+  ]),
+});
+export const DirsList = Type.Object({ t: Type.Literal('dirs.list'), id: ReqId, path: Str(500) });
+export const EnginesRefresh = Type.Object({ t: Type.Literal('engines.refresh'), id: ReqId });
+
+export const HubToHost = Type.Union([Welcome, RunStart, RunAbort, SettingsApply, DirsList, EnginesRefresh, Ping, Pong]);
+export type HubToHost = Static<typeof HubToHost>;
+
+export type FrameOf<U, T extends string> = Extract<U, { t: T }>;

@@ -1,0 +1,3 @@
+export * from './version.js';
+export * from './frames.js';
+export * from './codec.js';

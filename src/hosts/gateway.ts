@@ -1,0 +1,37 @@
+// The contract between the host channel (hosts/) and the domains that use
+// hosts (sessions/, model-configs/, agents/). Implemented by hosts/; the
+// others depend only on this interface, never on WebSocket details.
+import type { Engine, HubToHost, FrameOf, HostToHub } from '../../host-protocol/frames.js';
+
+export type HostStatus = 'online' | 'busy' | 'offline';
+
+export interface HostPresence {
+  hostId: string;
+  status: HostStatus;
+  /** Runs the hub believes are executing on the host. */
+  running: number;
+  capacity: number;
+  engines: Engine[];
+  lastSeenAt: number | null;
+}
+
+export type RunFrame = FrameOf<HostToHub, 'run.init' | 'run.delta' | 'run.message' | 'run.end'>;
+export type RequestFrame = Omit<FrameOf<HubToHost, 'settings.apply' | 'dirs.list' | 'engines.refresh'>, 'id'>;
+
+export interface HostGateway {
+  /** Presence of one host (any node's channel). Offline when no node holds it. */
+  presence(hostId: string): Promise<HostPresence>;
+  presenceMany(hostIds: string[]): Promise<Map<string, HostPresence>>;
+  /** Fire-and-forget frame to the host wherever its channel is. Throws HubError HOST_OFFLINE if none holds it. */
+  send(hostId: string, frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>): Promise<void>;
+  /** Request with a reply. Throws HOST_OFFLINE, or HOST_TOO_OLD/HOST_TIMEOUT when no reply comes in time. Resolves with reply.data; rejects with a HubError when reply.ok is false. */
+  request(hostId: string, frame: RequestFrame, timeoutMs?: number): Promise<unknown>;
+  /** Run frames from hosts whose channel this node holds. */
+  onRunFrame(handler: (hostId: string, frame: RunFrame) => void): void;
+  /** A host finished its hello (ran `running` = runIds it still runs). */
+  onHostUp(handler: (hostId: string, info: { running: string[] }) => void): void;
+  /** A host's channel closed (or its presence expired). */
+  onHostDown(handler: (hostId: string) => void): void;
+  /** Tell the gateway how many runs the host is executing (kept by sessions/). */
+  setRunning(hostId: string, running: number): void;
+}
