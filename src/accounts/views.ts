@@ -25,6 +25,6 @@ export function keyView(k: ApiKey) {
   };
 }
 
-function maskPhone(p: string): string {
+export function maskPhone(p: string): string {
   return p.length <= 4 ? '****' : `${p.slice(0, 3)}****${p.slice(-4)}`;
 }

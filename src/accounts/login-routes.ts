@@ -1,0 +1,34 @@
+// HTTP surface of the browser login flow (auth/*) and of identity linking (me/idem/*).
+import Type from 'typebox';
+import type { HttpApi } from '../server/http.js';
+import { compileBody, compileQuery } from '../server/schema.js';
+import { fail } from '../errors.js';
+import type { LoginService } from './login.js';
+import type { BindingService } from './bindings.js';
+import { LOGIN_PROVIDER } from './oidc.js';
+
+const closed = { additionalProperties: false } as const;
+// `from` is where the web app returns after login: a same-site path only, so
+// the flow cannot be turned into an open redirect.
+const LoginQuery = compileQuery(Type.Object({ from: Type.Optional(Type.String({ maxLength: 2000, pattern: '^/(?![/\\\\])\\S*$' })) }, closed));
+const CallbackBody = compileBody(Type.Object({ code: Type.String({ minLength: 1, maxLength: 4096 }), state: Type.String({ minLength: 1, maxLength: 512 }) }, closed));
+const RefreshBody = compileBody(Type.Object({ refresh_token: Type.String({ minLength: 1, maxLength: 512 }) }, closed));
+
+function loginProvider(p: string): string {
+  if (p !== LOGIN_PROVIDER) throw fail('NOT_FOUND', `unknown identity provider "${p.slice(0, 40)}"; this hub knows "${LOGIN_PROVIDER}"`);
+  return p;
+}
+
+export function loginRoutes(api: HttpApi, login: LoginService, bindings: BindingService): void {
+  api.route({ method: 'GET', path: '/api/v1/auth/login', auth: 'none', query: LoginQuery, handler: (r) => login.start({ from: r.query.from }) });
+  api.route({ method: 'POST', path: '/api/v1/auth/callback', auth: 'none', body: CallbackBody, handler: (r) => login.callback(r.body.code, r.body.state) });
+  api.route({ method: 'POST', path: '/api/v1/auth/refresh', auth: 'none', body: RefreshBody, handler: (r) => login.refresh(r.body.refresh_token) });
+  api.route({ method: 'POST', path: '/api/v1/auth/logout', auth: 'user', handler: (r) => login.logout(r.bearer) });
+  api.route({ method: 'GET', path: '/api/v1/auth/sso-logout', auth: 'optional', handler: (r) => login.ssoLogout(r.principal?.via === 'jwt' ? r.bearer : undefined) });
+
+  api.route({
+    method: 'POST', path: '/api/v1/me/idem/:provider/link', auth: 'user',
+    handler: (r) => (loginProvider(r.params.provider), login.start({ linkUserId: r.principal.userId })),
+  });
+  api.route({ method: 'DELETE', path: '/api/v1/me/idem/:provider', auth: 'user', handler: (r) => bindings.unlinkIdentity(r.principal.userId, loginProvider(r.params.provider)) });
+}

@@ -1,0 +1,163 @@
+// Browser login through the external identity provider, and the logins it
+// creates: a login is an auth_sessions row holding the hash of a rotating
+// refresh token; access JWTs carry its id (`sid`) so logout ends them at once.
+// The same flow, started by a signed-in user, links the provider identity to
+// that user instead (purpose 'link').
+import { randomBytes } from 'node:crypto';
+import type { HubContext } from '../context.js';
+import { fail } from '../errors.js';
+import { newId, randomId } from '../ids.js';
+import type { Authenticator } from './authenticator.js';
+import { AuthSession, Identity, User } from './entities.js';
+import { hashSecret } from './keys.js';
+import { LOGIN_PROVIDER, OidcClient } from './oidc.js';
+import { signAccessToken, verifyAccessToken, looksLikeJwt } from './tokens.js';
+import { userView } from './views.js';
+
+const STATE_TTL_MS = 10 * 60_000;
+const REFRESH_PREFIX = 'ahr_';
+
+export class LoginService {
+  private readonly oidc?: OidcClient;
+  constructor(
+    private readonly ctx: HubContext,
+    private readonly auth: Authenticator,
+  ) {
+    if (ctx.config.oidc) this.oidc = new OidcClient(ctx.config.oidc);
+  }
+
+  private provider(): OidcClient {
+    if (!this.oidc) throw fail('NOT_CONFIGURED', 'external identity login is not configured (OIDC_* variables)');
+    return this.oidc;
+  }
+
+  /** Issues a single-use state (only its hash is stored) and the provider's authorize URL. */
+  async start(opts: { from?: string; linkUserId?: string }) {
+    const client = this.provider();
+    const state = randomBytes(24).toString('base64url');
+    const expiresAt = new Date(Date.now() + STATE_TTL_MS);
+    // Abandoned flows leave states behind; sweep them while we are here.
+    await this.ctx.em().execute(`delete from login_states where expires_at < now()`);
+    await this.ctx.em().execute(
+      `insert into login_states (hash, purpose, provider, user_id, from_path, expires_at) values (?, ?, ?, ?, ?, ?)`,
+      [hashSecret(state), opts.linkUserId ? 'link' : 'login', LOGIN_PROVIDER, opts.linkUserId ?? null, opts.from ?? null, expiresAt],
+    );
+    return { url: client.authorizeUrl(state), state, expiresAt: expiresAt.toISOString() };
+  }
+
+  async callback(code: string, state: string) {
+    const client = this.provider();
+    const em = this.ctx.em();
+    // Consume the state first: a replayed or raced callback finds nothing.
+    const rows = await em.execute(`delete from login_states where hash = ? returning purpose, user_id, from_path, expires_at`, [hashSecret(state)]);
+    if (!rows.length || new Date(rows[0].expires_at).getTime() <= Date.now()) throw fail('VALIDATION', 'body/state: unknown, expired or already used');
+    const st = rows[0];
+    const who = await client.exchange(code);
+    const userId = st.purpose === 'link' ? await this.link(st.user_id, who.sub, who.name) : await this.findOrCreate(who);
+    const out = await this.issue(userId);
+    return { ...out, from: st.from_path ?? null, linked: st.purpose === 'link' ? LOGIN_PROVIDER : null };
+  }
+
+  private async findOrCreate(who: { sub: string; name: string | null; email: string | null }): Promise<string> {
+    const em = this.ctx.em();
+    const found = await em.findOne(Identity, { provider: LOGIN_PROVIDER, subject: who.sub });
+    if (found) return found.userId;
+    const name = (who.name ?? who.email?.split('@')[0] ?? 'user').slice(0, 80);
+    const user = Object.assign(new User(), { id: newId('usr'), name, email: who.email });
+    const ident = Object.assign(new Identity(), { id: newId('idn'), userId: user.id, provider: LOGIN_PROVIDER, subject: who.sub, displayName: who.name ?? who.email });
+    try {
+      await em.transactional(async (tx) => {
+        tx.persist(user);
+        await tx.flush();
+        tx.persist(ident);
+      });
+      return user.id;
+    } catch (e) {
+      // Two first logins of one person raced: the other created the user.
+      const again = await this.ctx.em().findOne(Identity, { provider: LOGIN_PROVIDER, subject: who.sub });
+      if (again) return again.userId;
+      throw e;
+    }
+  }
+
+  private async link(userId: string, sub: string, displayName: string | null): Promise<string> {
+    const em = this.ctx.em();
+    const found = await em.findOne(Identity, { provider: LOGIN_PROVIDER, subject: sub });
+    if (found && found.userId !== userId) throw fail('CONFLICT', 'this external identity is linked to another account');
+    if (!found) {
+      const mine = await em.findOne(Identity, { provider: LOGIN_PROVIDER, userId });
+      if (mine) throw fail('CONFLICT', 'another identity of this provider is already linked; unlink it first');
+      em.persist(Object.assign(new Identity(), { id: newId('idn'), userId, provider: LOGIN_PROVIDER, subject: sub, displayName }));
+      await em.flush();
+    }
+    return userId;
+  }
+
+  /** A new login for the user: its row, a refresh token and a first access token. */
+  private async issue(userId: string) {
+    const em = this.ctx.em();
+    const refreshToken = REFRESH_PREFIX + randomId(48);
+    const expiresAt = new Date(Date.now() + this.ctx.config.refreshTtlSeconds * 1000);
+    const sid = newId('lgn');
+    em.persist(Object.assign(new AuthSession(), { id: sid, userId, refreshHash: hashSecret(refreshToken), expiresAt }));
+    await em.flush();
+    return this.tokens(userId, sid, refreshToken, expiresAt);
+  }
+
+  private async tokens(userId: string, sid: string, refreshToken: string, refreshExpiresAt: Date) {
+    const user = await this.ctx.em().findOneOrFail(User, { id: userId });
+    const accessToken = await signAccessToken(this.ctx.secrets.jwtKey, { sub: userId, sid }, this.ctx.config.jwtTtlSeconds);
+    return {
+      accessToken,
+      tokenType: 'Bearer',
+      expiresIn: this.ctx.config.jwtTtlSeconds,
+      refreshToken,
+      refreshExpiresAt: refreshExpiresAt.toISOString(),
+      user: userView(user),
+    };
+  }
+
+  /** Rotates the refresh token: the presented one stops working; the login's expiry slides forward. */
+  async refresh(token: string) {
+    const em = this.ctx.em();
+    const oldHash = hashSecret(token);
+    const s = await em.findOne(AuthSession, { refreshHash: oldHash });
+    if (!s || s.revokedAt) throw fail('UNAUTHENTICATED', 'refresh token invalid, rotated or revoked');
+    if (s.expiresAt.getTime() <= Date.now()) throw fail('TOKEN_EXPIRED', 'refresh token expired; sign in again');
+    const refreshToken = REFRESH_PREFIX + randomId(48);
+    const expiresAt = new Date(Date.now() + this.ctx.config.refreshTtlSeconds * 1000);
+    // Conditional on the old hash, so two concurrent refreshes cannot both win.
+    const rows = await em.execute(
+      `update auth_sessions set refresh_hash = ?, expires_at = ? where id = ? and refresh_hash = ? and revoked_at is null returning id`,
+      [hashSecret(refreshToken), expiresAt, s.id, oldHash],
+    );
+    if (!rows.length) throw fail('UNAUTHENTICATED', 'refresh token invalid, rotated or revoked');
+    return this.tokens(s.userId, s.id, refreshToken, expiresAt);
+  }
+
+  /** Ends the login behind the bearer JWT; every access token of it is refused at once on every node. */
+  async logout(bearer: string | undefined) {
+    const sid = await this.sidOf(bearer);
+    if (!sid) throw fail('VALIDATION', 'logout ends a browser login: call it with the login access token (delete an API key through /me/keys)');
+    await this.revoke(sid);
+    return { loggedOut: true };
+  }
+
+  /** The provider's logout address; with a login access token the login is ended too. */
+  async ssoLogout(bearer: string | undefined) {
+    const client = this.provider();
+    const sid = await this.sidOf(bearer);
+    if (sid) await this.revoke(sid);
+    return { url: client.logoutUrl(), loggedOut: !!sid };
+  }
+
+  private async sidOf(bearer: string | undefined): Promise<string | null> {
+    if (!bearer || !looksLikeJwt(bearer)) return null;
+    return (await verifyAccessToken(this.ctx.secrets.jwtKey, bearer)).sid;
+  }
+
+  private async revoke(sid: string) {
+    await this.ctx.em().execute(`update auth_sessions set revoked_at = now() where id = ? and revoked_at is null`, [sid]);
+    this.auth.revokeSession(sid);
+  }
+}

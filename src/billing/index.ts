@@ -1,0 +1,25 @@
+// Builds the billing domain and registers its routes. Other domains move
+// tokens through ledger.ts's applyBalanceChange, never by writing users.balance.
+import type { HubContext } from '../context.js';
+import type { HttpApi } from '../server/http.js';
+import { Catalogue } from './catalogue.js';
+import { Statement } from './statement.js';
+import { OrderService } from './orders.js';
+import { RedeemService, type StepUpCheck } from './redeems.js';
+import { Subscriptions } from './subscriptions.js';
+import { billingRoutes, type BillingServices } from './routes.js';
+
+export { applyBalanceChange, type BalanceChange, type LedgerType } from './ledger.js';
+
+export function buildBilling(ctx: HubContext, api: HttpApi, stepUp: StepUpCheck): BillingServices {
+  const catalogue = new Catalogue(ctx);
+  const services: BillingServices = {
+    catalogue,
+    statement: new Statement(ctx),
+    orders: new OrderService(ctx, catalogue),
+    redeems: new RedeemService(ctx, stepUp),
+    subscriptions: new Subscriptions(ctx),
+  };
+  billingRoutes(api, services);
+  return services;
+}
