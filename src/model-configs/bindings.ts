@@ -1,0 +1,225 @@
+// Which configuration each host uses, and getting it there. The database row
+// is the truth (status idle | pending | syncing | failed); deliveries to one
+// host are serialized on this node, and every delivery reads the latest
+// version of the configuration, so several edits send only the last one.
+import type { HubContext } from '../context.js';
+import { fail, HubError } from '../errors.js';
+import type { HostGateway } from '../hosts/gateway.js';
+import { publishObj, subscribeObj } from '../bus/bus.js';
+import { HostModelBinding, ModelConfig, type BindingStatus } from './entities.js';
+import type { ModelConfigService } from './service.js';
+
+export interface BindingView {
+  configId: string;
+  name: string;
+  status: BindingStatus;
+  lastError: string | null;
+}
+
+const ENGINE = 'claude-code';
+/** Bus topic: these hosts may owe a delivery now (every node forgets it knew otherwise). */
+const OWED_TOPIC = 'model-bindings';
+const CLEAN_MAX = 100_000;
+const ERROR_MAX = 1000;
+/** Errors that mean "the host did not take the command", as opposed to "it tried and failed". */
+const NOT_TAKEN = new Set(['HOST_OFFLINE', 'HOST_TOO_OLD', 'HOST_TIMEOUT']);
+
+export class ModelBindings {
+  private chains = new Map<string, Promise<unknown>>();
+  /**
+   * Hosts known to owe nothing, so that "running dropped to zero" (every run end)
+   * costs no database read. Kept true by OWED_TOPIC messages from any node.
+   */
+  private clean = new Set<string>();
+  private unsub: () => void = () => {};
+  /** Counts OWED_TOPIC messages: a read that raced with one must not mark the host clean. */
+  private owedSeq = 0;
+
+  constructor(
+    private readonly ctx: HubContext,
+    private readonly gateway: HostGateway,
+    private readonly configs: ModelConfigService,
+  ) {}
+
+  /** Deliver what is owed when a host comes online or its running tasks drop to zero. */
+  start(): void {
+    this.unsub = subscribeObj<{ hostIds: string[] }>(this.ctx.bus, OWED_TOPIC, (m) => {
+      this.owedSeq++;
+      for (const h of m.hostIds) this.clean.delete(h);
+    });
+    this.gateway.onHostUp((hostId) => {
+      this.clean.delete(hostId);
+      this.kick(hostId);
+    });
+    this.gateway.onIdle?.((hostId) => {
+      if (!this.clean.has(hostId)) this.kick(hostId);
+    });
+  }
+
+  close(): void {
+    this.unsub();
+  }
+
+  private owed(hostIds: string[]): void {
+    if (hostIds.length) publishObj(this.ctx.bus, OWED_TOPIC, { hostIds });
+  }
+
+  /** `POST /hosts/{id}/model-config`: apply (configId) or revert (null). 409 when busy, offline or too old. */
+  async apply(userId: string, hostId: string, configId: string | null): Promise<{ hostId: string; modelConfig: BindingView | null }> {
+    const rows = await this.ctx.em().getConnection().execute(`select id from hosts where id = ? and user_id = ?`, [hostId, userId]);
+    if (!rows.length) throw fail('NOT_FOUND', 'host not found');
+    const config = configId === null ? null : await this.configs.owned(userId, configId);
+    return this.serial(hostId, async () => {
+      const p = await this.gateway.presence(hostId);
+      if (p.status === 'offline') throw fail('HOST_OFFLINE');
+      if (p.running > 0) throw fail('HOST_BUSY', 'host has a running task; apply again when it is idle');
+      const em = this.ctx.em();
+      const previous = await em.findOne(HostModelBinding, { hostId });
+      const before = previous ? { configId: previous.configId, status: previous.status, lastError: previous.lastError, deliveredVersion: previous.deliveredVersion } : null;
+
+      if (!config) {
+        try {
+          await this.gateway.request(hostId, { t: 'settings.apply', engine: ENGINE, config: null });
+        } catch (e) {
+          throw asConflict(e) ?? fail('ENGINE_FAILED', `host could not revert its settings: ${errorText(e)}`);
+        }
+        if (previous) await em.remove(previous).flush();
+        return { hostId, modelConfig: null };
+      }
+
+      const b = previous ?? Object.assign(new HostModelBinding(), { hostId });
+      Object.assign(b, { configId: config.id, status: 'syncing', lastError: null, deliveredVersion: null, updatedAt: new Date() });
+      await em.persist(b).flush();
+      this.owed([hostId]);
+      const outcome = await this.send(hostId, config.id);
+      if (outcome.notTaken) {
+        // Nothing changed on the host: put the binding back as it was, and answer 409.
+        if (before) await em.nativeUpdate(HostModelBinding, { hostId }, { ...before, updatedAt: new Date() });
+        else await em.nativeDelete(HostModelBinding, { hostId });
+        throw outcome.notTaken;
+      }
+      return { hostId, modelConfig: (await this.ofHosts([hostId])).get(hostId) ?? null };
+    });
+  }
+
+  /**
+   * A bound configuration changed: hosts that are online and idle receive it now
+   * (in the background), the others wait as `pending`.
+   */
+  async resync(configId: string): Promise<void> {
+    const bound = await this.ctx.em().find(HostModelBinding, { configId });
+    if (!bound.length) return;
+    const presence = await this.gateway.presenceMany(bound.map((b) => b.hostId));
+    const now: string[] = [];
+    const later: string[] = [];
+    for (const b of bound) {
+      const p = presence.get(b.hostId);
+      (p && p.status !== 'offline' && p.running === 0 ? now : later).push(b.hostId);
+    }
+    const em = this.ctx.em();
+    if (now.length) await em.nativeUpdate(HostModelBinding, { hostId: { $in: now }, configId }, { status: 'syncing', updatedAt: new Date() });
+    if (later.length) await em.nativeUpdate(HostModelBinding, { hostId: { $in: later }, configId }, { status: 'pending', updatedAt: new Date() });
+    this.owed([...now, ...later]);
+    for (const h of now) this.kick(h);
+  }
+
+  /** Deliver to one host if it owes anything and can take it now; never throws. */
+  kick(hostId: string): void {
+    void this.serial(hostId, () => this.deliverOwed(hostId)).catch((e) => this.ctx.log.warn('model settings delivery failed', { hostId, err: errorText(e) }));
+  }
+
+  /** `modelConfig` of each host (absent from the map = default). One query for any number of hosts. */
+  async ofHosts(hostIds: string[]): Promise<Map<string, BindingView>> {
+    const out = new Map<string, BindingView>();
+    if (!hostIds.length) return out;
+    const rows: Array<{ host_id: string; config_id: string; name: string; status: BindingStatus; last_error: string | null }> = await this.ctx
+      .em()
+      .getConnection()
+      .execute(
+        `select b.host_id, b.config_id, c.name, b.status, b.last_error from host_model_bindings b join model_configs c on c.id = b.config_id
+         where b.host_id in (${hostIds.map(() => '?').join(',')})`,
+        hostIds,
+      );
+    for (const r of rows) out.set(r.host_id, { configId: r.config_id, name: r.name, status: r.status, lastError: r.last_error });
+    return out;
+  }
+
+  private async deliverOwed(hostId: string): Promise<void> {
+    const em = this.ctx.em();
+    const seq = this.owedSeq;
+    const b = await em.findOne(HostModelBinding, { hostId });
+    const c = b && (await em.findOne(ModelConfig, { id: b.configId }));
+    if (!b || !c || (b.status === 'idle' && b.deliveredVersion === c.version)) {
+      if (this.clean.size >= CLEAN_MAX) this.clean.clear();
+      if (seq === this.owedSeq) this.clean.add(hostId);
+      return;
+    }
+    const p = await this.gateway.presence(hostId);
+    if (p.status === 'offline' || p.running > 0) {
+      if (b.status !== 'failed') await em.nativeUpdate(HostModelBinding, { hostId }, { status: 'pending', updatedAt: new Date() });
+      return;
+    }
+    await em.nativeUpdate(HostModelBinding, { hostId }, { status: 'syncing', updatedAt: new Date() });
+    const outcome = await this.send(hostId, b.configId);
+    // Went offline mid-way: owed again when it comes back.
+    if (outcome.notTaken?.kind === 'HOST_OFFLINE') await em.nativeUpdate(HostModelBinding, { hostId }, { status: 'pending', updatedAt: new Date() });
+  }
+
+  /**
+   * Sends the latest version of the configuration and records the result on the
+   * binding. Loops while the configuration changed during the round trip.
+   */
+  private async send(hostId: string, configId: string): Promise<{ notTaken?: HubError }> {
+    const em = this.ctx.em();
+    for (;;) {
+      const c = await em.fork().findOne(ModelConfig, { id: configId });
+      if (!c) return {};
+      let apiKey: string;
+      try {
+        apiKey = await this.configs.openKey(c);
+      } catch (e) {
+        await this.record(hostId, configId, 'failed', errorText(e), null);
+        return {};
+      }
+      try {
+        await this.gateway.request(hostId, { t: 'settings.apply', engine: ENGINE, config: { baseUrl: c.baseUrl, authMode: c.authMode, apiKey, model: c.modelName } });
+      } catch (e) {
+        const conflict = asConflict(e);
+        await this.record(hostId, configId, 'failed', conflict ? conflict.message : errorText(e), null);
+        return { notTaken: conflict };
+      }
+      const latest = await em.fork().findOne(ModelConfig, { id: configId });
+      if (latest && latest.version !== c.version) continue;
+      await this.record(hostId, configId, 'idle', null, c.version);
+      return {};
+    }
+  }
+
+  private async record(hostId: string, configId: string, status: BindingStatus, lastError: string | null, deliveredVersion: number | null) {
+    const set: Partial<HostModelBinding> = { status, lastError: lastError?.slice(0, ERROR_MAX) ?? null, updatedAt: new Date() };
+    if (deliveredVersion !== null) set.deliveredVersion = deliveredVersion;
+    await this.ctx.em().nativeUpdate(HostModelBinding, { hostId, configId }, set);
+  }
+
+  /** One operation at a time per host on this node. */
+  private serial<T>(hostId: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.chains.get(hostId) ?? Promise.resolve();
+    const next = prev.catch(() => {}).then(fn);
+    const tail = next.catch(() => {});
+    this.chains.set(hostId, tail);
+    void tail.then(() => {
+      if (this.chains.get(hostId) === tail) this.chains.delete(hostId);
+    });
+    return next;
+  }
+}
+
+/** The host did not take the command: the 409 answers of the apply endpoint. */
+function asConflict(e: unknown): HubError | undefined {
+  if (!(e instanceof HubError) || !NOT_TAKEN.has(e.kind)) return undefined;
+  return e.kind === 'HOST_OFFLINE' ? fail('HOST_OFFLINE') : fail('HOST_TOO_OLD');
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -1,0 +1,80 @@
+import Type from 'typebox';
+import type { Config } from '../config.js';
+import type { HttpApi } from '../server/http.js';
+import { compileBody } from '../server/schema.js';
+import { created } from '../server/reply.js';
+import type { ModelConfigService } from './service.js';
+import type { ModelBindings } from './bindings.js';
+import { testConfig } from './tester.js';
+
+const fields = {
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  apiType: Type.Union([Type.Literal('anthropic'), Type.Literal('openai')]),
+  baseUrl: Type.String({ minLength: 1, maxLength: 2000 }),
+  // Printable ASCII without spaces: it goes into an HTTP header and an env var.
+  apiKey: Type.String({ minLength: 1, maxLength: 4000, pattern: '^[!-~]+$' }),
+  authMode: Type.Union([Type.Literal('bearer'), Type.Literal('x-api-key')]),
+  modelName: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\s]+$' }),
+};
+
+const Create = compileBody(
+  Type.Object(
+    { name: fields.name, apiType: fields.apiType, baseUrl: fields.baseUrl, apiKey: fields.apiKey, authMode: Type.Optional(fields.authMode), modelName: fields.modelName },
+    { additionalProperties: false },
+  ),
+);
+const Patch = compileBody(
+  Type.Object(
+    {
+      name: Type.Optional(fields.name),
+      apiType: Type.Optional(fields.apiType),
+      baseUrl: Type.Optional(fields.baseUrl),
+      apiKey: Type.Optional(fields.apiKey),
+      authMode: Type.Optional(fields.authMode),
+      modelName: Type.Optional(fields.modelName),
+    },
+    { additionalProperties: false },
+  ),
+);
+// name and authMode are accepted (a form may send them) but play no part in the test.
+const Test = compileBody(
+  Type.Object(
+    {
+      id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+      apiType: Type.Optional(fields.apiType),
+      baseUrl: Type.Optional(fields.baseUrl),
+      apiKey: Type.Optional(fields.apiKey),
+      modelName: Type.Optional(fields.modelName),
+      name: Type.Optional(fields.name),
+      authMode: Type.Optional(fields.authMode),
+    },
+    { additionalProperties: false },
+  ),
+);
+const Apply = compileBody(
+  Type.Object({ configId: Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()]) }, { additionalProperties: false }),
+);
+
+export function modelConfigRoutes(api: HttpApi, cfg: Config, configs: ModelConfigService, bindings?: ModelBindings): void {
+  api.route({ method: 'GET', path: '/api/v1/model-configs', auth: 'user', handler: (r) => configs.list(r.principal.userId) });
+  api.route({
+    method: 'POST', path: '/api/v1/model-configs', auth: 'user', body: Create,
+    handler: async (r) => created(await configs.create(r.principal.userId, r.body)),
+  });
+  api.route({
+    method: 'POST', path: '/api/v1/model-configs/test', auth: 'user', body: Test,
+    handler: (r) => testConfig(cfg, configs, r.principal.userId, r.body),
+  });
+  api.route({ method: 'GET', path: '/api/v1/model-configs/:id', auth: 'user', handler: (r) => configs.get(r.principal.userId, r.params.id) });
+  api.route({
+    method: 'PATCH', path: '/api/v1/model-configs/:id', auth: 'user', body: Patch,
+    handler: (r) => configs.update(r.principal.userId, r.params.id, r.body),
+  });
+  api.route({ method: 'DELETE', path: '/api/v1/model-configs/:id', auth: 'user', handler: (r) => configs.remove(r.principal.userId, r.params.id) });
+  if (bindings) {
+    api.route({
+      method: 'POST', path: '/api/v1/hosts/:id/model-config', auth: 'user', body: Apply,
+      handler: (r) => bindings.apply(r.principal.userId, r.params.id, r.body.configId),
+    });
+  }
+}
