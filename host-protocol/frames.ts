@@ -69,7 +69,21 @@ export const Reply = Type.Object({
   ok: Type.Boolean(),
   data: Type.Optional(Type.Unknown()),
   error: Type.Optional(Str(4000)),
+  /** Why ok is false: one of ReplyCodes (added in v1; absent means `failed`). */
+  code: Type.Optional(Str(40)),
 });
+
+/** Machine-readable reasons a host gives for `ok: false`. */
+export const ReplyCodes = {
+  /** The host does not know this request (an older CLI). */
+  UNSUPPORTED: 'unsupported',
+  /** The target does not exist (e.g. a directory). */
+  NOT_FOUND: 'not_found',
+  /** The request is not acceptable (e.g. a path escaping the work root). */
+  INVALID: 'invalid',
+  /** Anything else. */
+  FAILED: 'failed',
+} as const;
 export const Ping = Type.Object({ t: Type.Literal('ping'), id: ReqId, ts: Type.Optional(Type.Number()) });
 export const Pong = Type.Object({ t: Type.Literal('pong'), id: ReqId, ts: Type.Optional(Type.Number()) });
 /** Engines changed (after a refresh or on the host's own initiative). */
@@ -110,5 +124,16 @@ export const EnginesRefresh = Type.Object({ t: Type.Literal('engines.refresh'), 
 
 export const HubToHost = Type.Union([Welcome, RunStart, RunAbort, SettingsApply, DirsList, EnginesRefresh, Ping, Pong]);
 export type HubToHost = Static<typeof HubToHost>;
+
+// ---------- reply payloads (the `data` of a `reply`) ----------
+/** Reply to `dirs.list`: the directories directly under `path` (relative to the work root, '' = the root). */
+export const DirsResult = Type.Object({
+  path: Str(500),
+  entries: Type.Array(Type.Object({ name: Str(255), path: Str(1000) }), { maxItems: 5000 }),
+});
+export type DirsResult = Static<typeof DirsResult>;
+/** Reply to `engines.refresh`: the engines found now. */
+export const EnginesResult = Type.Object({ engines: Type.Array(Engine, { maxItems: 50 }) });
+export type EnginesResult = Static<typeof EnginesResult>;
 
 export type FrameOf<U, T extends string> = Extract<U, { t: T }>;

@@ -20,4 +20,13 @@ export const CloseCodes = {
   HELLO_TIMEOUT: { code: 4408, reconnect: true, reason: 'no hello in time' },
   REPLACED: { code: 4409, reconnect: false, reason: 'another connection took over this host' },
   HEARTBEAT: { code: 4410, reconnect: true, reason: 'heartbeat missed' },
+  BACKPRESSURE: { code: 4429, reconnect: true, reason: 'host is not reading its frames' },
+  HELLO_TWICE: { code: 4412, reconnect: true, reason: 'hello sent twice or a frame before hello' },
 } as const;
+
+export type CloseCode = (typeof CloseCodes)[keyof typeof CloseCodes];
+const byNumber = new Map<number, CloseCode>(Object.values(CloseCodes).map((c) => [c.code, c]));
+/** The table row for a close code received from the hub; unknown codes reconnect. */
+export function closeCodeInfo(code: number): CloseCode | { code: number; reconnect: true; reason: string } {
+  return byNumber.get(code) ?? { code, reconnect: true, reason: 'connection lost' };
+}

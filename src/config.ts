@@ -18,12 +18,28 @@ export interface Config {
   jwtTtlSeconds: number;
   refreshTtlSeconds: number;
   /** External identity provider (OAuth2 authorization-code flow); unset → login answers 503. */
-  oidc?: { authorizeUrl: string; tokenUrl: string; userinfoUrl: string; clientId: string; clientSecret: string; redirectUri: string };
+  oidc?: { authorizeUrl: string; tokenUrl: string; userinfoUrl: string; clientId: string; clientSecret: string; redirectUri: string; logoutUrl?: string };
+  /** Phone-code delivery: codes are POSTed to this URL; unset → phone binding answers 503. */
+  smsWebhookUrl?: string;
+  /** Shared secret the chat-platform bot sends to POST /api/v1/chatapp/confirm; unset → 503. */
+  chatappWebhookSecret?: string;
   /** Model connectivity test: request timeout and private-network egress rule. */
   modelTestTimeoutMs: number;
   modelTestBlockPrivate: boolean;
   /** Requests per minute, per API key (or per IP when anonymous). 0 disables. */
   rateLimitPerMinute: number;
+  /** Requests per minute from one client IP, whoever the caller. 0 disables. */
+  rateLimitPerIpPerMinute: number;
+  /** `POST /me/phone/send-code` per account (or IP) per hour. 0 disables. */
+  rateLimitPhoneCodePerHour: number;
+  /** `POST /model-configs/test` per account (or IP) per minute. 0 disables. */
+  rateLimitModelTestPerMinute: number;
+  /** Behind a proxy: the client IP is the last X-Forwarded-For entry (the proxy appended it). */
+  trustProxy: boolean;
+  /** Prefix of every Redis key and channel, so several hubs can share one Redis. */
+  redisPrefix: string;
+  /** Bound on a graceful shutdown (SIGTERM) before the process exits anyway, ms. */
+  shutdownTimeoutMs: number;
   /** How long a host may stay silent before it reads offline, ms. */
   hostHeartbeatTimeoutMs: number;
   /** Identifies this process among hub nodes. */
@@ -46,6 +62,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         clientId: env.OIDC_CLIENT_ID ?? '',
         clientSecret: env.OIDC_CLIENT_SECRET ?? '',
         redirectUri: env.OIDC_REDIRECT_URI ?? '',
+        logoutUrl: env.OIDC_LOGOUT_URL || undefined,
       }
     : undefined;
   const cfg: Config = {
@@ -61,9 +78,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jwtTtlSeconds: int(env.JWT_TTL_SECONDS, 900),
     refreshTtlSeconds: int(env.REFRESH_TTL_SECONDS, 30 * 24 * 3600),
     oidc,
+    smsWebhookUrl: env.SMS_WEBHOOK_URL || undefined,
+    chatappWebhookSecret: env.CHATAPP_WEBHOOK_SECRET || undefined,
     modelTestTimeoutMs: int(env.MODEL_TEST_TIMEOUT_MS, 120_000),
     modelTestBlockPrivate: env.MODEL_TEST_BLOCK_PRIVATE === '1',
     rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 600),
+    rateLimitPerIpPerMinute: int(env.RATE_LIMIT_PER_IP_PER_MINUTE, 1200),
+    rateLimitPhoneCodePerHour: int(env.RATE_LIMIT_PHONE_CODE_PER_HOUR, 5),
+    rateLimitModelTestPerMinute: int(env.RATE_LIMIT_MODEL_TEST_PER_MINUTE, 10),
+    trustProxy: env.TRUST_PROXY === '1',
+    redisPrefix: env.REDIS_PREFIX ?? 'ah:',
+    shutdownTimeoutMs: int(env.SHUTDOWN_TIMEOUT_MS, 10_000),
     hostHeartbeatTimeoutMs: int(env.HOST_HEARTBEAT_TIMEOUT_MS, 15_000),
     nodeId: env.NODE_ID || `node-${process.pid}`,
   };

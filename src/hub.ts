@@ -8,13 +8,28 @@ import { uws, type TemplatedApp, type us_listen_socket } from './server/uws.js';
 import { HttpApi } from './server/http.js';
 import { openDatabase } from './db/orm.js';
 import { LocalBus } from './bus/local.js';
+import { RedisBus } from './bus/redis.js';
 import type { Bus } from './bus/bus.js';
+import { RateLimits } from './ratelimit/policy.js';
+import { MemoryLimiter } from './ratelimit/limiter.js';
+import { RedisLimiter } from './ratelimit/redis.js';
+import { healthRoutes } from './server/health.js';
+import { Drain } from './server/shutdown.js';
 import { loadSecrets } from './secrets.js';
 import type { HubContext } from './context.js';
 import { Authenticator } from './accounts/authenticator.js';
 import { AccountService } from './accounts/service.js';
 import { accountRoutes } from './accounts/routes.js';
 import { ensureAdministrator } from './accounts/bootstrap.js';
+import { buildAccountFlows } from './accounts/flows.js';
+import { buildBilling } from './billing/index.js';
+import { buildHosts } from './hosts/index.js';
+import { RedisPresence } from './hosts/presence-redis.js';
+import { abortRunsOfLostNodes } from './bus/orphans.js';
+import { buildModelConfigs } from './model-configs/index.js';
+import { AgentService } from './agents/service.js';
+import { agentRoutes } from './agents/routes.js';
+import { buildSessions } from './sessions/index.js';
 
 export interface Hub {
   port: number;
@@ -42,7 +57,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     const secrets = loadSecrets(config);
     const db = await openDatabase(config, log);
     onShutdown('database', () => db.close());
-    const bus: Bus = new LocalBus();
+    const bus: Bus = config.redisUrl ? await RedisBus.connect(config.redisUrl, { prefix: config.redisPrefix, log }) : new LocalBus();
     onShutdown('bus', () => bus.close());
     const ctx: HubContext = { config, log, orm: db.orm, bus, secrets, em: () => db.orm.em.fork() };
 
@@ -51,16 +66,46 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     const accounts = new AccountService(ctx, authenticator);
     await ensureAdministrator(ctx, accounts);
 
-    const api = new HttpApi({ authenticate: (t) => authenticator.authenticate(t) }, log, config.bodyLimit);
+    const limits = new RateLimits(config, bus instanceof RedisBus ? new RedisLimiter(bus.client, (k) => bus.key(k), log) : new MemoryLimiter());
+    onShutdown('rate limits', () => limits.close());
+    const drain = new Drain();
+    const api = new HttpApi(
+      { authenticate: (t) => authenticator.authenticate(t), before: (r, route) => limits.check(r, route), streamOpened: (s) => drain.track(s) },
+      log,
+      config.bodyLimit,
+    );
+    healthRoutes(api, ctx, () => drain.draining);
     accountRoutes(api, accounts);
+    const accountFlows = buildAccountFlows(ctx, api, authenticator);
+    buildBilling(ctx, api, (userId, verifyToken) => accountFlows.phone.stepUp(userId, verifyToken));
+    const hosts = buildHosts(ctx, api, bus instanceof RedisBus ? new RedisPresence(bus.client, (k) => bus.key(k), config.nodeId, log) : undefined);
+    onShutdown('hosts', () => hosts.close());
+    if (hosts.presence instanceof RedisPresence) abortRunsOfLostNodes(hosts.gateway, hosts.presence, config.nodeId, log);
+    const agents = new AgentService(ctx, { gateway: hosts.gateway });
+    onShutdown('agents', () => agents.close());
+    agentRoutes(api, agents);
+    await agents.warm();
+    const sessions = buildSessions(ctx, api, hosts.gateway, { stopping: () => drain.draining });
+    onShutdown('sessions', () => sessions.close());
+    await sessions.start();
+    const modelConfigs = buildModelConfigs(ctx, api, hosts);
+    onShutdown('model-configs', () => modelConfigs.close());
 
     const app = uws.App();
+    // WebSocket endpoints first: the HTTP catch-all below would shadow them.
+    hosts.attach(app);
     api.attach(app);
     const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
       app.listen(config.host, config.port, (s) => (s ? resolve(s) : reject(new Error(`cannot listen on ${config.host}:${config.port}`))));
     });
-    onShutdown('listener', () => {
-      uws.us_listen_socket_close(listenSocket);
+    onShutdown('listener', async () => {
+      // Graceful part first (see server/shutdown.ts), bounded by half the shutdown budget.
+      await drain.run({
+        stopAccepting: () => uws.us_listen_socket_close(listenSocket),
+        goAway: () => hosts.gateway.close(),
+        inFlight: () => api.inFlight,
+        graceMs: Math.floor(config.shutdownTimeoutMs / 2),
+      });
       // Closes every open connection too; keep-alive clients would hold the process otherwise.
       (app as unknown as { close(): void }).close();
     });

@@ -12,7 +12,11 @@ try {
     if (stopping) return;
     stopping = true;
     log.info('shutting down', { signal });
-    const force = setTimeout(() => process.exit(1), 20_000);
+    // The bound on a stop: drain (at most half of it, see hub.ts), then the hooks; past it, exit anyway.
+    const force = setTimeout(() => {
+      log.warn('shutdown bound reached; exiting', { ms: config.shutdownTimeoutMs });
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
     force.unref();
     await hub.close();
     process.exit(0);

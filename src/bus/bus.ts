@@ -10,6 +10,10 @@ export interface Bus {
   publish(topic: string, payload: Uint8Array): void;
   /** Returns the unsubscribe function. */
   subscribe(topic: string, handler: BusHandler): () => void;
+  /** Resolves once every subscription made so far receives publishes from any node. */
+  ready(): Promise<void>;
+  /** False while the transport is down (Redis unreachable); the in-process bus is always up. */
+  healthy(): boolean;
   close(): Promise<void>;
   readonly kind: 'local' | 'redis';
 }

@@ -28,6 +28,14 @@ export class LocalBus implements Bus {
     };
   }
 
+  healthy(): boolean {
+    return true;
+  }
+
+  ready(): Promise<void> {
+    return Promise.resolve();
+  }
+
   async close(): Promise<void> {
     this.topics.clear();
   }

@@ -6,10 +6,24 @@ import { accountEntities } from '../accounts/entities.js';
 import { AccountsMigration } from '../accounts/migration.js';
 import { hostEntities } from '../hosts/entities.js';
 import { HostsMigration } from '../hosts/migration.js';
+import { agentEntities } from '../agents/entities.js';
+import { AgentsMigration } from '../agents/migration.js';
+import { billingEntities } from '../billing/entities.js';
+import { BillingMigration } from '../billing/migration.js';
+import { BindingsMigration } from '../accounts/bindings-migration.js';
+import { modelConfigEntities } from '../model-configs/entities.js';
+import { sessionEntities } from '../sessions/entities.js';
+import { SessionsMigration } from '../sessions/migration.js';
+import { ModelConfigsMigration } from '../model-configs/migration.js';
 
-export const allEntities: EntitySchema<any, any>[] = [...accountEntities, ...hostEntities];
+export const allEntities: EntitySchema<any, any>[] = [...accountEntities, ...hostEntities, ...agentEntities, ...billingEntities, ...modelConfigEntities, ...sessionEntities];
 
 export const allMigrations: MigrationObject[] = [
   { name: '0001_accounts', class: AccountsMigration },
   { name: '0002_hosts', class: HostsMigration },
+  { name: '0003_agents', class: AgentsMigration },
+  { name: '0004_billing', class: BillingMigration },
+  { name: '0004b_bindings', class: BindingsMigration },
+  { name: '0005_sessions', class: SessionsMigration },
+  { name: '0006_model_configs', class: ModelConfigsMigration },
 ];

@@ -1,6 +1,12 @@
-// Runs one turn through an engine process on the host. OWNED BY the sessions work (issue 4).
-// Contract used by the CLI's connection (hosts work, issue 3):
+// Runs one turn through an engine process on the host (Claude Code headless,
+// ARCHITECTURE.md §5): prompt on stdin, stream-json on stdout, normalized into
+// run frames. Exactly one run.end per run, emitted after the process is gone.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { realpathSync } from 'node:fs';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { createInterface } from 'node:readline';
 import type { FrameOf, HubToHost, HostToHub } from '../../host-protocol/frames.js';
+import { ClaudeStream } from './claude-stream.js';
 
 export type RunStartFrame = FrameOf<HubToHost, 'run.start'>;
 
@@ -16,10 +22,129 @@ export interface RunOptions {
   workRoot: string;
   /** Path of the claude executable (CLAUDE_BIN or found on PATH). */
   claudeBin: string;
+  /** SIGINT → SIGKILL grace on abort, ms (default 3000). */
+  killGraceMs?: number;
+}
+
+/** The hub's session modes → Claude Code `--permission-mode` values. */
+export const PERMISSION_MODES: Record<string, string | undefined> = {
+  default: undefined,
+  'accept-edits': 'acceptEdits',
+  auto: 'bypassPermissions',
+  plan: 'plan',
+};
+
+/** Effort → thinking budget (Claude Code has no effort flag; MAX_THINKING_TOKENS is its knob). */
+export const EFFORT_THINKING_TOKENS: Record<string, string | undefined> = { low: '1024', medium: '8000', high: '31999', default: undefined };
+
+/** Resolves workDir under workRoot; undefined when it escapes (.., absolute, or a symlink out). */
+export function confineWorkDir(workRoot: string, workDir: string): string | undefined {
+  if (isAbsolute(workDir) || workDir.split(/[\\/]/).includes('..')) return undefined;
+  const root = resolve(workRoot);
+  const dir = resolve(root, workDir || '.');
+  const inside = (r: string, d: string) => {
+    const rel = relative(r, d);
+    return rel === '' || (!rel.startsWith('..' + sep) && rel !== '..' && !isAbsolute(rel));
+  };
+  if (!inside(root, dir)) return undefined;
+  try {
+    if (!inside(realpathSync(root), realpathSync(dir))) return undefined;
+  } catch {
+    return dir; // missing directory: spawn reports it
+  }
+  return dir;
+}
+
+export function claudeArgs(frame: RunStartFrame): string[] {
+  const args = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages'];
+  if (frame.resume) args.push('--resume', frame.resume);
+  const pm = PERMISSION_MODES[frame.mode];
+  if (pm) args.push('--permission-mode', pm);
+  return args;
 }
 
 /** Starts the engine; emits run.init / run.delta / run.message and exactly one run.end through `emit`. */
 export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostToHub) => void): RunHandle {
-  void frame; void opts; void emit;
-  throw new Error('runner not implemented yet (issue 4)');
+  const runId = frame.runId;
+  const parser = new ClaudeStream(runId);
+  let ended = false;
+  let aborted = false;
+  let child: ChildProcess | undefined;
+  let killTimer: NodeJS.Timeout | undefined;
+  let resolveDone!: () => void;
+  const done = new Promise<void>((r) => (resolveDone = r));
+
+  const end = (f: Omit<FrameOf<HostToHub, 'run.end'>, 't' | 'runId'>) => {
+    if (ended) return;
+    ended = true;
+    if (killTimer) clearTimeout(killTimer);
+    try {
+      emit({ t: 'run.end', runId, ...f });
+    } finally {
+      resolveDone();
+    }
+  };
+  const safeEmit = (f: HostToHub) => {
+    if (!ended) emit(f);
+  };
+
+  const cwd = confineWorkDir(opts.workRoot, frame.workDir);
+  if (!cwd) {
+    queueMicrotask(() => end({ ok: false, error: { code: 'BAD_WORKDIR', message: 'workDir escapes the work root' } }));
+    return { abort() {}, done };
+  }
+
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  const thinking = frame.effort ? EFFORT_THINKING_TOKENS[frame.effort] : undefined;
+  if (thinking) env.MAX_THINKING_TOKENS = thinking;
+  let stderrTail = '';
+  try {
+    child = spawn(opts.claudeBin, claudeArgs(frame), { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  } catch (e) {
+    queueMicrotask(() => end({ ok: false, error: { code: 'ENGINE_UNAVAILABLE', message: (e as Error).message } }));
+    return { abort() {}, done };
+  }
+  child.on('error', (e) => {
+    // Spawn failure (ENOENT, EACCES, bad cwd): no 'close' may follow.
+    end({ ok: false, aborted: aborted || undefined, error: { code: 'ENGINE_UNAVAILABLE', message: e.message.slice(0, 4000) } });
+  });
+  child.stdin!.on('error', () => {}); // the engine may exit before reading everything
+  child.stdin!.end(frame.prompt);
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (s: string) => {
+    stderrTail = (stderrTail + s).slice(-2000);
+  });
+  const lines = createInterface({ input: child.stdout!, crlfDelay: Infinity });
+  lines.on('line', (l) => {
+    for (const f of parser.line(l)) safeEmit(f);
+  });
+  // A tool subprocess that inherited stdout can keep 'close' from firing: after exit, wait briefly.
+  child.on('exit', () => {
+    setTimeout(() => child!.emit('close', child!.exitCode, child!.signalCode), 2000).unref?.();
+  });
+  // 'close' fires after the process exited AND its stdio closed: every line is parsed by then.
+  child.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
+    if (ended) return;
+    const r = parser.result;
+    const common = { usage: r?.usage, engineSessionId: parser.engineSessionId, model: parser.model };
+    if (aborted) return end({ ok: false, aborted: true, ...common });
+    if (r && !r.isError && code === 0) return end({ ok: true, ...common });
+    const message = r?.isError
+      ? r.message || `engine reported ${r.subtype || 'an error'}`
+      : `engine exited with ${signal ? `signal ${signal}` : `code ${code}`}${stderrTail.trim() ? `: ${stderrTail.trim().slice(-1000)}` : ''}`;
+    end({ ok: false, ...common, error: { code: 'ENGINE_FAILED', message: message.slice(0, 4000) } });
+  });
+
+  return {
+    abort() {
+      if (ended || aborted || !child) return;
+      aborted = true;
+      child.kill('SIGINT');
+      killTimer = setTimeout(() => {
+        if (child!.exitCode === null && child!.signalCode === null) child!.kill('SIGKILL');
+      }, opts.killGraceMs ?? 3000);
+      killTimer.unref?.();
+    },
+    done,
+  };
 }

@@ -16,7 +16,9 @@ export interface HostPresence {
 }
 
 export type RunFrame = FrameOf<HostToHub, 'run.init' | 'run.delta' | 'run.message' | 'run.end'>;
-export type RequestFrame = Omit<FrameOf<HubToHost, 'settings.apply' | 'dirs.list' | 'engines.refresh'>, 'id'>;
+/** Omit distributed over each member of a union (plain Omit would collapse it to the common keys). */
+type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+export type RequestFrame = OmitEach<FrameOf<HubToHost, 'settings.apply' | 'dirs.list' | 'engines.refresh'>, 'id'>;
 
 export interface HostGateway {
   /** Presence of one host (any node's channel). Offline when no node holds it. */
@@ -34,4 +36,6 @@ export interface HostGateway {
   onHostDown(handler: (hostId: string) => void): void;
   /** Tell the gateway how many runs the host is executing (kept by sessions/). */
   setRunning(hostId: string, running: number): void;
+  /** The host's running count dropped to zero (model-configs delivers pending settings then). Optional until implemented. */
+  onIdle?(handler: (hostId: string) => void): void;
 }

@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import { Router } from './router.js';
 import type { Checker } from './schema.js';
 import { envelope, isReply, type Reply } from './reply.js';
-import { openEventStream } from './sse.js';
+import { openEventStream, type EventStream } from './sse.js';
 
 export type AuthMode = 'none' | 'optional' | 'user' | 'admin';
 
@@ -54,6 +54,8 @@ export interface HttpHooks {
   authenticate(token: string): Promise<Principal>;
   /** Runs before the handler (rate limits); may throw a HubError. */
   before?(req: Req, route: Route): Promise<void> | void;
+  /** Each SSE stream as it opens (a graceful shutdown ends them with a final frame). */
+  streamOpened?(stream: EventStream): void;
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -68,6 +70,7 @@ const BODY_METHODS = new Set(['POST', 'PATCH', 'PUT']);
 
 export class HttpApi {
   readonly router = new Router<Route>();
+  private active = 0;
   constructor(
     private readonly hooks: HttpHooks,
     private readonly log: Logger,
@@ -76,6 +79,11 @@ export class HttpApi {
 
   route<Q, B>(r: Route<Q, B>): void {
     this.router.add(r.method, r.path, r as Route);
+  }
+
+  /** Requests whose handler has not finished (streams included), for a graceful shutdown. */
+  get inFlight(): number {
+    return this.active;
   }
 
   attach(app: TemplatedApp): void {
@@ -137,9 +145,12 @@ export class HttpApi {
     }
 
     const run = (raw: Buffer | undefined) => {
+      this.active++;
       this.process(route, { method, path, rawQuery, headers, ip, params: match!.params, raw, signal: ctl.signal }, res, () => done, (cb) => abortCbs.push(cb), send, () => {
         done = true;
-      }).catch(sendError);
+      })
+        .catch(sendError)
+        .finally(() => this.active--);
     };
 
     if (!readBody) return run(undefined);
@@ -211,6 +222,7 @@ export class HttpApi {
       case 'stream': {
         markStreaming();
         const s = openEventStream(res, () => r.signal.aborted, onAbort);
+        this.hooks.streamOpened?.(s);
         await reply.start(s);
         return;
       }

@@ -1,0 +1,229 @@
+// Cross-node dispatch: a host's channel on node A, clients posting messages
+// on node B, at a fixed rate (default 300 messages/s); measured from the
+// client's send to the host receiving `run.start`. The baseline in the same
+// run: clients on node A itself. Two hubs in this process on one PostgreSQL
+// database and one Redis (needs DATABASE_URL and REDIS_URL); the in-process
+// protocol client plays the host and ends each run at once.
+//
+//   npx tsx bench/cross-node.ts        (BENCH_SECONDS, BENCH_RATE override)
+import { appendFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
+import { startTestHub, createTestDatabase, type TestHub } from '../test/helpers/hub.js';
+import { pairHost, connectFakeHost, eventually, type FakeHost } from '../test/helpers/host.js';
+import { redisUrlOrSkip, testPrefix } from '../test/helpers/redis.js';
+import { encode } from '@msgpack/msgpack';
+import type { Bus } from '../src/bus/bus.js';
+import { LocalBus } from '../src/bus/local.js';
+import { RedisBus } from '../src/bus/redis.js';
+
+export interface Figure {
+  target: string;
+  rate: number;
+  sent: number;
+  dispatched: number;
+  errors: number;
+  p50ms: number;
+  p99ms: number;
+  maxms: number;
+}
+
+export interface CrossNodeResult {
+  skipped?: string;
+  seconds: number;
+  /** The routing hop alone: a run.start-sized frame published on `host:<id>` by one node, received by another. */
+  hop: Figure[];
+  /** End to end through the API: client send → host receives run.start. */
+  figures: Figure[];
+  /** Cross-node p99 over same-node p99, end to end. */
+  ratioP99?: number;
+}
+
+/** Open-loop publishes at `rate` from `from` to a subscriber on `to`; latency publish → delivery. */
+async function busHop(target: string, from: Bus, to: Bus, rate: number, seconds: number): Promise<Figure> {
+  const topic = `host:bench-${randomBytes(4).toString('hex')}`;
+  const lat: number[] = [];
+  const sentAt = new Map<number, number>();
+  const off = to.subscribe(topic, (p) => {
+    const seq = new DataView(p.buffer, p.byteOffset, 4).getUint32(0);
+    const t0 = sentAt.get(seq);
+    if (t0 !== undefined) lat.push(performance.now() - t0);
+  });
+  await to.ready();
+  // A dispatch-sized payload: a run.start frame with a 300-character prompt.
+  const body = encode({ k: 'send', h: 'hst_bench', frame: { t: 'run.start', runId: 'run_x', sessionId: 'ses_x', engine: 'claude-code', prompt: 'p'.repeat(300), workDir: 'w', mode: 'default' } });
+  const total = Math.round(rate * seconds);
+  const start = performance.now();
+  for (let n = 0; n < total; n++) {
+    const wait = start + (n * 1000) / rate - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    const buf = new Uint8Array(4 + body.length);
+    new DataView(buf.buffer).setUint32(0, n);
+    buf.set(body, 4);
+    sentAt.set(n, performance.now());
+    from.publish(topic, buf);
+  }
+  await new Promise((r) => setTimeout(r, 500));
+  off();
+  return { target, rate, sent: total, dispatched: lat.length, errors: total - lat.length, p50ms: r2(pct(lat, 0.5)), p99ms: r2(pct(lat, 0.99)), maxms: r2(Math.max(...lat)) };
+}
+
+const SESSIONS = 80;
+const TARGET_P99_MS = 15;
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(s.length * p))] : NaN;
+};
+const r2 = (x: number) => Math.round(x * 100) / 100;
+
+export async function run(opts: { seconds?: number; rate?: number; write?: boolean } = {}): Promise<CrossNodeResult> {
+  const seconds = opts.seconds ?? Number(process.env.BENCH_SECONDS ?? 5);
+  const rate = opts.rate ?? Number(process.env.BENCH_RATE ?? 300);
+  const redis = await redisUrlOrSkip();
+  const skipped = 'skip' in redis ? redis.skip : !process.env.DATABASE_URL ? 'DATABASE_URL is not set' : undefined;
+  if (skipped) {
+    const r = { skipped, seconds, hop: [], figures: [] };
+    if (opts.write) writeResults(r, rate);
+    return r;
+  }
+  const hop: Figure[] = [];
+  {
+    const local = new LocalBus();
+    const prefix = testPrefix();
+    const [na, nb] = [await RedisBus.connect((redis as { url: string }).url, { prefix }), await RedisBus.connect((redis as { url: string }).url, { prefix })];
+    try {
+      hop.push(await busHop('LocalBus (one node)', local, local, rate, seconds));
+      hop.push(await busHop('RedisBus, node B → node A', nb, na, rate, seconds));
+    } finally {
+      await Promise.all([local.close(), na.close(), nb.close()]);
+    }
+  }
+  const db = await createTestDatabase();
+  const shared = { databaseUrl: db.url, redisUrl: (redis as { url: string }).url, redisPrefix: testPrefix(), rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 };
+  let a: TestHub | undefined;
+  let b: TestHub | undefined;
+  let host: FakeHost | undefined;
+  try {
+    a = await startTestHub({ ...shared, nodeId: 'bench-a' });
+    b = await startTestHub({ ...shared, nodeId: 'bench-b', adminApiKey: a.adminKey });
+    const u = await a.user('bench');
+    const { credential } = await pairHost(a, u.key);
+    const sent = new Map<string, number>();
+    const lat: number[] = [];
+    // The host: note when run.start arrives, end the run at once.
+    host = await connectFakeHost(a, credential, { capacity: 1000 });
+    const h = host;
+    h.ws.on('message', () => {
+      const f = h.frames.pop() as any; // keep memory flat: frames are consumed here
+      if (!f || f.t !== 'run.start') return;
+      const t0 = sent.get(f.sessionId);
+      if (t0 !== undefined) {
+        lat.push(performance.now() - t0);
+        sent.delete(f.sessionId);
+      }
+      h.send({ t: 'run.end', runId: f.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+    });
+    const hostId = h.hostId!;
+    const agent = await eventually(async () => {
+      const r = await a!.api('POST', '/api/v1/agents', { token: u.key, body: { name: 'bench', scope: 'private', hostId, engine: 'claude-code', workDir: 'w' } });
+      return r.status === 201 ? r.body.data : undefined;
+    }, 10_000, 50);
+    const sessions: string[] = [];
+    for (let i = 0; i < SESSIONS; i++) {
+      const r = await a.api('POST', '/api/v1/sessions', { token: u.key, body: { agentId: agent.id, title: `s${i}` } });
+      if (r.status !== 201) throw new Error(`session: ${r.status} ${r.text}`);
+      sessions.push(r.body.data.id);
+    }
+
+    const measure = async (target: string, t: TestHub): Promise<Figure> => {
+      lat.length = 0;
+      sent.clear();
+      let n = 0;
+      let errors = 0;
+      const total = Math.round(rate * seconds);
+      const start = performance.now();
+      const inflight: Promise<void>[] = [];
+      // Open loop: message i leaves at start + i/rate whatever the answers do.
+      while (n < total) {
+        const due = start + (n * 1000) / rate;
+        const wait = due - performance.now();
+        if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+        const sid = sessions[n % sessions.length];
+        n++;
+        if (sent.has(sid)) {
+          errors++; // the previous message of this session is still not dispatched: count it, skip
+          continue;
+        }
+        sent.set(sid, performance.now());
+        inflight.push(
+          fetch(`${t.url}/api/v1/sessions/${sid}/messages`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${u.key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ content: `m${n} ${randomBytes(4).toString('hex')}` }),
+          }).then(
+            async (r) => {
+              await r.arrayBuffer();
+              if (r.status !== 202) errors++;
+            },
+            () => void errors++,
+          ),
+        );
+      }
+      await Promise.all(inflight);
+      await eventually(async () => sent.size === 0, 5000, 20).catch(() => undefined);
+      return { target, rate, sent: total, dispatched: lat.length, errors, p50ms: r2(pct(lat, 0.5)), p99ms: r2(pct(lat, 0.99)), maxms: r2(Math.max(...lat)) };
+    };
+
+    await measure('warm-up (node B)', b);
+    const same = await measure('same node: client on A, host on A', a);
+    const cross = await measure('cross node: client on B, host on A', b);
+    const result: CrossNodeResult = { seconds, hop, figures: [same, cross], ratioP99: r2(cross.p99ms / same.p99ms) };
+    if (opts.write) writeResults(result, rate);
+    return result;
+  } finally {
+    host?.close();
+    await b?.close();
+    await a?.close();
+    await db.drop();
+  }
+}
+
+function writeResults(r: CrossNodeResult, rate: number): void {
+  const lines = ['', `## Cross-node dispatch (bench/cross-node.ts) — ${new Date().toISOString()}`, ''];
+  if (r.skipped) {
+    lines.push(`Skipped: ${r.skipped}.`, '');
+  } else {
+    lines.push(
+      `Routing hop alone: a run.start-sized MessagePack frame published on \`host:<id>\` at ${rate}/s for ${r.seconds} s, latency publish → delivery to the subscriber.`,
+      '',
+      '| target | rate/s | sent | delivered | lost | p50 ms | p99 ms | max ms |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+      ...r.hop.map((f) => `| ${f.target} | ${f.rate} | ${f.sent} | ${f.dispatched} | ${f.errors} | ${f.p50ms} | ${f.p99ms} | ${f.maxms} |`),
+      '',
+      `Two hub nodes in one process on one PostgreSQL database and one Redis; one host (in-process protocol client, capacity 1000) on node A ending each run at once; ${SESSIONS} sessions; messages sent open-loop at ${rate}/s for ${r.seconds} s; latency = client send → host receives run.start.`,
+      '',
+      '| target | rate/s | sent | dispatched | errors | p50 ms | p99 ms | max ms |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+      ...r.figures.map((f) => `| ${f.target} | ${f.rate} | ${f.sent} | ${f.dispatched} | ${f.errors} | ${f.p50ms} | ${f.p99ms} | ${f.maxms} |`),
+      '',
+      `Cross-node hop p99 ${r.hop[1].p99ms} ms (target ≤ ${TARGET_P99_MS} ms: ${r.hop[1].p99ms <= TARGET_P99_MS ? 'met' : 'NOT met'}). End to end, cross-node p99 ${r.figures[1].p99ms} ms vs same-node ${r.figures[0].p99ms} ms (ratio ${r.ratioP99}; target ≤ ${TARGET_P99_MS} ms: ${r.figures[1].p99ms <= TARGET_P99_MS ? 'met' : 'NOT met'}). "errors" counts messages refused or skipped because the session's previous message was not yet dispatched (the node is saturated).`,
+      '',
+    );
+  }
+  appendFileSync(new URL('./RESULTS.md', import.meta.url), lines.join('\n'));
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  run({ write: true }).then(
+    (r) => {
+      if (r.skipped) console.log(`skipped: ${r.skipped}`);
+      else console.table(r.figures);
+      process.exit(0);
+    },
+    (e) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,227 @@
+// Dispatch bench: 100 sessions on 20 simulated hosts (in-process protocol
+// clients) against a real hub. Two figures:
+//  1. messages/s and latency from `POST /sessions/{id}/messages` (client
+//     send) to the host receiving run.start; each host ends a run at once.
+//  2. latency from a host's run.delta frame to the SSE client (GET
+//     /sessions/{id}/events) receiving the message.delta, at a fixed total
+//     delta rate spread over 20 running turns.
+// Client, hub and hosts share one process (and this 2-core machine), so the
+// figures include their contention.
+//
+//   npx tsx bench/dispatch.ts     (DATABASE_URL for PostgreSQL; BENCH_SECONDS, BENCH_RATE, BENCH_DELTA_RATE)
+import { appendFileSync } from 'node:fs';
+import { cpus, totalmem, loadavg } from 'node:os';
+import { pathToFileURL } from 'node:url';
+import { startTestHub, type TestHub } from '../test/helpers/hub.js';
+import { pairHost, connectFakeHost, eventually, type FakeHost } from '../test/helpers/host.js';
+import { decodeHubFrame } from '../host-protocol/index.js';
+
+const HOSTS = 20;
+const SESSIONS = 100;
+const TARGET_DISPATCH_P99_MS = 10;
+const TARGET_DELTA_P99_MS = 5;
+
+export interface DispatchResult {
+  seconds: number;
+  rate: number;
+  sent: number;
+  accepted: number;
+  queued: number;
+  errors: number;
+  dispatched: number;
+  messagesPerSecond: number;
+  dispatch: { p50: number; p99: number; max: number };
+  deltaRate: number;
+  deltasSent: number;
+  deltasReceived: number;
+  delta: { p50: number; p99: number; max: number };
+}
+
+const pct = (xs: number[]) => {
+  if (!xs.length) return { p50: NaN, p99: NaN, max: NaN };
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
+  const r = (x: number) => Math.round(x * 100) / 100;
+  return { p50: r(at(0.5)), p99: r(at(0.99)), max: r(s[s.length - 1]) };
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Sim {
+  host: FakeHost;
+  agentId: string;
+  sessions: string[];
+}
+
+async function setup(t: TestHub, key: string): Promise<Sim[]> {
+  const sims: Sim[] = [];
+  for (let i = 0; i < HOSTS; i++) {
+    const { hostId, credential } = await pairHost(t, key, `bench-${i}`);
+    const host = await connectFakeHost(t, credential, { capacity: SESSIONS / HOSTS, heartbeat: true });
+    const a = await eventually(async () => {
+      const r = await t.api('POST', '/api/v1/agents', { token: key, body: { name: `bench-${i}`, scope: 'private', hostId, engine: 'claude-code' } });
+      return r.status === 201 ? r : undefined;
+    });
+    const sessions: string[] = [];
+    for (let j = 0; j < SESSIONS / HOSTS; j++) {
+      const r = await t.api('POST', '/api/v1/sessions', { token: key, body: { agentId: a.body.data.id } });
+      if (r.status !== 201) throw new Error(`session: ${r.status} ${r.text}`);
+      sessions.push(r.body.data.id);
+    }
+    sims.push({ host, agentId: a.body.data.id, sessions });
+  }
+  return sims;
+}
+
+/** Calls `onStart` for every run.start a host receives (decoded once more here, off the helper's list). */
+function onRunStart(h: FakeHost, onStart: (f: { runId: string; sessionId: string }) => void) {
+  h.ws.on('message', (data: Buffer) => {
+    const d = decodeHubFrame(data);
+    if (d.frame?.t === 'run.start') onStart(d.frame);
+  });
+}
+
+export async function run(opts: { seconds?: number; rate?: number; deltaRate?: number; write?: boolean } = {}): Promise<DispatchResult> {
+  const seconds = opts.seconds ?? Number(process.env.BENCH_SECONDS ?? 5);
+  const rate = opts.rate ?? Number(process.env.BENCH_RATE ?? 500);
+  const deltaRate = opts.deltaRate ?? Number(process.env.BENCH_DELTA_RATE ?? 20_000);
+  const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 });
+  try {
+    const u = await t.user('bench');
+    const sims = await setup(t, u.key);
+    const all = sims.flatMap((s) => s.sessions);
+
+    // ---------- 1. POST → run.start ----------
+    const sentAt = new Map<string, number>(); // sessionId → send time of its newest message
+    const lat: number[] = [];
+    let ending = true;
+    for (const s of sims) {
+      onRunStart(s.host, (f) => {
+        const t0 = sentAt.get(f.sessionId);
+        if (t0 !== undefined && ending) {
+          lat.push(performance.now() - t0);
+          sentAt.delete(f.sessionId);
+        }
+        if (ending) s.host.send({ t: 'run.end', runId: f.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+      });
+    }
+    let sent = 0, accepted = 0, queued = 0, errors = 0;
+    const inflight: Promise<void>[] = [];
+    const start = performance.now();
+    const total = Math.round(rate * seconds);
+    let next = 0;
+    while (sent < total) {
+      const due = start + (sent / rate) * 1000;
+      const now = performance.now();
+      if (due > now) await sleep(Math.max(0, due - now - 0.5));
+      const sid = all[next++ % all.length];
+      sent++;
+      sentAt.set(sid, performance.now());
+      inflight.push(
+        fetch(`${t.url}/api/v1/sessions/${sid}/messages`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${u.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ content: `m${sent}` }),
+        }).then(async (r) => {
+          const b: any = await r.json().catch(() => ({}));
+          if (r.status !== 202) errors++;
+          else if (b.status === 'queued') queued++;
+          else accepted++;
+        }, () => void errors++),
+      );
+    }
+    await Promise.all(inflight);
+    await sleep(1000); // queued ones start as turns end
+    const elapsed = (performance.now() - start) / 1000 - 1;
+    const dispatch = pct(lat);
+
+    // ---------- 2. run.delta → SSE message.delta ----------
+    ending = false;
+    const live: Array<{ host: FakeHost; runId: string; sessionId: string }> = [];
+    for (const s of sims) {
+      const sessionId = s.sessions[0];
+      const got = new Promise<string>((res) => onRunStart(s.host, (f) => f.sessionId === sessionId && res(f.runId)));
+      const r = await t.api('POST', `/api/v1/sessions/${sessionId}/messages`, { token: u.key, body: { content: 'stream' } });
+      if (r.status !== 202) throw new Error(`delta phase: ${r.status} ${r.text}`);
+      live.push({ host: s.host, runId: await got, sessionId });
+    }
+    const dlat: number[] = [];
+    const readers = await Promise.all(live.map(async (l) => {
+      const ctl = new AbortController();
+      const res = await fetch(`${t.url}/api/v1/sessions/${l.sessionId}/events`, { headers: { authorization: `Bearer ${u.key}` }, signal: ctl.signal });
+      void (async () => {
+        const dec = new TextDecoder();
+        let buf = '';
+        try {
+          for await (const chunk of res.body as any as AsyncIterable<Uint8Array>) {
+            buf += dec.decode(chunk, { stream: true });
+            let i;
+            while ((i = buf.indexOf('\n\n')) >= 0) {
+              const block = buf.slice(0, i);
+              buf = buf.slice(i + 2);
+              if (!block.includes('event: message.delta')) continue;
+              const m = block.match(/"delta":"(\d+(?:\.\d+)?)"/);
+              if (m) dlat.push(performance.now() - Number(m[1]));
+            }
+          }
+        } catch {
+          /* closed by the bench */
+        }
+      })();
+      return ctl;
+    }));
+    await sleep(200);
+    let deltasSent = 0;
+    const perTick = Math.max(1, Math.round(deltaRate / live.length / 100)); // 10 ms ticks
+    const dStart = performance.now();
+    while (performance.now() - dStart < seconds * 1000) {
+      const tickDue = dStart + (deltasSent / deltaRate) * 1000;
+      const now = performance.now();
+      if (tickDue > now) await sleep(Math.max(0, tickDue - now));
+      for (const l of live) {
+        for (let k = 0; k < perTick; k++) l.host.send({ t: 'run.delta', runId: l.runId, text: String(performance.now()) });
+        deltasSent += perTick;
+      }
+    }
+    const dElapsed = (performance.now() - dStart) / 1000;
+    await sleep(500);
+    for (const l of live) l.host.send({ t: 'run.end', runId: l.runId, ok: true });
+    await sleep(200);
+    for (const c of readers) c.abort();
+
+    const result: DispatchResult = {
+      seconds, rate, sent, accepted, queued, errors, dispatched: lat.length,
+      messagesPerSecond: Math.round((accepted + queued) / elapsed), dispatch,
+      deltaRate: Math.round(deltasSent / dElapsed), deltasSent, deltasReceived: dlat.length, delta: pct(dlat),
+    };
+    console.log(JSON.stringify(result));
+    if (opts.write) record(result);
+    for (const s of sims) s.host.close();
+    return result;
+  } finally {
+    await t.close();
+  }
+}
+
+function record(r: DispatchResult): void {
+  const machine = `nproc ${cpus().length} (${cpus()[0]?.model?.trim()}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'}, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`;
+  const ok = (v: number, target: number) => (v <= target ? 'met' : 'NOT met');
+  appendFileSync(new URL('./RESULTS.md', import.meta.url), [
+    '',
+    `## Dispatch and streaming (bench/dispatch.ts) — ${new Date().toISOString()}`,
+    '',
+    `Machine: ${machine}. ${SESSIONS} sessions on ${HOSTS} simulated hosts (in-process protocol clients, capacity ${SESSIONS / HOSTS} each, each run ended at once); client, hub and hosts in one process.`,
+    '',
+    '| measure | offered | done | p50 ms | p99 ms | max ms | target p99 |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    `| POST /messages → host receives run.start | ${r.rate} msg/s × ${r.seconds} s (${r.sent} sent; ${r.accepted} started at once, ${r.queued} queued, ${r.errors} errors) | ${r.messagesPerSecond} msg/s, ${r.dispatched} dispatches timed | ${r.dispatch.p50} | ${r.dispatch.p99} | ${r.dispatch.max} | ≤ ${TARGET_DISPATCH_P99_MS} ms: ${ok(r.dispatch.p99, TARGET_DISPATCH_P99_MS)} |`,
+    `| host run.delta → SSE message.delta | ${r.deltaRate} deltas/s over 20 turns (${r.deltasSent} sent) | ${r.deltasReceived} received | ${r.delta.p50} | ${r.delta.p99} | ${r.delta.max} | ≤ ${TARGET_DELTA_P99_MS} ms: ${ok(r.delta.p99, TARGET_DELTA_P99_MS)} |`,
+    '',
+  ].join('\n'));
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  run({ write: true }).then(() => process.exit(0), (e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,88 @@
+// `npm run bench`: runs every bench module present (each exports `run()` and
+// writes its own section, baseline beside the measured target, when asked
+// to), one after the other in this process, into a fresh bench/RESULTS.md
+// headed by the machine and the date. A missing module is listed as missing;
+// a failing one is recorded and the others still run.
+//
+//   npm run bench                      (BENCH_ONLY=http,cross-node to pick; BENCH_SECONDS for every module)
+import { execSync } from 'node:child_process';
+import { existsSync, writeFileSync, appendFileSync } from 'node:fs';
+import { cpus, totalmem, loadavg } from 'node:os';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const MODULES = ['http', 'hosts', 'dispatch', 'vault', 'cross-node'];
+const RESULTS = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
+
+function sh(cmd: string): string {
+  try {
+    return execSync(cmd, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return '?';
+  }
+}
+
+function machine(): string {
+  const cpu = cpus()[0]?.model?.trim() ?? '?';
+  return [
+    `nproc ${sh('nproc')} (${cpu})`,
+    `memory ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    `Node ${process.version}`,
+    `${sh('uname -sr')}`,
+    `database ${process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : 'embedded PGlite'}`,
+    `Redis ${process.env.REDIS_URL ? 'REDIS_URL set' : 'not configured'}`,
+  ].join(', ');
+}
+
+export async function runAll(only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean)): Promise<number> {
+  const started = new Date();
+  writeFileSync(
+    RESULTS,
+    [
+      '# Bench results',
+      '',
+      `Suite run of ${started.toISOString()} (\`npm run bench\`). Machine: ${machine()}. Load average at the start ${loadavg().map((x) => x.toFixed(2)).join(' ')}.`,
+      'Each section below comes from one module and sets its target beside its baseline measured in the same run; p50/p99 are medians and 99th percentiles of per-request latency.',
+      '',
+    ].join('\n'),
+  );
+  let failures = 0;
+  const summary: string[] = [];
+  for (const name of MODULES) {
+    if (only && !only.includes(name)) continue;
+    const file = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
+    if (!existsSync(file)) {
+      summary.push(`| ${name} | missing (bench/${name}.ts not present) | |`);
+      continue;
+    }
+    const t0 = Date.now();
+    console.log(`bench ${name}: running`);
+    try {
+      const mod = (await import(pathToFileURL(file).href)) as { run?: (o: { write?: boolean }) => Promise<unknown> };
+      if (typeof mod.run !== 'function') throw new Error('exports no run()');
+      await mod.run({ write: true });
+      summary.push(`| ${name} | done | ${((Date.now() - t0) / 1000).toFixed(1)} s |`);
+    } catch (e) {
+      failures++;
+      const msg = e instanceof Error ? e.message : String(e);
+      console.error(`bench ${name} failed:`, e);
+      appendFileSync(RESULTS, `\n## ${name} — failed\n\n\`${msg.replace(/`/g, "'").slice(0, 500)}\`\n`);
+      summary.push(`| ${name} | failed | ${((Date.now() - t0) / 1000).toFixed(1)} s |`);
+    }
+  }
+  appendFileSync(
+    RESULTS,
+    ['', '## Suite summary', '', '| module | outcome | time |', '|---|---|---:|', ...summary, '', `Finished ${new Date().toISOString()}; load average at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}.`, ''].join('\n'),
+  );
+  console.log(summary.join('\n'));
+  return failures;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  runAll().then(
+    (failures) => process.exit(failures ? 1 : 0),
+    (e) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,153 @@
+// Market reads (list, featured, facets, one agent) and favorites. Reads are
+// served from the catalog; a warm read makes no database round trip.
+import type { HubContext } from '../context.js';
+import type { Principal } from '../server/http.js';
+import { fail } from '../errors.js';
+import { offsetOf, pageOf } from '../paging.js';
+import { orderOf, type AgentCatalog, type Entry, type MarketSort, type UserState } from './catalog.js';
+import type { MarketQueryT } from './schemas.js';
+import { canRead, inMarket, isListed } from './rules.js';
+import { marketView } from './views.js';
+
+const FEATURED_MAX = 8;
+const FACET_TAGS_MAX = 50;
+
+/** Labels of the categories we know; any other key is its own label. */
+export const CATEGORY_LABELS: Record<string, string> = {
+  coding: 'Coding',
+  writing: 'Writing',
+  data: 'Data',
+  ops: 'Operations',
+  research: 'Research',
+  design: 'Design',
+  education: 'Education',
+  productivity: 'Productivity',
+  other: 'Other',
+};
+
+export class AgentMarket {
+  constructor(
+    private readonly ctx: HubContext,
+    private readonly catalog: AgentCatalog,
+  ) {}
+
+  /** Fresh catalog and the caller's per-user state, awaiting only when something is cold. */
+  private async prepare(p: Principal | undefined): Promise<UserState | undefined> {
+    const f = this.catalog.fresh();
+    if (f) await f;
+    return p ? this.catalog.userState(p.userId) : undefined;
+  }
+
+  async list(p: Principal | undefined, q: MarketQueryT) {
+    const st = await this.prepare(p);
+    const sort: MarketSort = q.sort ?? 'usage';
+    if ((q.favOnly || q.sharedWithMe) && !p) return pageOf([], 0, q.page, q.pageSize);
+    const needle = q.q?.trim().toLowerCase();
+    const tag = q.tag?.toLowerCase();
+    const keep = (e: Entry) => {
+      const a = e.a;
+      if (q.cat && a.category !== q.cat) return false;
+      if (q.scope && a.scope !== q.scope) return false;
+      if (q.pricing && a.pricing !== q.pricing) return false;
+      if (tag && !a.tags.some((t) => t.toLowerCase() === tag)) return false;
+      if (needle && !e.hay.includes(needle)) return false;
+      if (q.favOnly && !st!.favs.has(a.id)) return false;
+      if (q.sharedWithMe && !st!.shared.has(a.id)) return false;
+      return true;
+    };
+    const from = offsetOf(q.page, q.pageSize);
+    if (p) {
+      const list = this.visibleTo(p.userId, st!, sort).filter(keep);
+      return pageOf(list.slice(from, from + q.pageSize).map((e) => marketView(e, st)), list.length, q.page, q.pageSize);
+    }
+    // Anonymous answers depend only on the query: memoise lists and pages per catalog generation.
+    const key = `${sort}\u0000${q.q ?? ''}\u0000${q.cat ?? ''}\u0000${q.tag ?? ''}\u0000${q.scope ?? ''}\u0000${q.pricing ?? ''}`;
+    const pageKey = `${key}\u0000${q.page}\u0000${q.pageSize}`;
+    const cached = this.catalog.pages.get(pageKey);
+    if (cached) return cached;
+    let list = this.catalog.results.get(key);
+    if (!list) {
+      const all = this.catalog.listed(sort);
+      list = needle || q.cat || tag || q.scope || q.pricing ? all.filter(keep) : all;
+      this.catalog.rememberResult(key, list);
+    }
+    const page = pageOf(list.slice(from, from + q.pageSize).map((e) => e.plain), list.length, q.page, q.pageSize);
+    this.catalog.rememberPage(pageKey, page);
+    return page;
+  }
+
+  /** Listed agents plus the caller's own and shared ones, in market order. */
+  private visibleTo(userId: string, st: UserState, sort: MarketSort): Entry[] {
+    const listed = this.catalog.listed(sort);
+    const extra: Entry[] = [];
+    const viewer = { userId, shared: st.shared };
+    const consider = (e: Entry | undefined) => {
+      if (e && !isListed(e.a) && inMarket(e.a, viewer)) extra.push(e);
+    };
+    for (const e of this.catalog.ownedBy(userId)) consider(e);
+    for (const id of st.shared) {
+      const e = this.catalog.get(id);
+      if (e && e.a.ownerId !== userId) consider(e);
+    }
+    if (!extra.length) return listed;
+    const order = orderOf(sort);
+    extra.sort(order);
+    const out: Entry[] = [];
+    let i = 0, j = 0;
+    while (i < listed.length || j < extra.length) {
+      if (j >= extra.length || (i < listed.length && order(listed[i], extra[j]) <= 0)) out.push(listed[i++]);
+      else out.push(extra[j++]);
+    }
+    return out;
+  }
+
+  /** The featured rule: the most used listed agents (ties: favorites, then id), at most 8. */
+  async featured(p: Principal | undefined) {
+    const st = await this.prepare(p);
+    return this.catalog.listed('usage').slice(0, FEATURED_MAX).map((e) => marketView(e, st));
+  }
+
+  /** Category and tag counts over the agents the caller may see in the market. */
+  async facets(p: Principal | undefined) {
+    const st = await this.prepare(p);
+    const list = p ? this.visibleTo(p.userId, st!, 'usage') : this.catalog.listed('usage');
+    const cats = new Map<string, number>();
+    const tags = new Map<string, number>();
+    for (const { a } of list) {
+      cats.set(a.category, (cats.get(a.category) ?? 0) + 1);
+      for (const t of new Set(a.tags)) tags.set(t, (tags.get(t) ?? 0) + 1);
+    }
+    const byCount = (x: [string, number], y: [string, number]) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1);
+    return {
+      cats: [...cats].sort(byCount).map(([key, count]) => ({ key, label: CATEGORY_LABELS[key] ?? key, count })),
+      tags: [...tags].sort(byCount).slice(0, FACET_TAGS_MAX).map(([key, count]) => ({ key, count })),
+    };
+  }
+
+  async get(p: Principal | undefined, id: string) {
+    const st = await this.prepare(p);
+    return marketView(this.readable(p, st, id), st);
+  }
+
+  /** The agent when the caller may read it, else NOT_FOUND (never a hint that it exists). */
+  readable(p: Principal | undefined, st: UserState | undefined, id: string): Entry {
+    const e = this.catalog.get(id);
+    if (!e || !canRead(e.a, { userId: p?.userId, shared: st?.shared })) throw fail('NOT_FOUND', 'agent not found');
+    return e;
+  }
+
+  /** Idempotent favorite toggle; favoriteCount is the number of favorite rows. */
+  async setFavorite(p: Principal, id: string, on: boolean) {
+    const st = await this.prepare(p);
+    this.readable(p, st, id);
+    const favoriteCount = await this.ctx.em().transactional(async (em) => {
+      if (on) await em.execute(`insert into agent_favorites (user_id, agent_id) values (?, ?) on conflict do nothing`, [p.userId, id]);
+      else await em.execute(`delete from agent_favorites where user_id = ? and agent_id = ?`, [p.userId, id]);
+      const rows = await em.execute(`select count(*) as n from agent_favorites where agent_id = ?`, [id]);
+      return Number(rows[0].n);
+    });
+    this.catalog.agentsChanged(id);
+    this.catalog.usersChanged(p.userId);
+    return { agentId: id, favorited: on, favoriteCount };
+  }
+}

@@ -1,0 +1,56 @@
+// HTTP surface of the agents domain: parse, authorize, call the service.
+// Static paths (/agents/mine, /featured, …) win over /agents/:id in the router.
+import type { HttpApi } from '../server/http.js';
+import { created, noContent } from '../server/reply.js';
+import type { AgentService } from './service.js';
+import { aiFill } from './aifill.js';
+import { AdminListQuery, AgentWrite, AiFillBody, DecideBody, MarketQuery, MineQuery, PageQuery, RejectBody } from './schemas.js';
+
+const A = '/api/v1/agents';
+
+export function agentRoutes(api: HttpApi, s: AgentService): void {
+  const { market, manager, review, sharing } = s;
+
+  // ---------- market (credentials optional) ----------
+  api.route({ method: 'GET', path: A, auth: 'optional', query: MarketQuery, handler: (r) => market.list(r.principal, r.query) });
+  api.route({ method: 'GET', path: `${A}/featured`, auth: 'optional', handler: (r) => market.featured(r.principal) });
+  api.route({ method: 'GET', path: `${A}/facets`, auth: 'optional', handler: (r) => market.facets(r.principal) });
+  api.route({ method: 'GET', path: `${A}/:id`, auth: 'optional', handler: (r) => market.get(r.principal, r.params.id) });
+  api.route({ method: 'POST', path: `${A}/:id/favorite`, auth: 'user', handler: (r) => market.setFavorite(r.principal, r.params.id, true) });
+  api.route({ method: 'DELETE', path: `${A}/:id/favorite`, auth: 'user', handler: (r) => market.setFavorite(r.principal, r.params.id, false) });
+
+  // ---------- management (owner only) ----------
+  api.route({ method: 'GET', path: `${A}/mine`, auth: 'user', query: MineQuery, handler: (r) => manager.mine(r.principal, r.query) });
+  api.route({ method: 'POST', path: A, auth: 'user', body: AgentWrite, handler: async (r) => created(await manager.create(r.principal, r.body)) });
+  api.route({ method: 'GET', path: `${A}/:id/manage`, auth: 'user', handler: (r) => manager.manage(r.principal, r.params.id) });
+  api.route({ method: 'PATCH', path: `${A}/:id`, auth: 'user', body: AgentWrite, handler: (r) => manager.update(r.principal, r.params.id, r.body) });
+  api.route({
+    method: 'DELETE', path: `${A}/:id`, auth: 'user',
+    handler: async (r) => {
+      await manager.remove(r.principal, r.params.id);
+      return noContent();
+    },
+  });
+  api.route({ method: 'GET', path: `${A}/overview`, auth: 'user', handler: (r) => manager.overview(r.principal) });
+  api.route({ method: 'GET', path: `${A}/stats/summary`, auth: 'user', handler: (r) => manager.statsSummary(r.principal) });
+  api.route({ method: 'GET', path: `${A}/:id/stats`, auth: 'user', handler: (r) => manager.stats(r.principal, r.params.id) });
+  api.route({ method: 'POST', path: `${A}/ai-fill`, auth: 'user', body: AiFillBody, handler: (r) => aiFill(r.body.text) });
+
+  // ---------- sharing ----------
+  api.route({ method: 'GET', path: `${A}/:id/share-link`, auth: 'user', handler: (r) => sharing.shareLink(r.principal, r.params.id) });
+  api.route({ method: 'POST', path: `${A}/:id/share-link/refresh`, auth: 'user', handler: (r) => sharing.refreshShareLink(r.principal, r.params.id) });
+  api.route({ method: 'GET', path: `${A}/:id/invites`, auth: 'user', handler: (r) => sharing.invites(r.principal, r.params.id) });
+  api.route({ method: 'POST', path: `${A}/:id/invites/refresh`, auth: 'user', handler: (r) => sharing.refreshInvite(r.principal, r.params.id) });
+  api.route({ method: 'DELETE', path: `${A}/:id/invites/:userId`, auth: 'user', handler: (r) => sharing.removeMember(r.principal, r.params.id, r.params.userId) });
+  api.route({ method: 'GET', path: '/api/v1/invites/:token', auth: 'optional', handler: (r) => sharing.inspect(r.principal, r.params.token) });
+  api.route({ method: 'POST', path: '/api/v1/invites/:token/decide', auth: 'user', body: DecideBody, handler: (r) => sharing.decide(r.principal, r.params.token, r.body.accept) });
+
+  // ---------- administrator review ----------
+  const R = '/api/v1/admin/agents';
+  api.route({ method: 'GET', path: `${R}/summary`, auth: 'admin', handler: () => review.summary() });
+  api.route({ method: 'GET', path: `${R}/pending`, auth: 'admin', query: PageQuery, handler: (r) => review.pending(r.query) });
+  api.route({ method: 'GET', path: R, auth: 'admin', query: AdminListQuery, handler: (r) => review.list(r.query) });
+  api.route({ method: 'GET', path: `${R}/:id/review`, auth: 'admin', handler: (r) => review.review(r.params.id) });
+  api.route({ method: 'POST', path: `${R}/:id/approve`, auth: 'admin', handler: (r) => review.approve(r.params.id) });
+  api.route({ method: 'POST', path: `${R}/:id/reject`, auth: 'admin', body: RejectBody, handler: (r) => review.reject(r.params.id, r.body.reason) });
+}

@@ -1,0 +1,46 @@
+// The agents domain, assembled. buildHub constructs one AgentService and
+// hands it to agentRoutes; the HostGateway is optional (hostUp reads false
+// without it) and may also be wired later with setGateway.
+import type { HubContext } from '../context.js';
+import type { HostGateway } from '../hosts/gateway.js';
+import { AgentCatalog } from './catalog.js';
+import { HostLookup } from './hostinfo.js';
+import { AgentMarket } from './market.js';
+import { AgentManager } from './manage.js';
+import { AgentReview } from './review.js';
+import { AgentSharing } from './sharing.js';
+
+export class AgentService {
+  readonly catalog: AgentCatalog;
+  readonly hosts: HostLookup;
+  readonly market: AgentMarket;
+  readonly manager: AgentManager;
+  readonly review: AgentReview;
+  readonly sharing: AgentSharing;
+
+  constructor(
+    private readonly ctx: HubContext,
+    opts: { gateway?: HostGateway } = {},
+  ) {
+    this.catalog = new AgentCatalog(ctx);
+    this.hosts = new HostLookup(ctx, opts.gateway);
+    this.market = new AgentMarket(ctx, this.catalog);
+    this.manager = new AgentManager(ctx, this.catalog, this.hosts);
+    this.review = new AgentReview(ctx, this.catalog, this.hosts);
+    this.sharing = new AgentSharing(ctx, this.catalog, this.manager);
+  }
+
+  setGateway(g: HostGateway): void {
+    this.hosts.setGateway(g);
+  }
+
+  /** Loads the catalog so the first market read is warm; subscriptions are live first, so no change slips between. */
+  async warm(): Promise<void> {
+    await this.ctx.bus.ready();
+    await this.catalog.fresh();
+  }
+
+  close(): void {
+    this.catalog.close();
+  }
+}

@@ -1,0 +1,95 @@
+// What the sessions domain calls. Small and stable on purpose:
+//
+//   const agent = await resolveUsableAgent(ctx, userId, agentId); // before opening a session
+//   await em.transactional(async (em) => { …; await recordSessionOpened(em, agent.id, userId); });
+//   notifyAgentChanged(ctx.bus, agent.id);                         // after commit
+//
+// The record* functions run inside the caller's transaction (they take its
+// EntityManager) and only touch counters; publishing the change is the
+// caller's job after commit, so the market cache never sees uncommitted data.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { HubContext } from '../context.js';
+import type { Bus } from '../bus/bus.js';
+import { publishObj } from '../bus/bus.js';
+import { fail } from '../errors.js';
+import { AGENTS_TOPIC, catalogOn, type AgentEvent } from './catalog.js';
+import { canRead, unusableReason } from './rules.js';
+
+export interface UsableAgent {
+  id: string;
+  ownerId: string;
+  hostId: string;
+  engine: string;
+  /** Relative to the host's work root; '' for the root itself. */
+  workDir: string;
+  displayName: string;
+  pricing: 'free' | 'paid';
+}
+
+type Em = Pick<EntityManager, 'execute'>;
+
+/**
+ * The agent a session may be opened on: the caller's own, an approved public
+ * one, or one shared with the caller. NOT_FOUND when the caller cannot see
+ * it; AGENT_UNUSABLE (400) when it can but the agent cannot run (disabled,
+ * no host/engine bound, or not online for a non-owner).
+ */
+export async function resolveUsableAgent(ctx: HubContext, userId: string, agentId: string): Promise<UsableAgent> {
+  const rows = await ctx.em().getConnection().execute(
+    `select a.id, a.owner_id, a.scope, a.review_status, a.usage_status, a.enable, a.host_id, a.engine, a.work_dir, a.display_name, a.pricing,
+            exists (select 1 from agent_members m where m.agent_id = a.id and m.user_id = ?) as shared
+       from agents a where a.id = ?`,
+    [userId, agentId],
+  );
+  if (!rows.length) throw fail('NOT_FOUND', 'agent not found');
+  const r = rows[0];
+  const a = { id: r.id, ownerId: r.owner_id, scope: r.scope, reviewStatus: r.review_status, usageStatus: r.usage_status, enable: r.enable, hostId: r.host_id, engine: r.engine };
+  if (!canRead(a, { userId, shared: r.shared ? new Set([a.id]) : undefined })) throw fail('NOT_FOUND', 'agent not found');
+  const why = unusableReason(a, userId);
+  if (why) throw fail('AGENT_UNUSABLE', why);
+  return { id: a.id, ownerId: a.ownerId, hostId: r.host_id, engine: r.engine, workDir: r.work_dir, displayName: r.display_name, pricing: r.pricing };
+}
+
+/**
+ * A session was opened: sessionCount + 1, lastUsedAt = now. usageCount counts
+ * distinct users, so pass the user; without one the session counts as a new use.
+ */
+export async function recordSessionOpened(em: Em, agentId: string, userId?: string): Promise<void> {
+  let newUser = true;
+  if (userId) {
+    const ins = await em.execute(`insert into agent_users (agent_id, user_id) values (?, ?) on conflict do nothing returning user_id`, [agentId, userId]);
+    newUser = ins.length > 0;
+  }
+  await em.execute(
+    `update agents set session_count = session_count + 1, usage_count = usage_count + ?, last_used_at = now() where id = ?`,
+    [newUser ? 1 : 0, agentId],
+  );
+}
+
+/**
+ * A run (one turn) finished: runs + 1, cost + cost, lastUsedAt = now. For a
+ * paid agent run by someone other than its owner, the owner's earn grows by
+ * the same cost.
+ */
+export async function recordRun(em: Em, agentId: string, run: { cost: number; userId?: string }): Promise<void> {
+  const cost = Math.max(0, Math.round(run.cost));
+  await em.execute(
+    `update agents set runs = runs + 1, cost = cost + ?, last_used_at = now(),
+            earn = earn + case when pricing = 'paid' and ?::text is not null and owner_id <> ?::text then ? else 0 end
+      where id = ?`,
+    [cost, run.userId ?? null, run.userId ?? null, cost, agentId],
+  );
+}
+
+/** The actual model the engine reported (read-only `modelName`). */
+export async function recordModel(em: Em, agentId: string, modelName: string): Promise<void> {
+  await em.execute(`update agents set model_name = ? where id = ? and model_name is distinct from ?`, [modelName.slice(0, 200), agentId, modelName.slice(0, 200)]);
+}
+
+/** Publish after commit: every node's market cache reloads these agents (this node's at once). */
+export function notifyAgentChanged(bus: Bus, ...agentIds: string[]): void {
+  if (!agentIds.length) return;
+  const local = catalogOn(bus);
+  if (local) local.agentsChanged(...agentIds);
+  else publishObj(bus, AGENTS_TOPIC, { t: 'agent', ids: agentIds } satisfies AgentEvent);
+}

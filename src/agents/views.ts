@@ -1,0 +1,73 @@
+// The agent object as the spec shows it. The market view is built once per
+// row version (catalog.ts) and only the per-caller flags are added per request.
+import type { Agent } from './entities.js';
+import type { UserState } from './catalog.js';
+
+export type BaseView = ReturnType<typeof baseView>;
+
+export function baseView(a: Agent, ownerName: string) {
+  return {
+    id: a.id,
+    name: a.name,
+    displayName: a.displayName,
+    description: a.description,
+    tags: a.tags,
+    category: a.category,
+    scope: a.scope,
+    pricing: a.pricing,
+    usageStatus: a.usageStatus,
+    ...(a.reviewStatus ? { reviewStatus: a.reviewStatus } : {}),
+    ...(a.engine ? { engine: a.engine } : {}),
+    ...(a.modelName ? { modelName: a.modelName } : {}),
+    expectedInput: a.expectedInput,
+    expectedOutput: a.expectedOutput,
+    ownerName,
+    usageCount: a.usageCount,
+    sessionCount: a.sessionCount,
+    runs: a.runs,
+    cost: a.cost,
+    earn: a.earn,
+    favoriteCount: a.favoriteCount,
+    enable: a.enable,
+    version: a.version,
+    recent: a.updatedAt.getTime(),
+    createdAt: a.createdAt.toISOString(),
+  };
+}
+
+export type MarketView = BaseView & { favorited: boolean; sharedWithMe: boolean };
+
+/** The view with both per-caller flags false: built once per row version and shared by most callers. */
+export function plainView(base: BaseView): MarketView {
+  return { ...base, favorited: false, sharedWithMe: false };
+}
+
+/** What any caller allowed to read the agent sees; a new object only when a flag is set. */
+export function marketView(e: { a: Agent; base: BaseView; plain: MarketView }, st: UserState | undefined): MarketView {
+  const favorited = !!st?.favs.has(e.a.id);
+  const sharedWithMe = !!st?.shared.has(e.a.id);
+  return favorited || sharedWithMe ? { ...e.base, favorited, sharedWithMe } : e.plain;
+}
+
+export interface HostInfo {
+  name: string;
+  up: boolean;
+}
+
+/** Owner and administrator view: adds the binding and the review outcome. */
+export function ownerView(e: { a: Agent; base: BaseView; plain: MarketView }, st: UserState | undefined, host: HostInfo | undefined) {
+  const a = e.a;
+  return {
+    ...marketView(e, st),
+    hostId: a.hostId ?? '',
+    hostName: host?.name ?? '',
+    hostUp: host?.up ?? false,
+    workDir: a.workDir,
+    ...(a.rejectReason ? { rejectReason: a.rejectReason } : {}),
+  };
+}
+
+/** `GET /agents/{id}/manage`: the owner view plus lastUsedAt (ms or null). */
+export function manageView(e: { a: Agent; base: BaseView; plain: MarketView }, st: UserState | undefined, host: HostInfo | undefined) {
+  return { ...ownerView(e, st, host), lastUsedAt: e.a.lastUsedAt ? e.a.lastUsedAt.getTime() : null };
+}

@@ -1,0 +1,156 @@
+// The Bus across hub nodes: Redis pub/sub with binary payloads. One
+// connection publishes (and serves ordinary commands for rate limits and
+// presence: `client`), one only subscribes. A topic is SUBSCRIBEd once per
+// node however many local handlers it has. A node's own publishes come back
+// through Redis too, so every reader of a topic sees one order.
+import { Redis } from 'ioredis';
+import type { Bus, BusHandler } from './bus.js';
+import type { Logger } from '../log.js';
+
+export interface RedisBusOptions {
+  /** Prefix of every channel (and of keys other modules build with `key()`): lets hubs share one Redis. */
+  prefix?: string;
+  log?: Logger;
+  /** How long start-up waits for Redis before giving up, ms. */
+  connectTimeoutMs?: number;
+}
+
+export class RedisBus implements Bus {
+  readonly kind = 'redis' as const;
+  /** The command connection, for other modules' keys and scripts. */
+  readonly client: Redis;
+  private readonly sub: Redis;
+  private readonly prefix: string;
+  private readonly log?: Logger;
+  private readonly topics = new Map<string, Set<BusHandler>>();
+  /** SUBSCRIBE/UNSUBSCRIBE commands not yet acknowledged. */
+  private pendingSubs = 0;
+  /** Publishes held back while a subscription is in flight (see publish). */
+  private held: Array<[string, Buffer]> = [];
+  private idle: Array<() => void> = [];
+  private lastErrorLog = 0;
+
+  private constructor(url: string, opts: RedisBusOptions) {
+    this.prefix = opts.prefix ?? '';
+    this.log = opts.log;
+    const common = { lazyConnect: true, connectTimeout: opts.connectTimeoutMs ?? 5000, maxRetriesPerRequest: 3 };
+    this.client = new Redis(url, { ...common, connectionName: 'hub-cmd' });
+    this.sub = new Redis(url, { ...common, connectionName: 'hub-sub', autoResubscribe: true });
+    for (const c of [this.client, this.sub]) c.on('error', (e) => this.logError(e));
+    this.sub.on('messageBuffer', (channel: Buffer, message: Buffer) => this.deliver(channel, message));
+  }
+
+  /** Connects both connections; rejects when Redis is unreachable. */
+  static async connect(url: string, opts: RedisBusOptions = {}): Promise<RedisBus> {
+    const bus = new RedisBus(url, opts);
+    try {
+      await Promise.all([bus.client.connect(), bus.sub.connect()]);
+    } catch (e) {
+      bus.client.disconnect();
+      bus.sub.disconnect();
+      throw e;
+    }
+    return bus;
+  }
+
+  /** A Redis key in this hub's namespace. */
+  key(name: string): string {
+    return this.prefix + name;
+  }
+
+  publish(topic: string, payload: Uint8Array): void {
+    const buf = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+    // A handler subscribed on this node before this publish must receive it,
+    // but SUBSCRIBE travels on the other connection: hold publishes until the
+    // subscriptions in flight are acknowledged, then send them in order.
+    if (this.pendingSubs > 0 || this.held.length > 0) {
+      this.held.push([topic, Buffer.from(buf)]);
+      return;
+    }
+    this.send(topic, buf);
+  }
+
+  subscribe(topic: string, handler: BusHandler): () => void {
+    let set = this.topics.get(topic);
+    if (!set) {
+      this.topics.set(topic, (set = new Set()));
+      this.track(this.sub.subscribe(this.prefix + topic));
+    }
+    set.add(handler);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      set!.delete(handler);
+      if (set!.size === 0 && this.topics.get(topic) === set) {
+        this.topics.delete(topic);
+        this.track(this.sub.unsubscribe(this.prefix + topic));
+      }
+    };
+  }
+
+  healthy(): boolean {
+    return this.client.status === 'ready' && this.sub.status === 'ready';
+  }
+
+  /** Resolves once every subscription made so far is active in Redis. */
+  ready(): Promise<void> {
+    if (this.pendingSubs === 0 && this.held.length === 0) return Promise.resolve();
+    return new Promise((r) => this.idle.push(r));
+  }
+
+  async close(): Promise<void> {
+    this.topics.clear();
+    // Send what is held rather than drop it, then leave politely.
+    this.pendingSubs = 0;
+    this.flush();
+    await Promise.allSettled([this.client.quit(), this.sub.quit()]);
+  }
+
+  private send(topic: string, buf: Buffer): void {
+    this.client.publish(this.prefix + topic, buf).catch((e) => this.logError(e));
+  }
+
+  private track(p: Promise<unknown>): void {
+    this.pendingSubs++;
+    const settle = () => {
+      this.pendingSubs = Math.max(0, this.pendingSubs - 1);
+      if (this.pendingSubs === 0) this.flush();
+    };
+    p.then(settle, (e) => {
+      this.logError(e);
+      settle();
+    });
+  }
+
+  private flush(): void {
+    const held = this.held.splice(0);
+    for (const [t, b] of held) this.send(t, b);
+    if (this.pendingSubs === 0) for (const r of this.idle.splice(0)) r();
+  }
+
+  private deliver(channel: Buffer, message: Buffer): void {
+    const name = channel.toString('utf8');
+    if (!name.startsWith(this.prefix)) return;
+    const set = this.topics.get(name.slice(this.prefix.length));
+    if (!set) return;
+    // A plain Uint8Array view, as LocalBus hands out: MessagePack `bin` fields then decode alike on both.
+    const payload = new Uint8Array(message.buffer, message.byteOffset, message.byteLength);
+    for (const h of [...set]) {
+      try {
+        h(payload);
+      } catch (e) {
+        // A failing subscriber must not stop delivery to the others.
+        this.log?.warn('bus handler failed', { topic: name, err: e });
+      }
+    }
+  }
+
+  private logError(e: unknown): void {
+    // A Redis outage raises one error per retry: log at most one per second.
+    const now = Date.now();
+    if (now - this.lastErrorLog < 1000) return;
+    this.lastErrorLog = now;
+    this.log?.warn('redis error', { err: e instanceof Error ? e.message : String(e) });
+  }
+}

@@ -1,0 +1,149 @@
+// The host's end of the channel: one WebSocket to the hub, hello on every
+// connect, app-level pings, and reconnection with jittered exponential
+// backoff. Frames from the hub go to one handler each (see handlers.ts).
+import WebSocket from 'ws';
+import { decode } from '@msgpack/msgpack';
+import { encodeFrame, decodeHubFrame, type HostToHub, type HubToHost } from '../../host-protocol/index.js';
+import { HOST_WS_PATH, PROTOCOL_VERSION, closeCodeInfo } from '../../host-protocol/version.js';
+import { ReplyCodes, type Engine } from '../../host-protocol/frames.js';
+import { CLI_VERSION } from './version.js';
+
+export interface ChannelOptions {
+  hub: string;
+  credential: string;
+  name: string;
+  capacity: number;
+  engines: () => Engine[];
+  /** runIds still executing, reported in hello after a reconnect. */
+  running: () => string[];
+  onFrame: (f: HubToHost, channel: Channel) => void;
+  status: (line: string) => void;
+}
+
+const BACKOFF_BASE_MS = 500;
+const BACKOFF_MAX_MS = 30_000;
+/** Frames produced while disconnected wait here (run output), up to this many. */
+const OUTBOX_MAX = 10_000;
+
+export class Channel {
+  private ws: WebSocket | undefined;
+  private attempt = 0;
+  private pingTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private lastHeard = 0;
+  private pingId = 0;
+  private ready = false;
+  private stopped = false;
+  private outbox: HostToHub[] = [];
+  private finished!: (reason: { code: number; message: string }) => void;
+  /** Resolves when the channel stops for good (stop(), or a close code that says not to reconnect). */
+  readonly done = new Promise<{ code: number; message: string }>((r) => (this.finished = r));
+
+  constructor(private readonly opts: ChannelOptions) {}
+
+  start(): void {
+    this.connect();
+  }
+
+  /** Sends now, or keeps the frame until the next welcome. */
+  send(f: HostToHub): void {
+    if (this.ready && this.ws?.readyState === WebSocket.OPEN) this.ws.send(encodeFrame(f));
+    else if (f.t !== 'ping' && f.t !== 'pong' && f.t !== 'reply' && this.outbox.length < OUTBOX_MAX) this.outbox.push(f);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    clearInterval(this.pingTimer);
+    this.ws?.close(1000);
+    this.finished({ code: 0, message: 'stopped' });
+  }
+
+  private connect(): void {
+    if (this.stopped) return;
+    const url = this.opts.hub.replace(/^http/, 'ws').replace(/\/+$/, '') + HOST_WS_PATH;
+    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${this.opts.credential}` }, perMessageDeflate: false, handshakeTimeout: 15_000 });
+    this.ws = ws;
+    this.ready = false;
+    let refused: number | undefined;
+    ws.on('unexpected-response', (_req, res) => {
+      refused = res.statusCode;
+      res.resume();
+      ws.terminate();
+    });
+    ws.on('open', () => {
+      this.lastHeard = Date.now();
+      ws.send(encodeFrame({ t: 'hello', v: PROTOCOL_VERSION, cli: CLI_VERSION, name: this.opts.name, capacity: this.opts.capacity, engines: this.opts.engines(), running: this.opts.running() }));
+    });
+    ws.on('message', (data: Buffer) => this.receive(data));
+    ws.on('error', () => {}); // 'close' follows and decides
+    ws.on('close', (code, reason) => {
+      clearInterval(this.pingTimer);
+      const wasReady = this.ready;
+      this.ready = false;
+      if (this.stopped || this.ws !== ws) return;
+      if (refused === 401) return this.end(4401, 'the hub refused the credential (host deleted or revoked); pair again');
+      const info = closeCodeInfo(code);
+      if (!info.reconnect) return this.end(code, `${info.reason} (${code})`);
+      if (wasReady) this.attempt = 0;
+      const delay = this.backoff();
+      const why = refused ? `HTTP ${refused}` : `${code}${reason.length ? ' ' + reason.toString() : info.reason ? ' ' + info.reason : ''}`;
+      this.opts.status(`disconnected from ${this.opts.hub} (${why}); reconnecting in ${(delay / 1000).toFixed(1)}s`);
+      this.retryTimer = setTimeout(() => this.connect(), delay);
+    });
+  }
+
+  /** Full jitter: a random delay between half and all of the capped exponential step. */
+  private backoff(): number {
+    const step = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** this.attempt++);
+    return Math.round(step / 2 + Math.random() * (step / 2));
+  }
+
+  private end(code: number, message: string): void {
+    this.stopped = true;
+    this.opts.status(`disconnected: ${message}`);
+    this.finished({ code, message });
+  }
+
+  private receive(data: Buffer): void {
+    this.lastHeard = Date.now();
+    const d = decodeHubFrame(data);
+    if (d.error !== undefined) return this.unknown(data);
+    const f = d.frame;
+    switch (f.t) {
+      case 'welcome':
+        return this.welcome(f.hostId, f.heartbeatMs);
+      case 'ping':
+        return this.send({ t: 'pong', id: f.id, ts: f.ts });
+      case 'pong':
+        return;
+      default:
+        this.opts.onFrame(f, this);
+    }
+  }
+
+  /** A frame this CLI does not know: a request among them is answered `unsupported` (the hub reads "too old"). */
+  private unknown(data: Buffer): void {
+    let id: unknown;
+    try {
+      id = (decode(data) as { id?: unknown })?.id;
+    } catch {
+      return;
+    }
+    if (Number.isInteger(id) && (id as number) > 0) this.send({ t: 'reply', id: id as number, ok: false, code: ReplyCodes.UNSUPPORTED, error: 'frame not supported by this agent-host version' });
+  }
+
+  private welcome(hostId: string, heartbeatMs: number): void {
+    this.ready = true;
+    this.attempt = 0;
+    const engines = this.opts.engines().map((e) => e.id).join(', ') || 'no engines';
+    this.opts.status(`connected to ${this.opts.hub} as ${hostId} (${engines}; capacity ${this.opts.capacity})`);
+    for (const f of this.outbox.splice(0)) this.send(f);
+    clearInterval(this.pingTimer);
+    this.pingTimer = setInterval(() => {
+      // The hub answers every ping: three beats of silence mean the connection is dead.
+      if (Date.now() - this.lastHeard > heartbeatMs * 3) return this.ws?.terminate();
+      this.send({ t: 'ping', id: ++this.pingId, ts: Date.now() });
+    }, heartbeatMs);
+  }
+}

@@ -1,0 +1,97 @@
+// Claude Code stream-json → host-protocol run frames. Pure: one parsed JSON
+// line in, zero or more frames out; the final `result` line is kept for
+// run.end rather than turned into a frame.
+import type { Block, HostToHub, Usage } from '../../host-protocol/frames.js';
+
+export interface StreamResult {
+  isError: boolean;
+  subtype: string;
+  message?: string;
+  usage?: Usage;
+  engineSessionId?: string;
+}
+
+export class ClaudeStream {
+  engineSessionId?: string;
+  model?: string;
+  result?: StreamResult;
+
+  constructor(private readonly runId: string) {}
+
+  /** Parses one stdout line; non-JSON lines are ignored (the engine may print notices). */
+  line(raw: string): HostToHub[] {
+    const s = raw.trim();
+    if (!s.startsWith('{')) return [];
+    let o: any;
+    try {
+      o = JSON.parse(s);
+    } catch {
+      return [];
+    }
+    return this.event(o);
+  }
+
+  event(o: any): HostToHub[] {
+    const runId = this.runId;
+    switch (o?.type) {
+      case 'system':
+        if (o.subtype !== 'init') return [];
+        this.engineSessionId = str(o.session_id) ?? this.engineSessionId;
+        this.model = str(o.model) ?? this.model;
+        return [{ t: 'run.init', runId, engineSessionId: this.engineSessionId, model: this.model }];
+      case 'stream_event': {
+        const d = o.event?.type === 'content_block_delta' ? o.event.delta : undefined;
+        if (d?.type === 'text_delta' && typeof d.text === 'string' && d.text) return [{ t: 'run.delta', runId, text: d.text }];
+        return [];
+      }
+      case 'assistant':
+      case 'user': {
+        if (o.type === 'assistant' && typeof o.message?.model === 'string') this.model = o.message.model;
+        const content = o.message?.content;
+        if (!Array.isArray(content)) return [];
+        const blocks = content.map(normalizeBlock).filter((b): b is Block => b !== undefined);
+        return blocks.length ? [{ t: 'run.message', runId, role: o.type, blocks }] : [];
+      }
+      case 'result': {
+        this.engineSessionId = str(o.session_id) ?? this.engineSessionId;
+        this.result = {
+          isError: o.is_error === true || (typeof o.subtype === 'string' && o.subtype !== 'success'),
+          subtype: String(o.subtype ?? ''),
+          message: typeof o.result === 'string' ? o.result.slice(0, 4000) : undefined,
+          usage: usageOf(o.usage),
+          engineSessionId: this.engineSessionId,
+        };
+        return [];
+      }
+      default:
+        return [];
+    }
+  }
+}
+
+const str = (v: unknown) => (typeof v === 'string' && v ? v.slice(0, 200) : undefined);
+const nat = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
+
+/** Input counts every prompt token the engine processed, cached or not. */
+export function usageOf(u: any): Usage | undefined {
+  if (!u || typeof u !== 'object') return undefined;
+  return {
+    inputTokens: nat(u.input_tokens) + nat(u.cache_creation_input_tokens) + nat(u.cache_read_input_tokens),
+    outputTokens: nat(u.output_tokens),
+  };
+}
+
+export function normalizeBlock(b: any): Block | undefined {
+  switch (b?.type) {
+    case 'text':
+      return typeof b.text === 'string' ? { kind: 'text', content: b.text } : undefined;
+    case 'thinking':
+      return typeof b.thinking === 'string' ? { kind: 'thinking', content: b.thinking } : undefined;
+    case 'tool_use':
+      return { kind: 'tool_use', toolName: String(b.name ?? '').slice(0, 200), toolId: String(b.id ?? '').slice(0, 200), toolInput: b.input && typeof b.input === 'object' ? b.input : {} };
+    case 'tool_result':
+      return { kind: 'tool_result', toolId: String(b.tool_use_id ?? '').slice(0, 200), toolResult: { content: b.content ?? '', isError: b.is_error === true } };
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,78 @@
+// What the host does with each frame from the hub: one handler per type.
+// Runs go to the runner, settings to the settings writer, directory listings
+// to dirs.ts; every request is answered with a `reply` carrying its id.
+import type { FrameOf, HubToHost, Engine } from '../../host-protocol/frames.js';
+import { ReplyCodes } from '../../host-protocol/frames.js';
+import type { Channel } from './channel.js';
+import { startRun, type RunHandle } from './runner.js';
+import { applySettings } from './settings.js';
+import { listDirs, DirsError } from './dirs.js';
+import { detectEngines } from './engines.js';
+
+export interface HostState {
+  workRoot: string;
+  claudeConfigDir: string;
+  claudeBin: string | undefined;
+  engines: Engine[];
+  runs: Map<string, RunHandle>;
+}
+
+type Handler<T extends HubToHost['t']> = (f: FrameOf<HubToHost, T>, ch: Channel, s: HostState) => void | Promise<void>;
+
+const runStart: Handler<'run.start'> = (f, ch, s) => {
+  const fail = (code: string, message: string) => ch.send({ t: 'run.end', runId: f.runId, ok: false, error: { code, message } });
+  if (s.runs.has(f.runId)) return; // a repeated dispatch of a run already going
+  if (f.engine !== 'claude-code' || !s.claudeBin) return fail('ENGINE_UNAVAILABLE', `engine ${f.engine} is not available on this host`);
+  let handle: RunHandle;
+  try {
+    handle = startRun(f, { workRoot: s.workRoot, claudeBin: s.claudeBin }, (out) => ch.send(out));
+  } catch (e) {
+    return fail('ENGINE_FAILED', (e as Error).message);
+  }
+  s.runs.set(f.runId, handle);
+  void handle.done.finally(() => s.runs.delete(f.runId));
+};
+
+const runAbort: Handler<'run.abort'> = (f, _ch, s) => {
+  s.runs.get(f.runId)?.abort();
+};
+
+const settingsApply: Handler<'settings.apply'> = async (f, ch, s) => {
+  try {
+    const data = await applySettings(f.engine, f.config, { claudeConfigDir: s.claudeConfigDir });
+    ch.send({ t: 'reply', id: f.id, ok: true, data });
+  } catch (e) {
+    ch.send({ t: 'reply', id: f.id, ok: false, code: ReplyCodes.FAILED, error: (e as Error).message.slice(0, 4000) });
+  }
+};
+
+const dirsList: Handler<'dirs.list'> = async (f, ch, s) => {
+  try {
+    ch.send({ t: 'reply', id: f.id, ok: true, data: await listDirs(s.workRoot, f.path) });
+  } catch (e) {
+    ch.send({ t: 'reply', id: f.id, ok: false, code: e instanceof DirsError ? e.code : ReplyCodes.FAILED, error: (e as Error).message.slice(0, 4000) });
+  }
+};
+
+const enginesRefresh: Handler<'engines.refresh'> = async (f, ch, s) => {
+  const d = await detectEngines();
+  s.engines = d.engines;
+  s.claudeBin = d.claudeBin;
+  ch.send({ t: 'reply', id: f.id, ok: true, data: { engines: d.engines } });
+};
+
+const HANDLERS: { [T in HubToHost['t']]?: Handler<T> } = {
+  'run.start': runStart,
+  'run.abort': runAbort,
+  'settings.apply': settingsApply,
+  'dirs.list': dirsList,
+  'engines.refresh': enginesRefresh,
+};
+
+export function handleFrame(f: HubToHost, ch: Channel, s: HostState): void {
+  const h = HANDLERS[f.t] as Handler<typeof f.t> | undefined;
+  if (!h) return;
+  Promise.resolve()
+    .then(() => h(f as never, ch, s))
+    .catch((e) => process.stderr.write(`agent-host: ${f.t} failed: ${(e as Error).message}\n`));
+}

@@ -1,0 +1,125 @@
+// One host's channel on this node. The transport hands it decoded frames
+// (`handle`) and tells it when the socket drains or closes; it answers with
+// one handler per frame type. It holds no timers and no closures: liveness
+// is judged by the node's single sweep (see channels.ts) from `lastSeen`.
+import { encodeFrame, type FrameOf, type HostToHub, type HubToHost } from '../../host-protocol/index.js';
+import { CloseCodes, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION, type CloseCode } from '../../host-protocol/version.js';
+import type { HostIdentity } from './store.js';
+
+/** The three verbs a connection needs from its socket (a uWS WebSocket has them). */
+export interface Socket {
+  send(message: Uint8Array, isBinary: boolean): number;
+  getBufferedAmount(): number;
+  end(code: number, reason: string): void;
+}
+
+/** What a connection reports to the node that owns it. */
+export interface ChannelOwner {
+  hello(conn: HostConnection, frame: FrameOf<HostToHub, 'hello'>): void;
+  run(conn: HostConnection, frame: FrameOf<HostToHub, 'run.init' | 'run.delta' | 'run.message' | 'run.end'>): void;
+  reply(conn: HostConnection, frame: FrameOf<HostToHub, 'reply'>): void;
+  engines(conn: HostConnection, frame: FrameOf<HostToHub, 'engines'>): void;
+  closed(conn: HostConnection): void;
+}
+
+/** Above this many buffered bytes, frames wait in the connection's queue until `drain`. */
+const HIGH_WATER = 256 * 1024;
+/** A host that lets this much pile up is not reading: close it (it reconnects). */
+const QUEUE_LIMIT = 8 * 1024 * 1024;
+
+type Handler = (c: HostConnection, f: any) => void;
+const HANDLERS: Record<HostToHub['t'], Handler> = {
+  hello: (c, f: FrameOf<HostToHub, 'hello'>) => {
+    if (c.ready) return c.close(CloseCodes.HELLO_TWICE);
+    if (f.v < MIN_PROTOCOL_VERSION || f.v > PROTOCOL_VERSION) return c.close(CloseCodes.VERSION);
+    c.ready = true;
+    c.owner.hello(c, f);
+  },
+  ping: (c, f: FrameOf<HostToHub, 'ping'>) => c.send({ t: 'pong', id: f.id, ts: f.ts }),
+  pong: () => {},
+  reply: (c, f) => c.owner.reply(c, f),
+  engines: (c, f) => c.owner.engines(c, f),
+  'run.init': (c, f) => c.owner.run(c, f),
+  'run.delta': (c, f) => c.owner.run(c, f),
+  'run.message': (c, f) => c.owner.run(c, f),
+  'run.end': (c, f) => c.owner.run(c, f),
+};
+
+export class HostConnection {
+  readonly hostId: string;
+  readonly userId: string;
+  socket: Socket | null = null;
+  /** Unix ms of the last frame received. */
+  lastSeen = Date.now();
+  /** hello accepted. */
+  ready = false;
+  /** Which of this node's channels it is, to tell a takeover by itself from one by another node. */
+  serial = 0;
+  /** Close code the hub chose, once it closes this channel (0 while open or closed by the host). */
+  closedWith = 0;
+  private queue: Uint8Array[] | null = null;
+  private queued = 0;
+
+  constructor(
+    readonly owner: ChannelOwner,
+    id: HostIdentity,
+  ) {
+    this.hostId = id.hostId;
+    this.userId = id.userId;
+  }
+
+  open(socket: Socket): void {
+    this.socket = socket;
+    this.lastSeen = Date.now();
+  }
+
+  handle(frame: HostToHub): void {
+    this.lastSeen = Date.now();
+    if (!this.ready && frame.t !== 'hello') return this.close(CloseCodes.HELLO_TWICE);
+    HANDLERS[frame.t](this, frame);
+  }
+
+  /** Sends now, or queues behind backpressure. False once the socket is gone. */
+  send(frame: HubToHost): boolean {
+    const s = this.socket;
+    if (!s) return false;
+    const bytes = encodeFrame(frame);
+    if (this.queue || s.getBufferedAmount() > HIGH_WATER) {
+      (this.queue ??= []).push(bytes);
+      this.queued += bytes.byteLength;
+      if (this.queued > QUEUE_LIMIT) this.close(CloseCodes.BACKPRESSURE);
+      return true;
+    }
+    s.send(bytes, true);
+    return true;
+  }
+
+  /** The socket drained: send what waited, as far as the buffer allows. */
+  drain(): void {
+    const s = this.socket;
+    const q = this.queue;
+    if (!s || !q) return;
+    let i = 0;
+    while (i < q.length && s.getBufferedAmount() <= HIGH_WATER) {
+      this.queued -= q[i].byteLength;
+      s.send(q[i++], true);
+    }
+    q.splice(0, i);
+    if (!q.length) this.queue = null;
+  }
+
+  close(code: CloseCode): void {
+    const s = this.socket;
+    if (!s) return;
+    this.closedWith = code.code;
+    s.end(code.code, code.reason); // uWS calls the close handler synchronously → closed()
+  }
+
+  /** The transport saw the socket close. */
+  closed(): void {
+    if (!this.socket) return;
+    this.socket = null;
+    this.queue = null;
+    this.owner.closed(this);
+  }
+}

@@ -1,0 +1,285 @@
+// The node side of the host channel and the HostGateway other domains use.
+// Channels held here are found by stable id: a frame for host H is published
+// on the Bus topic `host:H`, and only the node holding H's channel subscribes
+// to it. Replies come back on `hostreply:<node>`. Presence says which node
+// holds a host, so a request to a host nobody holds fails at once.
+// One sweep timer judges every channel's liveness; connections hold none.
+import type { HubContext } from '../context.js';
+import type { Engine, FrameOf, HostToHub, HubToHost } from '../../host-protocol/frames.js';
+import { CloseCodes } from '../../host-protocol/version.js';
+import { publishObj, subscribeObj } from '../bus/bus.js';
+import { fail } from '../errors.js';
+import type { HostGateway, HostPresence, RequestFrame, RunFrame } from './gateway.js';
+import type { Presence, PresenceEntry } from './presence.js';
+import type { HostStore } from './store.js';
+import { HostConnection, type ChannelOwner } from './connection.js';
+import { PendingRequests, type ReplyMsg } from './requests.js';
+import type { HostIdentity } from './store.js';
+
+type HostMsg =
+  | { k: 'send'; h: string; frame: FrameOf<HubToHost, 'run.start' | 'run.abort'> }
+  | { k: 'req'; h: string; node: string; rid: number; frame: RequestFrame }
+  | { k: 'takeover'; h: string; node: string; serial: number };
+
+interface Forward {
+  hostId: string;
+  node: string;
+  rid: number;
+  at: number;
+}
+
+/** How often lastSeenAt of live channels reaches the database. */
+const PERSIST_SEEN_MS = 60_000;
+const FORWARD_MAX_AGE_MS = 5 * 60_000;
+
+export interface ChannelTiming {
+  /** Silence after which a channel is closed and the host reads offline. */
+  heartbeatTimeoutMs: number;
+  /** How long a request waits for the host's reply. */
+  requestTimeoutMs: number;
+}
+
+export class HostChannels implements HostGateway, ChannelOwner {
+  private readonly node: string;
+  private local = new Map<string, HostConnection>();
+  /** Open sockets that have not said hello yet (closed by the sweep when too slow). */
+  private waiting = new Set<HostConnection>();
+  private subs = new Map<string, () => void>();
+  private serial = 0;
+  private forwards = new Map<number, Forward>();
+  private nextForward = 0;
+  private pending = new PendingRequests();
+  private runHandlers: Array<(hostId: string, f: RunFrame) => void> = [];
+  private upHandlers: Array<(hostId: string, info: { running: string[] }) => void> = [];
+  private downHandlers: Array<(hostId: string) => void> = [];
+  private idleHandlers: Array<(hostId: string) => void> = [];
+  /** One shared array per distinct engine list: thousands of hosts report the same one. */
+  private engineLists = new Map<string, Engine[]>();
+  private sweepTimer: NodeJS.Timeout;
+  private lastPersist = Date.now();
+  private unsubReply: () => void;
+  private readonly onHostMsg = (m: HostMsg) => this.hostMsg(m);
+
+  constructor(
+    private readonly ctx: HubContext,
+    private readonly presenceStore: Presence,
+    private readonly store: HostStore,
+    readonly timing: ChannelTiming,
+  ) {
+    this.node = ctx.config.nodeId;
+    this.unsubReply = subscribeObj<ReplyMsg>(ctx.bus, `hostreply:${this.node}`, (m) => this.pending.settle(m));
+    // A revoked host loses its socket on every node, including one still before hello.
+    store.onRevoked = (hostId) => {
+      this.local.get(hostId)?.close(CloseCodes.HOST_DELETED);
+      for (const c of this.waiting) if (c.hostId === hostId) c.close(CloseCodes.HOST_DELETED);
+    };
+    this.sweepTimer = setInterval(() => this.sweep(), Math.max(250, Math.floor(timing.heartbeatTimeoutMs / 3)));
+    this.sweepTimer.unref();
+  }
+
+  /** How often hosts should ping (sent in `welcome`). */
+  get heartbeatMs(): number {
+    return Math.max(1000, Math.floor(this.timing.heartbeatTimeoutMs / 3));
+  }
+
+  /** A socket authenticated as this host: the transport calls open() on it next. */
+  connection(id: HostIdentity): HostConnection {
+    return new HostConnection(this, id);
+  }
+
+  /** The transport opened the socket of `conn`. */
+  opened(conn: HostConnection): void {
+    this.waiting.add(conn);
+  }
+
+  // ---------- ChannelOwner: what connections report ----------
+
+  hello(conn: HostConnection, f: FrameOf<HostToHub, 'hello'>): void {
+    const id = conn.hostId;
+    this.waiting.delete(conn);
+    const old = this.local.get(id);
+    this.local.set(id, conn);
+    const serial = (conn.serial = ++this.serial);
+    if (old && old !== conn) old.close(CloseCodes.REPLACED);
+    const engines = this.intern(f.engines);
+    const running = f.running ?? [];
+    void this.presenceStore.set(id, { nodeId: this.node, running: running.length, capacity: f.capacity, engines, lastSeenAt: Date.now() }, this.timing.heartbeatTimeoutMs);
+    if (!this.subs.has(id)) this.subs.set(id, subscribeObj<HostMsg>(this.ctx.bus, `host:${id}`, this.onHostMsg));
+    // A channel for the same host on another node gives way to this one.
+    publishObj(this.ctx.bus, `host:${id}`, { k: 'takeover', h: id, node: this.node, serial } satisfies HostMsg);
+    this.store.recordHello(id, { name: f.name, cliVersion: f.cli, protocolVersion: f.v, engines, capacity: f.capacity });
+    conn.send({ t: 'welcome', hostId: id, heartbeatMs: this.heartbeatMs });
+    for (const h of this.upHandlers) this.safe(() => h(id, { running }));
+  }
+
+  run(conn: HostConnection, f: RunFrame): void {
+    for (const h of this.runHandlers) this.safe(() => h(conn.hostId, f));
+  }
+
+  reply(conn: HostConnection, f: FrameOf<HostToHub, 'reply'>): void {
+    const fwd = this.forwards.get(f.id);
+    if (!fwd || fwd.hostId !== conn.hostId) return; // late or foreign id: ignore
+    this.forwards.delete(f.id);
+    publishObj(this.ctx.bus, `hostreply:${fwd.node}`, { rid: fwd.rid, ok: f.ok, data: f.data, error: f.error, code: f.code } satisfies ReplyMsg);
+  }
+
+  engines(conn: HostConnection, f: FrameOf<HostToHub, 'engines'>): void {
+    this.updateEngines(conn.hostId, f.engines);
+  }
+
+  closed(conn: HostConnection): void {
+    this.waiting.delete(conn);
+    const id = conn.hostId;
+    if (this.local.get(id) !== conn) return; // replaced, or never said hello
+    this.local.delete(id);
+    this.subs.get(id)?.();
+    this.subs.delete(id);
+    void this.presenceStore.remove(id, this.node);
+    this.store.touch(id, conn.lastSeen);
+    for (const [fid, fwd] of this.forwards) {
+      if (fwd.hostId !== id) continue;
+      this.forwards.delete(fid);
+      publishObj(this.ctx.bus, `hostreply:${fwd.node}`, { rid: fwd.rid, ok: false, code: 'offline' } satisfies ReplyMsg);
+    }
+    // Taken over by a newer channel on another node: the host is not down, its runs go on there.
+    if (conn.closedWith === CloseCodes.REPLACED.code) return;
+    for (const h of this.downHandlers) this.safe(() => h(id));
+  }
+
+  // ---------- Bus: frames for hosts whose channel is here ----------
+
+  private hostMsg(m: HostMsg): void {
+    const conn = this.local.get(m.h);
+    switch (m.k) {
+      case 'send':
+        conn?.send(m.frame);
+        return;
+      case 'req': {
+        if (!conn) {
+          publishObj(this.ctx.bus, `hostreply:${m.node}`, { rid: m.rid, ok: false, code: 'offline' } satisfies ReplyMsg);
+          return;
+        }
+        const id = ++this.nextForward;
+        this.forwards.set(id, { hostId: m.h, node: m.node, rid: m.rid, at: Date.now() });
+        conn.send({ ...m.frame, id } as HubToHost);
+        return;
+      }
+      case 'takeover':
+        if (conn && !(m.node === this.node && conn.serial === m.serial)) conn.close(CloseCodes.REPLACED);
+        return;
+    }
+  }
+
+  // ---------- HostGateway ----------
+
+  async presence(hostId: string): Promise<HostPresence> {
+    return view(hostId, await this.presenceStore.get(hostId));
+  }
+
+  async presenceMany(hostIds: string[]): Promise<Map<string, HostPresence>> {
+    const found = await this.presenceStore.getMany(hostIds);
+    return new Map(hostIds.map((id) => [id, view(id, found.get(id))]));
+  }
+
+  /** The raw presence entry (node, engines, counts), for the hosts service. */
+  entries(hostIds: string[]): Promise<Map<string, PresenceEntry>> {
+    return this.presenceStore.getMany(hostIds);
+  }
+
+  async send(hostId: string, frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>): Promise<void> {
+    await this.reachable(hostId);
+    publishObj(this.ctx.bus, `host:${hostId}`, { k: 'send', h: hostId, frame } satisfies HostMsg);
+  }
+
+  async request(hostId: string, frame: RequestFrame, timeoutMs = this.timing.requestTimeoutMs): Promise<unknown> {
+    await this.reachable(hostId);
+    const { rid, result } = this.pending.open(timeoutMs, frame.t === 'settings.apply');
+    publishObj(this.ctx.bus, `host:${hostId}`, { k: 'req', h: hostId, node: this.node, rid, frame } satisfies HostMsg);
+    return result;
+  }
+
+  onRunFrame(handler: (hostId: string, frame: RunFrame) => void): void {
+    this.runHandlers.push(handler);
+  }
+  onHostUp(handler: (hostId: string, info: { running: string[] }) => void): void {
+    this.upHandlers.push(handler);
+  }
+  onHostDown(handler: (hostId: string) => void): void {
+    this.downHandlers.push(handler);
+  }
+
+  setRunning(hostId: string, running: number): void {
+    void this.presenceStore.patch(hostId, { running: Math.max(0, running) });
+    // Owed model settings are delivered when a host's runs drop to zero (model-configs).
+    if (running <= 0) for (const h of this.idleHandlers) this.safe(() => h(hostId));
+  }
+
+  onIdle(handler: (hostId: string) => void): void {
+    this.idleHandlers.push(handler);
+  }
+
+  /** New engine list from a host (frame or refresh reply): presence now, database batched. */
+  updateEngines(hostId: string, engines: Engine[]): void {
+    const list = this.intern(engines);
+    void this.presenceStore.patch(hostId, { engines: list });
+    this.store.recordEngines(hostId, list);
+  }
+
+  /** Channels held by this node (bench and tests). */
+  get size(): number {
+    return this.local.size;
+  }
+
+  private async reachable(hostId: string): Promise<void> {
+    const e = await this.presenceStore.get(hostId);
+    if (!e || e.nodeId === null) throw fail('HOST_OFFLINE');
+  }
+
+  /** Closes silent channels, extends presence of the live ones, drops stale forwards. */
+  private sweep(): void {
+    const now = Date.now();
+    const limit = now - this.timing.heartbeatTimeoutMs;
+    const live: string[] = [];
+    for (const conn of this.local.values()) {
+      if (conn.lastSeen < limit) conn.close(CloseCodes.HEARTBEAT);
+      else live.push(conn.hostId);
+    }
+    if (live.length) void this.presenceStore.refresh(live, this.node, this.timing.heartbeatTimeoutMs, now);
+    if (now - this.lastPersist >= PERSIST_SEEN_MS) {
+      this.lastPersist = now;
+      this.store.touchMany(live, now);
+    }
+    for (const conn of this.waiting) if (conn.lastSeen < limit) conn.close(CloseCodes.HELLO_TIMEOUT);
+    for (const [id, f] of this.forwards) if (now - f.at > FORWARD_MAX_AGE_MS) this.forwards.delete(id);
+  }
+
+  private intern(engines: Engine[]): Engine[] {
+    const key = JSON.stringify(engines);
+    let list = this.engineLists.get(key);
+    if (!list) {
+      if (this.engineLists.size > 10_000) this.engineLists.clear();
+      this.engineLists.set(key, (list = engines));
+    }
+    return list;
+  }
+
+  private safe(fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      this.ctx.log.error('host event handler failed', { err: e });
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweepTimer);
+    for (const conn of [...this.local.values(), ...this.waiting]) conn.close(CloseCodes.GOING_AWAY);
+    this.unsubReply();
+    this.pending.close();
+  }
+}
+
+function view(hostId: string, e: PresenceEntry | undefined): HostPresence {
+  if (!e) return { hostId, status: 'offline', running: 0, capacity: 0, engines: [], lastSeenAt: null };
+  return { hostId, status: e.running >= e.capacity ? 'busy' : 'online', running: e.running, capacity: e.capacity, engines: e.engines, lastSeenAt: e.lastSeenAt };
+}

@@ -1,0 +1,196 @@
+// Presence shared by every hub node, in Redis. One hash per host
+// (`presence:<hostId>`: node, running, capacity, engines, lastSeen) with a
+// TTL that the holding node's channel sweep extends in one batched call —
+// never a publish per heartbeat. Each node also keeps `node:<nodeId>` alive
+// with a short TTL; an entry whose node key is gone reads as offline, so the
+// hosts of a killed node read offline within NODE_TTL_MS, and the entry TTL
+// (the heartbeat window) is the backstop.
+import type { Redis } from 'ioredis';
+import type { Engine } from '../../host-protocol/frames.js';
+import type { Presence, PresenceEntry } from './presence.js';
+import type { Logger } from '../log.js';
+
+/** A node's liveness key lives this long without renewal. */
+export const NODE_TTL_MS = 5000;
+const NODE_RENEW_MS = 1500;
+/** Largest number of hosts in one script call. */
+const CHUNK = 500;
+
+// KEYS: presence keys. ARGV[1]: node key prefix. Returns, per key, the five
+// fields or nils when absent or when its node is dead.
+const GET = `
+local out = {}
+for i, k in ipairs(KEYS) do
+  local v = redis.call('HMGET', k, 'n', 'r', 'c', 'e', 's')
+  if v[1] and v[1] ~= '' and redis.call('EXISTS', ARGV[1] .. v[1]) == 0 then v = {} end
+  out[i] = v
+end
+return out
+`;
+// KEYS[1]: presence key. ARGV: node, running, capacity, engines, lastSeen, ttl.
+// Replaces the entry; returns the node that held it before ('' for none).
+const SET = `
+local prev = redis.call('HGET', KEYS[1], 'n') or ''
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'n', ARGV[1], 'r', ARGV[2], 'c', ARGV[3], 'e', ARGV[4], 's', ARGV[5])
+redis.call('PEXPIRE', KEYS[1], ARGV[6])
+return prev
+`;
+// KEYS: presence keys. ARGV: node ('' for none), ttl ms, lastSeen.
+const REFRESH = `
+for _, k in ipairs(KEYS) do
+  if redis.call('HGET', k, 'n') == ARGV[1] then
+    redis.call('HSET', k, 's', ARGV[3])
+    redis.call('PEXPIRE', k, ARGV[2])
+  end
+end
+return 0
+`;
+// KEYS[1]: presence key. ARGV: field, value pairs. Only a live entry changes.
+const PATCH = `
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], unpack(ARGV)) end
+return 0
+`;
+// KEYS[1]: presence key. ARGV[1]: node. Only the holder may remove it.
+const REMOVE = `
+if redis.call('HGET', KEYS[1], 'n') == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
+type Scripts = Redis & {
+  presenceSet(key: string, ...a: Array<string | number>): Promise<string>;
+  presenceGet(n: number, ...a: string[]): Promise<Array<Array<string | null>>>;
+  presenceRefresh(n: number, ...a: Array<string | number>): Promise<number>;
+  presencePatch(key: string, ...a: Array<string | number>): Promise<number>;
+  presenceRemove(key: string, node: string): Promise<number>;
+};
+
+export class RedisPresence implements Presence {
+  private readonly redis: Scripts;
+  private readonly nodeKey: string;
+  private readonly renew: NodeJS.Timeout;
+  /** Parsed engine lists by their JSON: hosts mostly report the same few. */
+  private engines = new Map<string, Engine[]>();
+  /** Per host, the previous holder read by the last set() (see takenOverFrom). */
+  private previous = new Map<string, Promise<string | null>>();
+
+  constructor(
+    redis: Redis,
+    private readonly keyOf: (k: string) => string,
+    nodeId: string,
+    private readonly log?: Logger,
+    /** Liveness key lifetime and renewal period (tests shorten them). */
+    timing: { nodeTtlMs: number; renewMs: number } = { nodeTtlMs: NODE_TTL_MS, renewMs: NODE_RENEW_MS },
+  ) {
+    const r = redis as unknown as Partial<Scripts>;
+    if (!r.presenceGet) {
+      redis.defineCommand('presenceSet', { lua: SET, numberOfKeys: 1 });
+      redis.defineCommand('presenceGet', { lua: GET });
+      redis.defineCommand('presenceRefresh', { lua: REFRESH });
+      redis.defineCommand('presencePatch', { lua: PATCH, numberOfKeys: 1 });
+      redis.defineCommand('presenceRemove', { lua: REMOVE, numberOfKeys: 1 });
+    }
+    this.redis = redis as Scripts;
+    this.nodeKey = keyOf(`node:${nodeId}`);
+    const beat = () => void this.redis.set(this.nodeKey, String(Date.now()), 'PX', timing.nodeTtlMs).catch((e) => this.warn(e));
+    beat();
+    this.renew = setInterval(beat, timing.renewMs);
+    this.renew.unref();
+  }
+
+  async set(hostId: string, e: PresenceEntry, ttlMs: number): Promise<void> {
+    const node = e.nodeId ?? '';
+    const prev = this.redis
+      .presenceSet(this.key(hostId), node, e.running, e.capacity, JSON.stringify(e.engines), e.lastSeenAt, ttlMs)
+      .then((p) => (p && p !== node ? p : null))
+      .catch((err) => {
+        this.warn(err);
+        return null;
+      });
+    if (this.previous.size > 10_000) this.previous.clear();
+    this.previous.set(hostId, prev);
+    await prev;
+  }
+
+  /**
+   * The node that still held the host when it said hello here, if another
+   * one: that node did not release the channel (it died, or has not yet seen
+   * the socket drop). Answers once per hello; null when the handover was clean.
+   */
+  async takenOverFrom(hostId: string): Promise<string | null> {
+    const p = this.previous.get(hostId);
+    this.previous.delete(hostId);
+    return p ? await p : null;
+  }
+
+  async refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<void> {
+    for (let i = 0; i < hostIds.length; i += CHUNK) {
+      const keys = hostIds.slice(i, i + CHUNK).map((id) => this.key(id));
+      await this.redis.presenceRefresh(keys.length, ...keys, nodeId ?? '', ttlMs, lastSeenAt).catch((e) => this.warn(e));
+    }
+  }
+
+  async patch(hostId: string, fields: Partial<Pick<PresenceEntry, 'running' | 'engines' | 'capacity'>>): Promise<void> {
+    const args: Array<string | number> = [];
+    if (fields.running !== undefined) args.push('r', fields.running);
+    if (fields.capacity !== undefined) args.push('c', fields.capacity);
+    if (fields.engines !== undefined) args.push('e', JSON.stringify(fields.engines));
+    if (!args.length) return;
+    await this.redis.presencePatch(this.key(hostId), ...args).catch((e) => this.warn(e));
+  }
+
+  async remove(hostId: string, nodeId: string | null): Promise<void> {
+    await this.redis.presenceRemove(this.key(hostId), nodeId ?? '').catch((e) => this.warn(e));
+  }
+
+  async get(hostId: string): Promise<PresenceEntry | undefined> {
+    return (await this.getMany([hostId])).get(hostId);
+  }
+
+  async getMany(hostIds: string[]): Promise<Map<string, PresenceEntry>> {
+    const out = new Map<string, PresenceEntry>();
+    for (let i = 0; i < hostIds.length; i += CHUNK) {
+      const ids = hostIds.slice(i, i + CHUNK);
+      // A Redis outage rejects here: callers see an error, not every host offline.
+      const rows = await this.redis.presenceGet(ids.length, ...ids.map((id) => this.key(id)), this.keyOf('node:'));
+      rows.forEach((v, j) => {
+        if (!v || v[0] === null || v[0] === undefined) return;
+        out.set(ids[j], { nodeId: v[0] || null, running: Number(v[1]), capacity: Number(v[2]), engines: this.parseEngines(v[3]), lastSeenAt: Number(v[4]) });
+      });
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.renew);
+    // Our hosts read offline at once rather than after NODE_TTL_MS.
+    await this.redis.del(this.nodeKey).catch(() => {});
+  }
+
+  private key(hostId: string): string {
+    return this.keyOf(`presence:${hostId}`);
+  }
+
+  private parseEngines(raw: string | null): Engine[] {
+    if (!raw) return [];
+    let list = this.engines.get(raw);
+    if (!list) {
+      try {
+        list = JSON.parse(raw) as Engine[];
+      } catch {
+        list = [];
+      }
+      if (this.engines.size > 10_000) this.engines.clear();
+      this.engines.set(raw, list);
+    }
+    return list;
+  }
+
+  private lastWarn = 0;
+  private warn(e: unknown): void {
+    const now = Date.now();
+    if (now - this.lastWarn < 5000) return;
+    this.lastWarn = now;
+    this.log?.warn('presence write failed', { err: e instanceof Error ? e.message : String(e) });
+  }
+}

@@ -1,0 +1,87 @@
+// Where each host is: which node holds its channel, how many runs it has,
+// its capacity and engines. Entries live for a TTL and are refreshed by the
+// holding node's heartbeat sweep, so a dead node's hosts read offline once
+// the TTL passes. The in-process implementation serves one node; a Redis one
+// (same interface, keys with TTL) serves several.
+import type { Engine } from '../../host-protocol/frames.js';
+
+export interface PresenceEntry {
+  /** Node holding the channel; null for a host that only polls over HTTP. */
+  nodeId: string | null;
+  running: number;
+  capacity: number;
+  engines: Engine[];
+  /** Unix ms of the last sign of life. */
+  lastSeenAt: number;
+}
+
+export interface Presence {
+  set(hostId: string, entry: PresenceEntry, ttlMs: number): Promise<void>;
+  /** Extends the TTL of entries held by nodeId and stamps lastSeenAt. */
+  refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<void>;
+  /** Changes fields of a live entry; no-op when absent. */
+  patch(hostId: string, fields: Partial<Pick<PresenceEntry, 'running' | 'engines' | 'capacity'>>): Promise<void>;
+  /** Removes the entry only while nodeId still holds it (a newer channel elsewhere wins). */
+  remove(hostId: string, nodeId: string | null): Promise<void>;
+  get(hostId: string): Promise<PresenceEntry | undefined>;
+  getMany(hostIds: string[]): Promise<Map<string, PresenceEntry>>;
+  close(): Promise<void>;
+}
+
+type Stored = PresenceEntry & { expiresAt: number };
+
+export class LocalPresence implements Presence {
+  private entries = new Map<string, Stored>();
+
+  async set(hostId: string, entry: PresenceEntry, ttlMs: number): Promise<void> {
+    this.entries.set(hostId, { ...entry, expiresAt: Date.now() + ttlMs });
+  }
+
+  async refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<void> {
+    const exp = Date.now() + ttlMs;
+    for (const id of hostIds) {
+      const e = this.entries.get(id);
+      if (e && e.nodeId === nodeId) {
+        e.expiresAt = exp;
+        e.lastSeenAt = lastSeenAt;
+      }
+    }
+  }
+
+  async patch(hostId: string, fields: Partial<Pick<PresenceEntry, 'running' | 'engines' | 'capacity'>>): Promise<void> {
+    const e = this.live(hostId);
+    if (e) Object.assign(e, fields);
+  }
+
+  async remove(hostId: string, nodeId: string | null): Promise<void> {
+    const e = this.entries.get(hostId);
+    if (e && e.nodeId === nodeId) this.entries.delete(hostId);
+  }
+
+  async get(hostId: string): Promise<PresenceEntry | undefined> {
+    return this.live(hostId);
+  }
+
+  async getMany(hostIds: string[]): Promise<Map<string, PresenceEntry>> {
+    const out = new Map<string, PresenceEntry>();
+    for (const id of hostIds) {
+      const e = this.live(id);
+      if (e) out.set(id, e);
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    this.entries.clear();
+  }
+
+  private live(hostId: string): Stored | undefined {
+    const e = this.entries.get(hostId);
+    if (!e) return undefined;
+    if (e.expiresAt <= Date.now()) {
+      this.entries.delete(hostId);
+      return undefined;
+    }
+    return e;
+  }
+}

@@ -1,0 +1,177 @@
+// The hosts table seen from the hot paths. Credential checks are served from
+// an in-process map (kept true by `hosts` Bus invalidations on revoke), and
+// what a host reports (hello, engines, last seen) is written in batches, so
+// neither connecting nor heartbeating costs a database round trip per frame.
+import type { HubContext } from '../context.js';
+import type { Engine } from '../../host-protocol/frames.js';
+import { publishObj, subscribeObj } from '../bus/bus.js';
+import { hashSecret } from './credentials.js';
+
+export interface HostIdentity {
+  hostId: string;
+  userId: string;
+}
+
+export interface HelloData {
+  name: string;
+  cliVersion: string;
+  protocolVersion: number;
+  engines: Engine[];
+  capacity: number;
+}
+
+type StoreEvent = { t: 'revoked'; hash: string; hostId: string };
+
+const FLUSH_MS = 1_000;
+const CACHE_MAX = 200_000;
+
+export class HostStore {
+  private creds = new Map<string, HostIdentity>();
+  private hellos = new Map<string, HelloData>();
+  private seen = new Map<string, number>();
+  private timer: NodeJS.Timeout;
+  private unsub: () => void;
+  private flushing: Promise<void> = Promise.resolve();
+  private revoked = new Set<string>();
+  /** Called on every node when a host's credential is revoked (the channels close its sockets). */
+  onRevoked?: (hostId: string) => void;
+
+  constructor(private readonly ctx: HubContext) {
+    this.unsub = subscribeObj<StoreEvent>(ctx.bus, 'hosts', (ev) => {
+      if (ev.t !== 'revoked') return;
+      this.creds.delete(ev.hash);
+      // A lookup already in flight may still return the deleted row: never cache or accept it.
+      if (this.revoked.size >= 10_000) this.revoked.clear();
+      this.revoked.add(ev.hash);
+      this.onRevoked?.(ev.hostId);
+    });
+    this.timer = setInterval(() => void this.flush(), FLUSH_MS);
+    this.timer.unref();
+  }
+
+  /** The host a credential belongs to, or undefined (forged or revoked). */
+  identify(credential: string): Promise<HostIdentity | undefined> {
+    const hash = hashSecret(credential);
+    const hit = this.creds.get(hash);
+    if (hit) return Promise.resolve(hit);
+    return new Promise((resolve, reject) => {
+      const waiting = this.lookups.get(hash);
+      if (waiting) waiting.push({ resolve, reject });
+      else this.lookups.set(hash, [{ resolve, reject }]);
+      if (!this.lookupScheduled) {
+        this.lookupScheduled = true;
+        setImmediate(() => void this.lookupBatch());
+      }
+    });
+  }
+
+  private lookups = new Map<string, Array<{ resolve(v: HostIdentity | undefined): void; reject(e: unknown): void }>>();
+  private lookupScheduled = false;
+
+  /** One query for every credential that arrived since the last one (a reconnect storm is a few queries, not thousands). */
+  private async lookupBatch(): Promise<void> {
+    this.lookupScheduled = false;
+    const batch = [...this.lookups].slice(0, 1000);
+    for (const [h] of batch) this.lookups.delete(h);
+    if (this.lookups.size) {
+      this.lookupScheduled = true;
+      setImmediate(() => void this.lookupBatch());
+    }
+    try {
+      const rows = await this.ctx.em().getConnection().execute(
+        `select id, user_id, credential_hash from hosts where credential_hash in (${batch.map(() => '?').join(',')})`,
+        batch.map(([h]) => h),
+      );
+      const found = new Map<string, HostIdentity>(rows.filter((r: any) => !this.revoked.has(r.credential_hash)).map((r: any) => [r.credential_hash, { hostId: r.id, userId: r.user_id }]));
+      if (this.creds.size + found.size > CACHE_MAX) this.creds.clear();
+      for (const [h, id] of found) this.creds.set(h, id);
+      for (const [h, waiters] of batch) for (const w of waiters) w.resolve(found.get(h));
+    } catch (e) {
+      for (const [, waiters] of batch) for (const w of waiters) w.reject(e);
+    }
+  }
+
+  /** Call after the host row is deleted: every node forgets the credential. */
+  revoke(credentialHash: string, hostId: string): void {
+    publishObj(this.ctx.bus, 'hosts', { t: 'revoked', hash: credentialHash, hostId } satisfies StoreEvent);
+  }
+
+  /** Written at the end of this tick, together with every other hello of the tick, so readers of the row (agent engine checks) see it at once. */
+  recordHello(hostId: string, hello: HelloData): void {
+    this.hellos.set(hostId, hello);
+    this.seen.set(hostId, Date.now());
+    this.soon();
+  }
+
+  recordEngines(hostId: string, engines: Engine[]): void {
+    const h = this.hellos.get(hostId);
+    if (h) h.engines = engines;
+    else void this.write(`update hosts set engines = ?::jsonb, updated_at = now() where id = ?`, [JSON.stringify(engines), hostId]);
+  }
+
+  private scheduled = false;
+  private soon(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    queueMicrotask(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  touch(hostId: string, at = Date.now()): void {
+    this.seen.set(hostId, at);
+  }
+
+  touchMany(hostIds: Iterable<string>, at = Date.now()): void {
+    for (const id of hostIds) this.seen.set(id, at);
+  }
+
+  /** Writes what is pending; one statement per kind, whatever the number of hosts. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.flushNow());
+    return this.flushing;
+  }
+
+  private async flushNow(): Promise<void> {
+    if (this.hellos.size) {
+      const batch = [...this.hellos];
+      this.hellos.clear();
+      for (let i = 0; i < batch.length; i += 2000) {
+        const part = batch.slice(i, i + 2000);
+        const values = part.map(() => '(?, ?, ?, ?::int, ?::jsonb, ?::int)').join(',');
+        await this.write(
+          `update hosts h set name = v.name, cli_version = v.cli, protocol_version = v.pv, engines = v.engines, capacity = v.cap, updated_at = now()
+           from (values ${values}) as v(id, name, cli, pv, engines, cap) where h.id = v.id`,
+          part.flatMap(([id, h]) => [id, h.name, h.cliVersion, h.protocolVersion, JSON.stringify(h.engines), h.capacity]),
+        );
+      }
+    }
+    if (this.seen.size) {
+      const batch = [...this.seen];
+      this.seen.clear();
+      for (let i = 0; i < batch.length; i += 5000) {
+        const part = batch.slice(i, i + 5000);
+        const values = part.map(() => '(?, ?::timestamptz)').join(',');
+        await this.write(
+          `update hosts h set last_seen_at = v.t from (values ${values}) as v(id, t) where h.id = v.id`,
+          part.flatMap(([id, t]) => [id, new Date(t).toISOString()]),
+        );
+      }
+    }
+  }
+
+  private async write(sql: string, params: unknown[]): Promise<void> {
+    try {
+      await this.ctx.em().getConnection().execute(sql, params);
+    } catch (e) {
+      this.ctx.log.warn('could not record host state', { err: e });
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    this.unsub();
+    await this.flush();
+  }
+}

@@ -1,0 +1,83 @@
+// The WebSocket transport of the host channel, on the hub's uWS app. It
+// authenticates the host credential on upgrade, decodes each frame and hands
+// it to the host's connection object; nothing else lives here. No exception
+// may cross a uWS callback.
+import type { TemplatedApp } from '../server/uws.js';
+import { decodeHostFrame } from '../../host-protocol/codec.js';
+import { CloseCodes, HOST_WS_PATH } from '../../host-protocol/version.js';
+import type { Logger } from '../log.js';
+import type { HostConnection } from './connection.js';
+import type { HostChannels } from './gateway-impl.js';
+import type { HostStore } from './store.js';
+
+/** Largest frame a host may send (a run.message with big tool output). */
+const MAX_FRAME = 4 * 1024 * 1024;
+
+export function attachHostSocket(app: TemplatedApp, channels: HostChannels, store: HostStore, log: Logger): void {
+  // uWS copies the upgrade's user data into its own object (own fields only, no
+  // prototype), so the connection travels as a field.
+  app.ws<{ c: HostConnection }>(HOST_WS_PATH, {
+    maxPayloadLength: MAX_FRAME,
+    // Liveness is the channel sweep's job (app-level pings); uWS's own timer stays off.
+    idleTimeout: 0,
+    sendPingsAutomatically: false,
+    maxBackpressure: 64 * 1024 * 1024,
+    compression: 0,
+
+    upgrade: (res, req, context) => {
+      // Copy what the upgrade needs before the first await.
+      const auth = req.getHeader('authorization');
+      const key = req.getHeader('sec-websocket-key');
+      const protocol = req.getHeader('sec-websocket-protocol');
+      const extensions = req.getHeader('sec-websocket-extensions');
+      let aborted = false;
+      res.onAborted(() => {
+        aborted = true;
+      });
+      const refuse = (status: string) => {
+        if (aborted) return;
+        res.cork(() => res.writeStatus(status).writeHeader('Content-Type', 'application/json').end(JSON.stringify({ code: '4010', message: 'host credential missing or invalid', data: null })));
+      };
+      const bearer = /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : '';
+      if (!bearer) return refuse('401 Unauthorized');
+      store.identify(bearer).then(
+        (id) => {
+          if (aborted) return;
+          if (!id) return refuse('401 Unauthorized');
+          res.cork(() => res.upgrade({ c: channels.connection(id) }, key, protocol, extensions, context));
+        },
+        (e) => {
+          log.error('host upgrade failed', { err: e });
+          if (!aborted) res.cork(() => res.writeStatus('503 Service Unavailable').end());
+        },
+      );
+    },
+
+    open: (ws) => {
+      const conn = ws.getUserData().c;
+      conn.open(ws);
+      channels.opened(conn);
+    },
+
+    message: (ws, bytes) => {
+      const conn = ws.getUserData().c;
+      const d = decodeHostFrame(bytes);
+      if (d.error !== undefined) return conn.close(CloseCodes.BAD_FRAME);
+      try {
+        conn.handle(d.frame);
+      } catch (e) {
+        log.error('host frame handler failed', { hostId: conn.hostId, t: d.frame.t, err: e });
+      }
+    },
+
+    drain: (ws) => ws.getUserData().c.drain(),
+
+    close: (ws) => {
+      try {
+        ws.getUserData().c.closed();
+      } catch (e) {
+        log.error('host close handler failed', { err: e });
+      }
+    },
+  });
+}

@@ -1,0 +1,43 @@
+// Wires the sessions domain into a hub: events, run tracking, the scheduler
+// (through the HostGateway only), services and routes.
+import type { HubContext } from '../context.js';
+import type { HttpApi } from '../server/http.js';
+import type { HostGateway } from '../hosts/gateway.js';
+import { SessionEvents } from './events.js';
+import { RunTracker } from './runs.js';
+import { Scheduler } from './scheduler.js';
+import { Messaging } from './messaging.js';
+import { SessionService } from './service.js';
+import { sessionRoutes } from './routes.js';
+
+export interface SessionsModule {
+  service: SessionService;
+  messaging: Messaging;
+  scheduler: Scheduler;
+  events: SessionEvents;
+  /** Re-scans waiting work (hub start). */
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function buildSessions(ctx: HubContext, api: HttpApi, gateway: HostGateway, opts: { stopping?: () => boolean } = {}): SessionsModule {
+  const events = new SessionEvents(ctx.bus);
+  let runs!: RunTracker;
+  const scheduler = new Scheduler(ctx, gateway, () => runs, opts.stopping ?? (() => false));
+  runs = new RunTracker(ctx, events, (hostId) => scheduler.ended(hostId));
+  const messaging = new Messaging(ctx, gateway, scheduler, runs, events);
+  const service = new SessionService(ctx, messaging);
+  sessionRoutes(api, service, messaging, events);
+  return {
+    service,
+    messaging,
+    scheduler,
+    events,
+    start: () => scheduler.drainAll(),
+    async close() {
+      await scheduler.close();
+      await runs.close();
+      events.close();
+    },
+  };
+}

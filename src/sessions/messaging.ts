@@ -1,0 +1,134 @@
+// Sending a message (persist + queue rule + dispatch), abort, and the queue
+// endpoints. The 202 answer is decided inside the transaction that writes the
+// message and its task; run.start goes out only after that commit.
+import type { HubContext } from '../context.js';
+import { fail } from '../errors.js';
+import type { HostGateway } from '../hosts/gateway.js';
+import { resolveUsableAgent, type UsableAgent } from '../agents/usage.js';
+import { acceptIn, discardWaiting, type QueueReason } from './queue.js';
+import { one, rows, tx, type Em } from './sql.js';
+import type { Scheduler } from './scheduler.js';
+import type { RunTracker } from './runs.js';
+import type { SessionEvents } from './events.js';
+
+export interface SendOptions {
+  effort?: string;
+  permissionMode?: string;
+}
+
+/** The spec's plain 202 body. */
+export interface SendBody {
+  sessionId: string;
+  status: 'processing' | 'queued';
+  taskId: string;
+  queueReason?: QueueReason;
+}
+
+export interface SendResult {
+  body: SendBody;
+  queued: boolean;
+}
+
+/** Used when the session is created in the same transaction as its first message. */
+export interface NewSession {
+  agent: UsableAgent;
+  prepare(em: Em): Promise<void>;
+  record?(em: Em, body: SendBody): Promise<void>;
+  beforeDispatch?(sessionId: string): void;
+}
+
+export class Messaging {
+  constructor(
+    private readonly ctx: HubContext,
+    private readonly gateway: HostGateway,
+    private readonly scheduler: Scheduler,
+    private readonly runs: RunTracker,
+    private readonly events: SessionEvents,
+  ) {}
+
+  private em(): Em {
+    return this.ctx.em() as unknown as Em;
+  }
+
+  async send(userId: string, sessionId: string, content: string, options: SendOptions, fresh?: NewSession & { mode?: string; effort?: string }, beforeDispatch?: (sessionId: string) => void): Promise<SendResult> {
+    let agent = fresh?.agent;
+    let mode = fresh?.mode ?? 'default';
+    let effort = fresh?.effort ?? 'default';
+    if (!agent) {
+      const s = await one<{ agent_id: string; mode: string; effort: string }>(this.em(), `select agent_id, mode, effort from sessions where id = ? and user_id = ?`, [sessionId, userId]);
+      if (!s) throw fail('NOT_FOUND', 'session not found');
+      agent = await resolveUsableAgent(this.ctx, userId, s.agent_id);
+      mode = s.mode;
+      effort = s.effort;
+    }
+    if (!agent.hostId || !agent.engine) throw fail('AGENT_UNUSABLE', 'the agent has no host or engine');
+    const presence = await this.gateway.presence(agent.hostId);
+    // Nothing is stored: a 503 means "do not assume the task ran", and a retry must not duplicate it.
+    if (presence.status === 'offline') throw fail('UNAVAILABLE', 'the agent\'s host is offline');
+    const a = agent;
+    const out = await tx(this.em(), async (t) => {
+      if (fresh) await fresh.prepare(t);
+      const acc = await acceptIn(t, {
+        sessionId, userId, agentId: a.id, hostId: a.hostId, engine: a.engine, workDir: a.workDir, capacity: presence.capacity, content,
+        mode: options.permissionMode ?? mode, effort: options.effort ?? effort,
+      });
+      const b: SendBody = acc.queueReason
+        ? { sessionId, status: 'queued', taskId: acc.taskId, queueReason: acc.queueReason }
+        : { sessionId, status: 'processing', taskId: acc.taskId };
+      if (fresh?.record) await fresh.record(t, b);
+      return { b, claimed: acc.claimed };
+    });
+    if (out.claimed) {
+      (fresh?.beforeDispatch ?? beforeDispatch)?.(sessionId);
+      await this.scheduler.dispatch(out.claimed);
+    }
+    const body = out.b;
+    return { body, queued: body.status === 'queued' };
+  }
+
+  /** Stops the running turn (if any) and discards every waiting message. Idempotent. */
+  async abort(userId: string, sessionId: string): Promise<{ sessionId: string; status: 'aborted' }> {
+    const out = await tx(this.em(), async (t) => {
+      const s = await one<{ running_task_id: string | null }>(t, `select running_task_id from sessions where id = ? and user_id = ? for update`, [sessionId, userId]);
+      if (!s) throw fail('NOT_FOUND', 'session not found');
+      const discarded = await discardWaiting(t, sessionId);
+      let running: { id: string; host_id: string } | undefined;
+      if (s.running_task_id) {
+        running = await one(t, `update session_tasks set status = 'aborted' where id = ? and status = 'running' returning id, host_id`, [s.running_task_id]);
+        await rows(t, `update sessions set running_task_id = null, updated_at = now() where id = ?`, [sessionId]);
+      }
+      return { running, discarded };
+    });
+    if (out.running) {
+      const { id: runId, host_id: hostId } = out.running;
+      this.events.emit(sessionId, runId, 'run.error', { status: 'aborted', code: 'ABORTED', message: 'the run was aborted' }, { last: true });
+      await this.gateway.send(hostId, { t: 'run.abort', runId }).catch(() => undefined); // offline: nothing left to stop
+      if (this.runs.isLocal(runId)) await this.runs.end(runId, { ok: false, aborted: true });
+      void this.scheduler.drain(hostId);
+    }
+    return { sessionId, status: 'aborted' };
+  }
+
+  async queue(userId: string, sessionId: string) {
+    const s = await one(this.em(), `select id from sessions where id = ? and user_id = ?`, [sessionId, userId]);
+    if (!s) throw fail('NOT_FOUND', 'session not found');
+    const items = await rows(this.em(),
+      `select t.id, t.message_id, t.queue_reason, t.created_at, m.content from session_tasks t join session_messages m on m.id = t.message_id
+       where t.session_id = ? and t.status = 'queued' order by t.n`, [sessionId]);
+    return {
+      items: items.map((r, i) => ({ taskId: r.id, messageId: r.message_id, content: r.content, queueReason: r.queue_reason, position: i + 1, createdAt: new Date(r.created_at).toISOString() })),
+      total: items.length,
+    };
+  }
+
+  /** Cancels one waiting message without touching the running turn. */
+  async cancelQueued(userId: string, sessionId: string, taskId: string) {
+    const n = await tx(this.em(), async (t) => {
+      const s = await one(t, `select id from sessions where id = ? and user_id = ? for update`, [sessionId, userId]);
+      if (!s) throw fail('NOT_FOUND', 'session not found');
+      return discardWaiting(t, sessionId, taskId);
+    });
+    if (!n) throw fail('NOT_FOUND', 'no such waiting message');
+    return { taskId, cancelled: true };
+  }
+}

@@ -1,0 +1,142 @@
+// HTTP surface of sessions: parse, authorize, call the service, shape the
+// reply (envelope, the spec's plain 202, or an SSE stream).
+import Type from 'typebox';
+import type { HttpApi, Req } from '../server/http.js';
+import { compileBody, compileQuery } from '../server/schema.js';
+import { ok, plain, stream } from '../server/reply.js';
+import { fail } from '../errors.js';
+import type { SessionService } from './service.js';
+import type { Messaging, SendResult } from './messaging.js';
+import type { Feed, SessionEvents } from './events.js';
+
+const Mode = Type.Union([Type.Literal('default'), Type.Literal('accept-edits'), Type.Literal('auto'), Type.Literal('plan')]);
+const Effort = Type.Union([Type.Literal('low'), Type.Literal('default'), Type.Literal('medium'), Type.Literal('high')]);
+const Content = Type.String({ minLength: 1, maxLength: 100_000 });
+const Options = Type.Object({ effort: Type.Optional(Effort), permissionMode: Type.Optional(Mode) }, { additionalProperties: false });
+
+const CreateBody = compileBody(Type.Object({
+  agentId: Type.String({ minLength: 1, maxLength: 200 }),
+  title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  mode: Type.Optional(Mode),
+  effort: Type.Optional(Effort),
+  content: Type.Optional(Content),
+  options: Type.Optional(Options),
+}, { additionalProperties: false }));
+const SendBody = compileBody(Type.Object({ content: Content, options: Type.Optional(Options) }, { additionalProperties: false }));
+const PatchBody = compileBody(Type.Object({
+  title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  mode: Type.Optional(Mode),
+  effort: Type.Optional(Effort),
+}, { additionalProperties: false }));
+const ListQuery = compileQuery(Type.Object({
+  agentId: Type.Optional(Type.String({ maxLength: 200 })),
+  keyword: Type.Optional(Type.String({ maxLength: 100 })),
+  q: Type.Optional(Type.String({ maxLength: 100 })),
+  sort: Type.Optional(Type.Union([Type.Literal('lastMsgAt'), Type.Literal('-createdAt'), Type.Literal('createdAt')])),
+  page: Type.Integer({ minimum: 1, default: 1 }),
+  pageSize: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),
+}, { additionalProperties: false }));
+const ReadQuery = compileQuery(Type.Object({
+  includeMessages: Type.Boolean({ default: false }),
+  messageLimit: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),
+}, { additionalProperties: false }));
+const HistoryQuery = compileQuery(Type.Object({
+  before: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  after: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  limit: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),
+}, { additionalProperties: false }));
+const EventsQuery = compileQuery(Type.Object({ lastEventId: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }));
+
+const IDEMPOTENCY_KEY = /^[A-Za-z0-9._~-]{1,128}$/;
+
+/** Header rules of the spec: accept and content-type at most 128 characters. */
+function wantsStream(req: Req): boolean {
+  const accept = req.headers['accept'] ?? '';
+  if (accept.length > 128) throw fail('VALIDATION', 'header accept: longer than 128 characters');
+  if ((req.headers['content-type'] ?? '').length > 128) throw fail('VALIDATION', 'header content-type: longer than 128 characters');
+  return /text\/event-stream/i.test(accept);
+}
+
+export function sessionRoutes(api: HttpApi, sessions: SessionService, messaging: Messaging, events: SessionEvents): void {
+  /** 202 JSON when queued (never a stream); otherwise the stream when asked for. */
+  const answer = (r: SendResult, feed: Feed | undefined) => {
+    if (!feed || r.queued) {
+      feed?.close();
+      return plain(202, r.body);
+    }
+    const { sessionId, taskId } = r.body;
+    return stream((s) => feed.pipe(s, taskId, { afterAccepted: () => ({ status: 'processing', runId: taskId }) }).then(() => undefined));
+  };
+
+  api.route({
+    method: 'POST', path: '/api/v1/sessions', auth: 'user', body: CreateBody,
+    handler: async (req) => {
+      const key = req.headers['idempotency-key'];
+      if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw fail('VALIDATION', 'header idempotency-key: 1 to 128 of letters, digits, ".", "_", "~", "-"');
+      const sse = wantsStream(req) && req.body.content !== undefined;
+      let feed: Feed | undefined;
+      const r = await sessions.create(req.principal.userId, req.body, key, sse ? (id) => (feed = events.feed(id)) : undefined);
+      if (r.kind === 'replay') return r.answer.status === 201 ? ok(r.answer.body, 201) : plain(r.answer.status, r.answer.body);
+      if (r.kind === 'session') return ok(r.session, 201);
+      return answer(r.send, feed);
+    },
+  });
+
+  api.route({ method: 'GET', path: '/api/v1/sessions', auth: 'user', query: ListQuery, handler: (req) => sessions.list(req.principal.userId, req.query) });
+  api.route({
+    method: 'GET', path: '/api/v1/sessions/:id', auth: 'user', query: ReadQuery,
+    handler: (req) => sessions.get(req.principal.userId, req.params.id, req.query.includeMessages, req.query.messageLimit),
+  });
+  api.route({ method: 'PATCH', path: '/api/v1/sessions/:id', auth: 'user', body: PatchBody, handler: (req) => sessions.update(req.principal.userId, req.params.id, req.body) });
+  api.route({ method: 'DELETE', path: '/api/v1/sessions/:id', auth: 'user', handler: (req) => sessions.remove(req.principal.userId, req.params.id) });
+
+  api.route({
+    method: 'GET', path: '/api/v1/sessions/:id/messages', auth: 'user', query: HistoryQuery,
+    handler: (req) => sessions.history(req.principal.userId, req.params.id, req.query),
+  });
+  api.route({
+    method: 'POST', path: '/api/v1/sessions/:id/messages', auth: 'user', body: SendBody,
+    handler: async (req) => {
+      const sse = wantsStream(req);
+      let feed: Feed | undefined;
+      const r = await messaging.send(req.principal.userId, req.params.id, req.body.content, req.body.options ?? {}, undefined, sse ? (id) => (feed = events.feed(id)) : undefined);
+      return answer(r, feed);
+    },
+  });
+  api.route({ method: 'POST', path: '/api/v1/sessions/:id/abort', auth: 'user', handler: (req) => messaging.abort(req.principal.userId, req.params.id) });
+  api.route({ method: 'GET', path: '/api/v1/sessions/:id/cost', auth: 'user', handler: (req) => sessions.cost(req.principal.userId, req.params.id) });
+  api.route({ method: 'GET', path: '/api/v1/sessions/:id/queue', auth: 'user', handler: (req) => messaging.queue(req.principal.userId, req.params.id) });
+  api.route({
+    method: 'DELETE', path: '/api/v1/sessions/:id/queue/:taskId', auth: 'user',
+    handler: (req) => messaging.cancelQueued(req.principal.userId, req.params.id, req.params.taskId),
+  });
+
+  // Resumes the live stream of the current turn: Last-Event-ID (header, or ?lastEventId=) replays what the ring still holds.
+  api.route({
+    method: 'GET', path: '/api/v1/sessions/:id/events', auth: 'user', query: EventsQuery,
+    handler: async (req) => {
+      const userId = req.principal.userId;
+      const id = req.params.id;
+      const feed = events.feed(id); // subscribe before reading state: nothing falls between
+      let row;
+      try {
+        row = await sessions.row(userId, id);
+      } catch (e) {
+        feed.close();
+        throw e;
+      }
+      const lastId = req.headers['last-event-id'] || req.query.lastEventId;
+      const runId = row.running_task_id ?? (lastId && events.ringRun(id) === lastId.split(':')[0] ? events.ringRun(id) : undefined);
+      const replay = runId ? events.replay(id, lastId || undefined) : null;
+      const snapshot = { sessionId: id, status: row.running_task_id ? 'processing' : Number(row.pending ?? 0) > 0 ? 'queued' : 'active', runId: runId ?? null, messageCount: Number(row.message_count), pendingRuns: Number(row.pending ?? 0), resumed: replay !== null };
+      return stream(async (s) => {
+        s.send('snapshot', snapshot, lastId || undefined);
+        if (!runId) {
+          feed.close();
+          return s.end();
+        }
+        await feed.pipe(s, runId, { before: replay ?? [] });
+      });
+    },
+  });
+}

@@ -1,0 +1,209 @@
+// Session use cases: open, list, read, change, delete, history, cost. Sending
+// messages, the queue and abort live in messaging.ts. Every query is scoped
+// by user: another account's session reads as absent (404).
+import type { HubContext } from '../context.js';
+import { fail } from '../errors.js';
+import { newId } from '../ids.js';
+import { pageOf, offsetOf } from '../paging.js';
+import { resolveUsableAgent, recordSessionOpened, notifyAgentChanged, type UsableAgent } from '../agents/usage.js';
+import { one, rows, tx, likeEscape, type Em } from './sql.js';
+import { sessionView, messageView, type SessionRow, type MessageRow } from './views.js';
+import { bodyHash, findAnswer, storeAnswer, IdempotencyRace, type StoredAnswer } from './idempotency.js';
+import type { Messaging, SendResult, SendOptions } from './messaging.js';
+
+export type Mode = 'default' | 'accept-edits' | 'auto' | 'plan';
+export type Effort = 'low' | 'default' | 'medium' | 'high';
+
+export interface CreateInput {
+  agentId: string;
+  title?: string;
+  mode?: Mode;
+  effort?: Effort;
+  content?: string;
+  options?: SendOptions;
+}
+
+export type CreateResult =
+  | { kind: 'session'; session: ReturnType<typeof sessionView> }
+  | { kind: 'sent'; send: SendResult }
+  | { kind: 'replay'; answer: StoredAnswer };
+
+export interface ListQuery {
+  agentId?: string;
+  keyword?: string;
+  q?: string;
+  sort?: 'lastMsgAt' | '-createdAt' | 'createdAt';
+  page: number;
+  pageSize: number;
+}
+
+const PENDING = `(select count(*) from session_tasks t where t.session_id = s.id and t.status = 'queued') as pending`;
+const SORTS = {
+  lastMsgAt: 'coalesce(s.last_msg_at, s.created_at) desc, s.id desc',
+  '-createdAt': 's.created_at desc, s.id desc',
+  createdAt: 's.created_at asc, s.id asc',
+} as const;
+
+/** A title from the first line of the first message, or a neutral default. */
+export function titleFrom(content: string | undefined): string {
+  const line = (content ?? '').split('\n').map((l) => l.trim()).find((l) => l) ?? '';
+  if (!line) return 'New session';
+  return line.length > 50 ? line.slice(0, 50) + '…' : line;
+}
+
+export class SessionService {
+  constructor(
+    private readonly ctx: HubContext,
+    private readonly messaging: Messaging,
+  ) {}
+
+  private em(): Em {
+    return this.ctx.em() as unknown as Em;
+  }
+
+  /** The caller's session row (with its queued count), or 404. */
+  async row(userId: string, id: string, em = this.em()): Promise<SessionRow> {
+    const r = await one<SessionRow>(em, `select s.*, ${PENDING} from sessions s where s.id = ? and s.user_id = ?`, [id, userId]);
+    if (!r) throw fail('NOT_FOUND', 'session not found');
+    return r;
+  }
+
+  async create(userId: string, input: CreateInput, idemKey?: string, beforeDispatch?: (sessionId: string) => void): Promise<CreateResult> {
+    const hash = idemKey ? bodyHash(input) : '';
+    if (idemKey) {
+      const prior = await findAnswer(this.em(), userId, idemKey, hash);
+      if (prior) return { kind: 'replay', answer: prior };
+    }
+    const agent = await resolveUsableAgent(this.ctx, userId, input.agentId);
+    const id = newId('ses');
+    const insert = async (t: Em) => {
+      await rows(t,
+        `insert into sessions (id, user_id, agent_id, agent_name, title, mode, effort, last_active_at) values (?, ?, ?, ?, ?, ?, ?, now())`,
+        [id, userId, agent.id, agent.displayName, input.title ?? titleFrom(input.content), input.mode ?? 'default', input.effort ?? 'default']);
+      await recordSessionOpened(t, agent.id, userId);
+    };
+    try {
+      if (input.content === undefined) {
+        const session = await tx(this.em(), async (t) => {
+          await insert(t);
+          const view = sessionView(await this.row(userId, id, t));
+          if (idemKey) await storeAnswer(t, userId, idemKey, hash, { status: 201, body: view });
+          return view;
+        });
+        notifyAgentChanged(this.ctx.bus, agent.id);
+        return { kind: 'session', session };
+      }
+      const send = await this.messaging.send(userId, id, input.content, input.options ?? {}, {
+        agent,
+        mode: input.mode,
+        effort: input.effort,
+        prepare: insert,
+        record: idemKey ? (t, body) => storeAnswer(t, userId, idemKey, hash, { status: 202, body }) : undefined,
+        beforeDispatch,
+      });
+      notifyAgentChanged(this.ctx.bus, agent.id);
+      return { kind: 'sent', send };
+    } catch (e) {
+      if (!(e instanceof IdempotencyRace)) throw e;
+      const prior = await findAnswer(this.em(), userId, idemKey!, hash);
+      if (!prior) throw fail('CONFLICT', 'a request with this idempotency-key is in progress');
+      return { kind: 'replay', answer: prior };
+    }
+  }
+
+  async list(userId: string, q: ListQuery) {
+    const where = ['s.user_id = ?'];
+    const params: unknown[] = [userId];
+    if (q.agentId) {
+      where.push('s.agent_id = ?');
+      params.push(q.agentId);
+    }
+    const kw = (q.keyword ?? q.q ?? '').trim();
+    if (kw) {
+      where.push(`(s.title ilike ? escape '\\' or s.last_message ilike ? escape '\\' or s.agent_name ilike ? escape '\\')`);
+      const like = `%${likeEscape(kw)}%`;
+      params.push(like, like, like);
+    }
+    const w = where.join(' and ');
+    const em = this.em();
+    const total = Number((await one(em, `select count(*) as c from sessions s where ${w}`, params))!.c);
+    const items = await rows<SessionRow>(em,
+      `select s.*, ${PENDING} from sessions s where ${w} order by ${SORTS[q.sort ?? 'lastMsgAt']} limit ? offset ?`,
+      [...params, q.pageSize, offsetOf(q.page, q.pageSize)]);
+    const now = Date.now();
+    return pageOf(items.map((r) => sessionView(r, now)), total, q.page, q.pageSize);
+  }
+
+  async get(userId: string, id: string, includeMessages: boolean, messageLimit: number) {
+    const view: Record<string, unknown> = sessionView(await this.row(userId, id));
+    if (includeMessages) {
+      const h = await this.history(userId, id, { limit: messageLimit });
+      view.messages = h.items;
+      view.unread = 0;
+    }
+    return view;
+  }
+
+  async update(userId: string, id: string, patch: { title?: string; mode?: Mode; effort?: Effort }) {
+    const sets: string[] = [];
+    const params: unknown[] = [];
+    for (const [k, col] of [['title', 'title'], ['mode', 'mode'], ['effort', 'effort']] as const) {
+      if (patch[k] !== undefined) {
+        sets.push(`${col} = ?`);
+        params.push(patch[k]);
+      }
+    }
+    const em = this.em();
+    if (sets.length) {
+      const r = await rows(em, `update sessions set ${sets.join(', ')}, updated_at = now() where id = ? and user_id = ? returning id`, [...params, id, userId]);
+      if (!r.length) throw fail('NOT_FOUND', 'session not found');
+    }
+    return sessionView(await this.row(userId, id, em));
+  }
+
+  async remove(userId: string, id: string) {
+    await this.row(userId, id);
+    await this.messaging.abort(userId, id); // stop the engine; the rows go with the session
+    const r = await rows<{ agent_id: string }>(this.em(), `delete from sessions where id = ? and user_id = ? returning agent_id`, [id, userId]);
+    if (!r.length) throw fail('NOT_FOUND', 'session not found');
+    return { deleted: true };
+  }
+
+  /** Normalized history, oldest first; `before`/`after` are message-id cursors. Reading clears unread. */
+  async history(userId: string, id: string, q: { before?: string; after?: string; limit: number }) {
+    if (q.before && q.after) throw fail('VALIDATION', 'give either before or after, not both');
+    const em = this.em();
+    await this.row(userId, id, em);
+    const cursorId = q.before ?? q.after;
+    let cursor: number | undefined;
+    if (cursorId) {
+      const c = await one(em, `select n from session_messages where id = ? and session_id = ?`, [cursorId, id]);
+      if (!c) throw fail('VALIDATION', `unknown message cursor ${JSON.stringify(cursorId.slice(0, 60))}`);
+      cursor = Number(c.n);
+    }
+    const asc = q.after !== undefined;
+    const cond = cursor === undefined ? '' : asc ? 'and n > ?' : 'and n < ?';
+    const got = await rows<MessageRow>(em,
+      `select * from session_messages where session_id = ? ${cond} order by n ${asc ? 'asc' : 'desc'} limit ?`,
+      [id, ...(cursor === undefined ? [] : [cursor]), q.limit + 1]);
+    const hasMore = got.length > q.limit;
+    const page = got.slice(0, q.limit);
+    if (!asc) page.reverse();
+    const total = Number((await one(em, `select count(*) as c from session_messages where session_id = ?`, [id]))!.c);
+    await rows(em, `update sessions set unread = 0 where id = ? and unread > 0`, [id]);
+    const items = page.map(messageView);
+    return { items, total, hasMore, firstId: items.length ? (items[0].id as string) : null, lastId: items.length ? (items[items.length - 1].id as string) : null };
+  }
+
+  /** Summed over the session's runs; cost = inputTokens + outputTokens × 2. */
+  async cost(userId: string, id: string) {
+    const s = await this.row(userId, id);
+    const r = await one(this.em(),
+      `select coalesce(sum(input_tokens), 0) as i, coalesce(sum(output_tokens), 0) as o from session_tasks where session_id = ?`, [id]);
+    const inputTokens = Number(r.i);
+    const outputTokens = Number(r.o);
+    return { model: s.model ?? '', messageCount: Number(s.message_count), inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, cost: inputTokens + outputTokens * 2 };
+  }
+}
+
+export type { UsableAgent };

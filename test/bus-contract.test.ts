@@ -1,0 +1,251 @@
+// One contract, two implementations: every test below runs against the
+// in-process LocalBus and against RedisBus (two RedisBus instances stand for
+// two hub nodes). Redis tests skip with a reason when REDIS_URL is missing.
+import { describe, test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { Bus } from '../src/bus/bus.js';
+import { publishObj, subscribeObj } from '../src/bus/bus.js';
+import { LocalBus } from '../src/bus/local.js';
+import { RedisBus } from '../src/bus/redis.js';
+import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
+
+interface Impl {
+  name: string;
+  /** Two buses that reach each other: two nodes (Redis) or the one process (local). */
+  nodes(): Promise<[Bus, Bus]>;
+}
+
+const redis = await redisUrlOrSkip();
+const opened: Bus[] = [];
+after(async () => {
+  await Promise.all(opened.map((b) => b.close()));
+});
+
+const impls: Array<Impl & { skip?: string }> = [
+  {
+    name: 'LocalBus',
+    async nodes() {
+      const b = new LocalBus();
+      opened.push(b);
+      return [b, b];
+    },
+  },
+  {
+    name: 'RedisBus',
+    skip: 'skip' in redis ? redis.skip : undefined,
+    async nodes() {
+      const url = (redis as { url: string }).url;
+      const prefix = testPrefix();
+      const a = await RedisBus.connect(url, { prefix });
+      const b = await RedisBus.connect(url, { prefix });
+      opened.push(a, b);
+      return [a, b];
+    },
+  },
+];
+
+const topic = () => `session:${randomBytes(6).toString('hex')}`;
+
+/** Collects payloads; `until(n)` resolves when n arrived, rejects after a timeout. */
+function collector() {
+  const got: Uint8Array[] = [];
+  let want = Infinity;
+  let wake: (() => void) | undefined;
+  return {
+    got,
+    handler: (p: Uint8Array) => {
+      got.push(Uint8Array.from(p));
+      if (got.length >= want) wake?.();
+    },
+    until(n: number, ms = 3000): Promise<void> {
+      if (got.length >= n) return Promise.resolve();
+      want = n;
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`got ${got.length} of ${n} messages`)), ms);
+        wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+    },
+  };
+}
+
+const settle = (ms = 150) => new Promise((r) => setTimeout(r, ms));
+const bytes = (s: string) => new TextEncoder().encode(s);
+
+for (const impl of impls) {
+  describe(`Bus contract: ${impl.name}`, { skip: impl.skip }, () => {
+    test('delivers a publish to a subscriber, and nothing from other topics', async () => {
+      const [a] = await impl.nodes();
+      const t = topic();
+      const c = collector();
+      a.subscribe(t, c.handler);
+      await a.ready();
+      a.publish(topic(), bytes('elsewhere'));
+      a.publish(t, bytes('hello'));
+      await c.until(1);
+      await settle();
+      assert.deepEqual(c.got.map((g) => Buffer.from(g).toString()), ['hello']);
+    });
+
+    test('a publish right after subscribe on the same node is delivered', async () => {
+      const [a] = await impl.nodes();
+      const t = topic();
+      const c = collector();
+      a.subscribe(t, c.handler);
+      a.publish(t, bytes('immediately'));
+      await c.until(1);
+      assert.equal(Buffer.from(c.got[0]).toString(), 'immediately');
+    });
+
+    test('unsubscribe stops delivery to that handler only', async () => {
+      const [a] = await impl.nodes();
+      const t = topic();
+      const one = collector();
+      const two = collector();
+      const off1 = a.subscribe(t, one.handler);
+      a.subscribe(t, two.handler);
+      await a.ready();
+      a.publish(t, bytes('1'));
+      await Promise.all([one.until(1), two.until(1)]);
+      off1();
+      off1(); // idempotent
+      a.publish(t, bytes('2'));
+      await two.until(2);
+      await settle();
+      assert.equal(one.got.length, 1);
+      assert.deepEqual(two.got.map((g) => Buffer.from(g).toString()), ['1', '2']);
+    });
+
+    test('a handler that throws does not stop delivery to the others', async () => {
+      const [a] = await impl.nodes();
+      const t = topic();
+      const c = collector();
+      a.subscribe(t, () => {
+        throw new Error('boom');
+      });
+      a.subscribe(t, c.handler);
+      await a.ready();
+      a.publish(t, bytes('x'));
+      await c.until(1);
+    });
+
+    test('binary payloads arrive byte for byte (every byte value, NULs, 1 MiB, MessagePack)', async () => {
+      const [a, b] = await impl.nodes();
+      const t = topic();
+      const c = collector();
+      b.subscribe(t, c.handler);
+      await b.ready();
+      const all = Uint8Array.from({ length: 512 }, (_, i) => i % 256);
+      const big = randomBytes(1024 * 1024);
+      // A view into a larger buffer: only the viewed bytes may travel.
+      const backing = randomBytes(64);
+      const view = new Uint8Array(backing.buffer, backing.byteOffset + 8, 16);
+      a.publish(t, all);
+      a.publish(t, new Uint8Array(0));
+      a.publish(t, big);
+      a.publish(t, view);
+      await c.until(4);
+      assert.deepEqual(c.got[0], all);
+      assert.equal(c.got[1].byteLength, 0);
+      assert.ok(Buffer.from(c.got[2]).equals(big));
+      assert.deepEqual(c.got[3], Uint8Array.from(view));
+
+      const objs: unknown[] = [];
+      const off = subscribeObj(b, t + ':obj', (m) => objs.push(m));
+      await b.ready();
+      const msg = { t: 'run.delta', runId: 'run_1', text: 'héllo ✓ \u0000', n: 2 ** 40, bin: new Uint8Array([0, 255, 7]), nested: [null, true, 1.5] };
+      publishObj(a, t + ':obj', msg);
+      for (let i = 0; i < 100 && objs.length === 0; i++) await settle(20);
+      off();
+      assert.deepEqual(objs, [msg]);
+    });
+
+    test('per-topic order is kept (1000 messages, two publishing nodes each in order)', async () => {
+      const [a, b] = await impl.nodes();
+      const t = topic();
+      const c = collector();
+      b.subscribe(t, c.handler);
+      await b.ready();
+      for (let i = 0; i < 1000; i++) (i % 2 ? b : a).publish(t, bytes(`${i % 2 ? 'b' : 'a'}${i}`));
+      await c.until(1000, 10_000);
+      const seq = c.got.map((g) => Buffer.from(g).toString());
+      for (const who of ['a', 'b']) {
+        const mine = seq.filter((s) => s[0] === who).map((s) => Number(s.slice(1)));
+        assert.deepEqual(mine, [...mine].sort((x, y) => x - y), `order from node ${who}`);
+        assert.equal(mine.length, 500);
+      }
+    });
+
+    test('fan-out: one publish reaches subscribers on both nodes, the publishing node included', async () => {
+      const [a, b] = await impl.nodes();
+      const t = topic();
+      const onA = collector();
+      const onB = collector();
+      const onB2 = collector();
+      a.subscribe(t, onA.handler);
+      b.subscribe(t, onB.handler);
+      b.subscribe(t, onB2.handler);
+      await Promise.all([a.ready(), b.ready()]);
+      a.publish(t, bytes('from-a'));
+      b.publish(t, bytes('from-b'));
+      await Promise.all([onA.until(2), onB.until(2), onB2.until(2)]);
+      await settle();
+      for (const c of [onA, onB, onB2]) assert.deepEqual(c.got.map((g) => Buffer.from(g).toString()), ['from-a', 'from-b']);
+    });
+  });
+}
+
+describe('RedisBus specifics', { skip: 'skip' in redis ? redis.skip : undefined }, () => {
+  test('a topic is SUBSCRIBEd once per node, and UNSUBSCRIBEd when its last handler leaves', async () => {
+    const url = (redis as { url: string }).url;
+    const prefix = testPrefix();
+    const a = await RedisBus.connect(url, { prefix });
+    const b = await RedisBus.connect(url, { prefix });
+    const probe = new Redis(url);
+    try {
+      const t = topic();
+      const numsub = async () => Number(((await probe.pubsub('NUMSUB', prefix + t)) as [string, number])[1]);
+      const offs = [a.subscribe(t, () => {}), a.subscribe(t, () => {}), a.subscribe(t, () => {})];
+      await a.ready();
+      assert.equal(await numsub(), 1);
+      const offB = b.subscribe(t, () => {});
+      await b.ready();
+      assert.equal(await numsub(), 2);
+      offs[0]();
+      offs[1]();
+      await a.ready();
+      assert.equal(await numsub(), 2);
+      offs[2]();
+      offB();
+      await Promise.all([a.ready(), b.ready()]);
+      assert.equal(await numsub(), 0);
+    } finally {
+      probe.disconnect();
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  test('buses with different prefixes do not meet (hubs sharing one Redis)', async () => {
+    const url = (redis as { url: string }).url;
+    const a = await RedisBus.connect(url, { prefix: testPrefix() });
+    const b = await RedisBus.connect(url, { prefix: testPrefix() });
+    try {
+      const got: Uint8Array[] = [];
+      b.subscribe('auth', (p) => got.push(p));
+      await b.ready();
+      a.publish('auth', bytes('x'));
+      await settle(200);
+      assert.equal(got.length, 0);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  test('connect rejects when Redis is unreachable', async () => {
+    await assert.rejects(RedisBus.connect('redis://127.0.0.1:1', { connectTimeoutMs: 500 }));
+  });
+});

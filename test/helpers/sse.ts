@@ -1,0 +1,85 @@
+// A minimal SSE reader for tests: frames with their id, event and parsed data.
+export interface SseFrame {
+  id?: string;
+  event: string;
+  data: any;
+}
+
+export interface SseReader {
+  status: number;
+  headers: Headers;
+  frames: SseFrame[];
+  /** Resolves when a frame matching pred has arrived (or already has). */
+  until(pred: (f: SseFrame) => boolean, timeoutMs?: number): Promise<SseFrame>;
+  /** Resolves when the server ends the stream. */
+  ended: Promise<void>;
+  close(): void;
+  /** Raw text of a non-stream answer. */
+  text?: string;
+}
+
+export async function openSse(url: string, init: RequestInit): Promise<SseReader> {
+  const ctl = new AbortController();
+  const res = await fetch(url, { ...init, signal: ctl.signal });
+  const frames: SseFrame[] = [];
+  const waiters: Array<{ pred: (f: SseFrame) => boolean; resolve: (f: SseFrame) => void }> = [];
+  const reader: SseReader = {
+    status: res.status,
+    headers: res.headers,
+    frames,
+    ended: Promise.resolve(),
+    close: () => ctl.abort(),
+    until(pred, timeoutMs = 10_000) {
+      const seen = frames.find(pred);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const w = { pred, resolve };
+        waiters.push(w);
+        setTimeout(() => {
+          const i = waiters.indexOf(w);
+          if (i >= 0) {
+            waiters.splice(i, 1);
+            reject(new Error(`sse: frame not received in time; got ${JSON.stringify(frames.map((f) => f.event))}`));
+          }
+        }, timeoutMs).unref();
+      });
+    },
+  };
+  if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    reader.text = await res.text();
+    return reader;
+  }
+  reader.ended = (async () => {
+    const dec = new TextDecoder();
+    let buf = '';
+    try {
+      for await (const chunk of res.body as any as AsyncIterable<Uint8Array>) {
+        buf += dec.decode(chunk, { stream: true });
+        let i;
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const f: Partial<SseFrame> = {};
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) continue;
+            const c = line.indexOf(':');
+            const k = line.slice(0, c);
+            const v = line.slice(c + 1).replace(/^ /, '');
+            if (k === 'id') f.id = v;
+            else if (k === 'event') f.event = v;
+            else if (k === 'data') f.data = JSON.parse(v);
+          }
+          if (!f.event) continue;
+          frames.push(f as SseFrame);
+          for (const w of waiters.filter((w) => w.pred(f as SseFrame))) {
+            waiters.splice(waiters.indexOf(w), 1);
+            w.resolve(f as SseFrame);
+          }
+        }
+      }
+    } catch {
+      /* aborted by the test */
+    }
+  })();
+  return reader;
+}

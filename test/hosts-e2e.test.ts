@@ -1,0 +1,136 @@
+// End to end with the real agent-host CLI process (node --import tsx
+// src/host-cli/main.ts) against a hub on port 0, and a fake `claude`.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, writeFileSync, symlinkSync, statSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { spawnAgentHost, makeFakeClaude, eventually, type AgentHostProcess } from './helpers/host.js';
+
+let t: TestHub;
+let tmp: string;
+const procs: AgentHostProcess[] = [];
+before(async () => {
+  t = await startTestHub({ hostHeartbeatTimeoutMs: 3000 });
+  tmp = mkdtempSync(join(tmpdir(), 'agent-host-e2e-'));
+});
+after(async () => {
+  for (const p of procs) p.kill('SIGKILL');
+  await t.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+function workRoot(): string {
+  const root = join(tmp, 'work');
+  mkdirSync(join(root, 'proj', 'a'), { recursive: true });
+  mkdirSync(join(root, 'proj', 'b'), { recursive: true });
+  writeFileSync(join(root, 'README.md'), 'not a directory');
+  const outside = join(tmp, 'outside');
+  mkdirSync(join(outside, 'secret'), { recursive: true });
+  symlinkSync(outside, join(root, 'escape'));
+  symlinkSync(join(root, 'proj'), join(root, 'inner'));
+  return root;
+}
+
+const run = (args: string[], env: NodeJS.ProcessEnv) => {
+  const p = spawnAgentHost(args, env);
+  procs.push(p);
+  return p;
+};
+
+test('pair, appear, list, rename, offline on kill, back on restart, gone on delete', async () => {
+  const u = await t.user();
+  const home = join(tmp, 'home');
+  const env = { AGENT_HOST_HOME: home, CLAUDE_BIN: makeFakeClaude(join(tmp)), CLAUDE_CONFIG_DIR: join(tmp, 'claude-config') };
+  const root = workRoot();
+  const key = (await t.api('POST', '/api/v1/hosts/pair-key', { token: u.key })).body.data.pairKey;
+
+  const p1 = run(['run', '--hub', t.url, '--pair-key', key, '--name', 'e2e-box', '--work-root', root, '--capacity', '2'], env);
+  const line = await p1.waitFor(/connected to \S+ as hst_\w+/);
+  const hostId = line.match(/hst_\w+/)![0];
+  assert.equal(statSync(join(home, 'credential.json')).mode & 0o777, 0o600, 'the credential file is private');
+  const stored = JSON.parse(readFileSync(join(home, 'credential.json'), 'utf8'));
+  assert.equal(stored.hostId, hostId);
+  assert.match(stored.credential, /^ahh_/);
+
+  const av = await t.api('GET', '/api/v1/agents/available-hosts', { token: u.key });
+  assert.deepEqual(av.body.data, [{ id: hostId, name: 'e2e-box', status: 'online', engines: [{ id: 'claude-code', displayName: 'Claude Code' }] }]);
+  const h = (await t.api('GET', `/api/v1/hosts/${hostId}`, { token: u.key })).body.data;
+  assert.equal(h.capacity, 2);
+  assert.equal(h.engines[0].version, '9.9.9', 'the version comes from `claude --version`');
+
+  const dirs = async (path?: string) => t.api('GET', `/api/v1/hosts/${hostId}/directories${path === undefined ? '' : `?path=${encodeURIComponent(path)}`}`, { token: u.key });
+  const top = await dirs();
+  assert.equal(top.status, 200);
+  assert.deepEqual(top.body.data, { path: '', entries: [{ name: 'inner', path: 'inner' }, { name: 'proj', path: 'proj' }] }, 'files and symlinks leading out are not listed');
+  assert.deepEqual((await dirs('proj')).body.data.entries.map((e: any) => e.path), ['proj/a', 'proj/b']);
+  assert.deepEqual((await dirs('inner')).body.data.entries.map((e: any) => e.name), ['a', 'b']);
+  assert.equal((await dirs('escape')).status, 400, 'a symlink out of the work root is refused by the host');
+  assert.equal((await dirs('escape/secret')).status, 400);
+  assert.equal((await dirs('../outside')).status, 400);
+  assert.equal((await dirs('nope')).status, 404);
+
+  const rm = await t.api('PATCH', `/api/v1/hosts/${hostId}/remark`, { token: u.key, body: { remark: 'renamed' } });
+  assert.equal(rm.body.data.remark, 'renamed');
+  assert.equal((await t.api('GET', '/api/v1/agents/available-hosts', { token: u.key })).body.data[0].name, 'renamed');
+  const ref = await t.api('POST', `/api/v1/hosts/${hostId}/refresh`, { token: u.key });
+  assert.equal(ref.status, 200);
+  assert.equal(ref.body.data.engines[0].id, 'claude-code');
+
+  p1.kill('SIGKILL');
+  await p1.wait();
+  await eventually(async () => (await t.api('GET', `/api/v1/hosts/${hostId}`, { token: u.key })).body.data.status === 'offline', 8000);
+  assert.deepEqual((await t.api('GET', '/api/v1/agents/available-hosts', { token: u.key })).body.data, []);
+
+  const p2 = run(['run', '--work-root', root], env);
+  await p2.waitFor(/connected to \S+ as hst_\w+/);
+  assert.equal((await t.api('GET', `/api/v1/hosts/${hostId}`, { token: u.key })).body.data.status, 'online');
+
+  const used = run(['pair', '--hub', t.url, '--key', key], { ...env, AGENT_HOST_HOME: join(tmp, 'home-used') });
+  assert.equal(await used.wait(), 1, 'a used pair key is refused');
+  assert.match(used.output(), /pairing refused \(401\)/);
+
+  assert.equal((await t.api('DELETE', `/api/v1/hosts/${hostId}`, { token: u.key })).status, 200);
+  await p2.waitFor(/disconnected: host deleted/);
+  assert.equal(await p2.wait(), 1, 'a deleted host stops instead of reconnecting');
+  assert.equal((await t.api('GET', `/api/v1/hosts/${hostId}`, { token: u.key })).status, 404);
+  assert.deepEqual((await t.api('GET', '/api/v1/agents/available-hosts', { token: u.key })).body.data, []);
+
+  const revoked = run(['run', '--work-root', root], env);
+  assert.equal(await revoked.wait(), 1, 'a revoked credential is refused');
+  assert.match(revoked.output(), /refused the credential/);
+});
+
+test('a forged credential is refused; no claude executable, no engine', async () => {
+  const home = join(tmp, 'forged');
+  mkdirSync(home, { recursive: true });
+  writeFileSync(join(home, 'credential.json'), JSON.stringify({ hub: t.url, hostId: 'hst_forged', credential: 'ahh_forged', name: 'x' }));
+  const forged = run(['run', '--work-root', tmp], { AGENT_HOST_HOME: home });
+  assert.equal(await forged.wait(), 1);
+  assert.match(forged.output(), /refused the credential/);
+
+  const u = await t.user();
+  const key = (await t.api('POST', '/api/v1/hosts/pair-key', { token: u.key })).body.data.pairKey;
+  const env = { AGENT_HOST_HOME: join(tmp, 'noclaude'), CLAUDE_BIN: join(tmp, 'no-such-claude') };
+  const paired = run(['pair', '--hub', t.url, '--key', key, '--name', 'bare'], env);
+  assert.equal(await paired.wait(), 0, paired.output());
+  const p = run(['run', '--work-root', tmp], env);
+  await p.waitFor(/connected to \S+ as hst_\w+ \(no engines/);
+  const list = (await t.api('GET', '/api/v1/hosts', { token: u.key })).body.data.items;
+  assert.equal(list[0].status, 'online');
+  assert.deepEqual(list[0].engines, []);
+  p.kill('SIGTERM');
+  assert.equal(await p.wait(), 0, 'SIGTERM stops cleanly');
+});
+
+test('--help on every command; usage errors exit 2', async () => {
+  const cases = [['--help'], ['pair', '--help'], ['run', '--help'], ['help', 'run']].map((args) => ({ args, p: run(args, {}) }));
+  const bad = run(['pair', '--hub', t.url], {});
+  for (const { args, p } of cases) {
+    assert.equal(await p.wait(), 0, args.join(' '));
+    assert.match(p.output(), /agent-host (pair|run|\d)/);
+  }
+  assert.equal(await bad.wait(), 2);
+  assert.match(bad.output(), /needs --hub and --key/);
+});

@@ -1,0 +1,97 @@
+// Exactly-once claiming across nodes: two hubs in this process on one
+// PostgreSQL database and one Redis, messages for many sessions sent to both
+// at once, one host of capacity 3 on node A. Every task is started exactly
+// once and the host never holds more runs than its capacity, though both
+// nodes claim (FOR UPDATE SKIP LOCKED in sessions/queue.ts) at the same time.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestHub, createTestDatabase, type TestHub } from './helpers/hub.js';
+import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
+import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
+
+const redis = await redisUrlOrSkip();
+const skip = 'skip' in redis ? redis.skip : !process.env.DATABASE_URL ? 'DATABASE_URL is not set (two hubs need one shared PostgreSQL)' : undefined;
+
+let a: TestHub;
+let b: TestHub;
+let host: FakeHost | undefined;
+let drop: (() => Promise<void>) | undefined;
+before(async () => {
+  if (skip) return;
+  const db = await createTestDatabase();
+  drop = db.drop;
+  const shared = { databaseUrl: db.url, redisUrl: (redis as { url: string }).url, redisPrefix: testPrefix(), rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 };
+  a = await startTestHub({ ...shared, nodeId: 'claim-a' });
+  b = await startTestHub({ ...shared, nodeId: 'claim-b', adminApiKey: a.adminKey });
+});
+after(async () => {
+  host?.close();
+  await b?.close();
+  await a?.close();
+  await drop?.();
+});
+
+test('two nodes claiming at once start each task exactly once, within the host capacity', { skip, timeout: 60_000 }, async () => {
+  const CAPACITY = 3;
+  const SESSIONS = 12;
+  const ROUNDS = 2;
+  const u = await a.user();
+  const { credential } = await pairHost(a, u.key);
+  const starts: string[] = [];
+  let running = 0;
+  let peak = 0;
+  host = await connectFakeHost(a, credential, { capacity: CAPACITY });
+  const h = host;
+  h.ws.on('message', () => {
+    const f = h.frames[h.frames.length - 1] as any;
+    if (f?.t !== 'run.start' || starts.includes(f.runId)) {
+      if (f?.t === 'run.start') starts.push(f.runId); // a second start of one run: recorded, fails below
+      return;
+    }
+    starts.push(f.runId);
+    running++;
+    peak = Math.max(peak, running);
+    setTimeout(() => {
+      running--;
+      h.send({ t: 'run.end', runId: f.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+    }, 30);
+  });
+  const agent = await eventually(async () => {
+    const r = await a.api('POST', '/api/v1/agents', { token: u.key, body: { name: 'claims', scope: 'private', hostId: h.hostId, engine: 'claude-code', workDir: 'w' } });
+    return r.status === 201 ? r.body.data : undefined;
+  }, 10_000, 50);
+  // sessions/scheduler.ts fails runs missing from a hello's `running` list LOST_RUN_GRACE_MS after it,
+  // even runs dispatched after the hello: start runs only once that check has passed.
+  await new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS + 300));
+  const sessions: string[] = [];
+  for (let i = 0; i < SESSIONS; i++) sessions.push((await a.api('POST', '/api/v1/sessions', { token: u.key, body: { agentId: agent.id } })).body.data.id);
+
+  // All messages at once, half through each node.
+  const sends = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    for (let i = 0; i < SESSIONS; i++) {
+      const node = (i + r) % 2 ? b : a;
+      sends.push(node.api('POST', `/api/v1/sessions/${sessions[i]}/messages`, { token: u.key, body: { content: `r${r} s${i}` } }));
+    }
+  }
+  const answers = await Promise.all(sends);
+  for (const r of answers) assert.equal(r.status, 202, r.text);
+  const taskIds = answers.map((r) => r.body.taskId as string);
+  assert.equal(new Set(taskIds).size, SESSIONS * ROUNDS);
+
+  await eventually(async () => {
+    const rows = await a.hub.ctx.em().getConnection().execute(`select status, count(*)::int as n from session_tasks group by status`);
+    const done = rows.find((x: any) => x.status === 'completed')?.n ?? 0;
+    return done === SESSIONS * ROUNDS;
+  }, 30_000, 100);
+  assert.equal(starts.length, SESSIONS * ROUNDS, 'each task started once, no more');
+  assert.deepEqual([...starts].sort(), [...taskIds].sort());
+  assert.ok(peak <= CAPACITY, `the host held ${peak} runs at once (capacity ${CAPACITY})`);
+  // The capacity counter is right on both nodes once everything ended elsewhere.
+  for (const t of [a, b]) {
+    const hv = await t.api('GET', `/api/v1/hosts/${h.hostId}`, { token: u.key });
+    assert.equal(hv.body.data.running, 0);
+    assert.equal(hv.body.data.status, 'online');
+  }
+});

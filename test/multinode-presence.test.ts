@@ -1,0 +1,163 @@
+// Presence across nodes: two hubs in this process on one PostgreSQL database
+// and one Redis (the same topology as two processes, minus the kill; the
+// SIGKILL case is in multinode.test.ts). A host channel held by node A is
+// reachable through node B, a reconnect to B takes over, and a host nobody
+// holds fails fast. RedisPresence's own rules are checked directly too.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { startTestHub, createTestDatabase, type TestHub } from './helpers/hub.js';
+import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
+import { RedisBus } from '../src/bus/redis.js';
+import { RedisPresence } from '../src/hosts/presence-redis.js';
+import { CloseCodes } from '../host-protocol/version.js';
+
+const redis = await redisUrlOrSkip();
+const skip = 'skip' in redis ? redis.skip : !process.env.DATABASE_URL ? 'DATABASE_URL is not set (two hubs need one shared PostgreSQL)' : undefined;
+const redisUrl = 'url' in redis ? redis.url : undefined;
+
+describe('two hub nodes sharing PostgreSQL and Redis', { skip }, () => {
+  let a: TestHub;
+  let b: TestHub;
+  let drop: () => Promise<void>;
+  const hosts: FakeHost[] = [];
+  before(async () => {
+    const db = await createTestDatabase();
+    drop = db.drop;
+    const prefix = testPrefix();
+    const shared = { databaseUrl: db.url, redisUrl, redisPrefix: prefix, hostHeartbeatTimeoutMs: 3000 };
+    a = await startTestHub({ ...shared, nodeId: 'node-a' });
+    b = await startTestHub({ ...shared, nodeId: 'node-b', adminApiKey: a.adminKey });
+  });
+  after(async () => {
+    for (const h of hosts) h.close();
+    await a?.close();
+    await b?.close();
+    await drop?.();
+  });
+
+  const view = async (t: TestHub, key: string, id: string) => (await t.api('GET', `/api/v1/hosts/${id}`, { token: key })).body.data;
+
+  test('a host on node A reads online through node B, and B reaches it (request and reply cross nodes)', async () => {
+    const u = await a.user();
+    const { hostId, credential } = await pairHost(a, u.key);
+    const fh = await connectFakeHost(a, credential, { capacity: 2 });
+    hosts.push(fh);
+    assert.equal(a.hub.ctx.bus.kind, 'redis');
+    const seen = await view(b, u.key, hostId);
+    assert.equal(seen.status, 'online');
+    assert.equal(seen.capacity, 2);
+    const dirs = await b.api('GET', `/api/v1/hosts/${hostId}/directories?path=work`, { token: u.key });
+    assert.equal(dirs.status, 200, dirs.text);
+    assert.equal(JSON.stringify(dirs.body.data).includes('work/src'), true);
+    assert.ok(fh.frames.some((f) => f.t === 'dirs.list'), 'the frame went to the host on node A');
+  });
+
+  test('the host reconnects to node B: B takes over, A drops its stale channel, requests follow the host', async () => {
+    const u = await a.user();
+    const { hostId, credential } = await pairHost(a, u.key);
+    const onA = await connectFakeHost(a, credential);
+    hosts.push(onA);
+    const onB = await connectFakeHost(b, credential);
+    hosts.push(onB);
+    const closedA = await Promise.race([onA.closed, new Promise<undefined>((r) => setTimeout(() => r(undefined), 3000))]);
+    assert.equal(closedA?.code, CloseCodes.REPLACED.code, 'node A closed the stale channel');
+    // A's close must not erase B's presence.
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal((await view(a, u.key, hostId)).status, 'online');
+    const before = onB.frames.length;
+    const dirs = await a.api('GET', `/api/v1/hosts/${hostId}/directories`, { token: u.key });
+    assert.equal(dirs.status, 200, dirs.text);
+    assert.ok(onB.frames.slice(before).some((f) => f.t === 'dirs.list'), 'the request reached the channel on node B');
+  });
+
+  test('a host no node holds fails fast through either node', async () => {
+    const u = await a.user();
+    const { hostId, credential } = await pairHost(a, u.key);
+    const fh = await connectFakeHost(b, credential);
+    fh.close();
+    await eventually(async () => (await view(a, u.key, hostId)).status === 'offline', 3000, 50);
+    for (const t of [a, b]) {
+      const started = Date.now();
+      const r = await t.api('GET', `/api/v1/hosts/${hostId}/directories`, { token: u.key });
+      assert.equal(r.status, 409);
+      assert.equal(r.body.code, '4094');
+      assert.ok(Date.now() - started < 500, `failed in ${Date.now() - started} ms`);
+    }
+  });
+
+  test('a key refreshed on node A is refused on node B at once (auth invalidation over Redis)', async () => {
+    const u = await a.user();
+    assert.equal((await b.api('GET', '/api/v1/me', { token: u.key })).status, 200);
+    const keys = await a.api('GET', '/api/v1/me/keys', { token: u.key });
+    const id = keys.body.data.items[0].id;
+    const fresh = await a.api('POST', `/api/v1/me/keys/${id}/refresh`, { token: u.key });
+    assert.equal(fresh.status, 200);
+    await eventually(async () => (await b.api('GET', '/api/v1/me', { token: u.key })).status === 401, 2000, 20);
+    assert.equal((await b.api('GET', '/api/v1/me', { token: fresh.body.data.key })).status, 200);
+  });
+});
+
+describe('RedisPresence rules', { skip: 'skip' in redis ? redis.skip : undefined }, () => {
+  let bus: RedisBus;
+  before(async () => {
+    bus = await RedisBus.connect(redisUrl!, { prefix: testPrefix() });
+  });
+  after(() => bus.close());
+  const entry = (nodeId: string | null) => ({ nodeId, running: 1, capacity: 3, engines: [{ id: 'claude-code', displayName: 'Claude Code' }], lastSeenAt: Date.now() });
+  const hid = () => `hst_${randomBytes(4).toString('hex')}`;
+  const presence = (node: string, timing?: { nodeTtlMs: number; renewMs: number }) => new RedisPresence(bus.client, (k) => bus.key(k), node, undefined, timing);
+
+  test('set, get, patch, refresh; removal only by the holding node', async () => {
+    const p = presence('n1');
+    const h = hid();
+    const e = entry('n1');
+    await p.set(h, e, 5000);
+    assert.deepEqual(await p.get(h), e);
+    await p.patch(h, { running: 3 });
+    assert.equal((await p.get(h))!.running, 3);
+    await p.patch(hid(), { running: 1 }); // absent: stays absent
+    await p.refresh([h], 'n1', 5000, 42);
+    assert.equal((await p.get(h))!.lastSeenAt, 42);
+    await p.refresh([h], 'n2', 5000, 43); // another node cannot extend it
+    assert.equal((await p.get(h))!.lastSeenAt, 42);
+    await p.remove(h, 'n2');
+    assert.ok(await p.get(h), 'a node that does not hold the host cannot remove it');
+    await p.remove(h, 'n1');
+    assert.equal(await p.get(h), undefined);
+    const many = await p.getMany([h, hid()]);
+    assert.equal(many.size, 0);
+    await p.close();
+  });
+
+  test('an entry expires with its TTL unless refreshed', async () => {
+    const p = presence('n1');
+    const [h1, h2] = [hid(), hid()];
+    await p.set(h1, entry('n1'), 400);
+    await p.set(h2, entry('n1'), 400);
+    await new Promise((r) => setTimeout(r, 250));
+    await p.refresh([h2], 'n1', 400, Date.now());
+    await new Promise((r) => setTimeout(r, 250));
+    const m = await p.getMany([h1, h2]);
+    assert.deepEqual([...m.keys()], [h2]);
+    await p.close();
+  });
+
+  test('the hosts of a node whose liveness key lapsed read offline before their own TTL', async () => {
+    const dead = presence('n-dead', { nodeTtlMs: 300, renewMs: 100 });
+    const live = presence('n-live');
+    const [h1, h2, h3] = [hid(), hid(), hid()];
+    await dead.set(h1, entry('n-dead'), 60_000);
+    await live.set(h2, entry('n-live'), 60_000);
+    await live.set(h3, entry(null), 60_000); // an HTTP-only host belongs to no node
+    assert.equal((await live.getMany([h1, h2, h3])).size, 3);
+    // A crash: the renewals stop, nothing is cleaned up.
+    clearInterval((dead as unknown as { renew: NodeJS.Timeout }).renew);
+    await new Promise((r) => setTimeout(r, 450));
+    assert.deepEqual([...(await live.getMany([h1, h2, h3])).keys()].sort(), [h2, h3].sort());
+    // A clean close drops the liveness key at once.
+    await live.close();
+    assert.deepEqual([...(await dead.getMany([h2, h3])).keys()], [h3]);
+  });
+});

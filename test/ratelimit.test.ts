@@ -1,0 +1,215 @@
+// Rate limits: the limiter contract (in process and Redis), the bucket rules,
+// and the 429 over real HTTP with both backends. Redis parts skip with a
+// reason when REDIS_URL is missing.
+import { describe, test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { MemoryLimiter, type Limiter } from '../src/ratelimit/limiter.js';
+import { RedisLimiter } from '../src/ratelimit/redis.js';
+import { bucketsFor, clientIp, rateHeaders } from '../src/ratelimit/policy.js';
+import { RedisBus } from '../src/bus/redis.js';
+import type { Config } from '../src/config.js';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
+
+const redis = await redisUrlOrSkip();
+const redisSkip = 'skip' in redis ? redis.skip : undefined;
+const redisUrl = 'url' in redis ? redis.url : undefined;
+const cleanup: Array<() => Promise<void> | void> = [];
+after(async () => {
+  for (const c of cleanup.reverse()) await c();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const uniq = () => randomBytes(5).toString('hex');
+
+const limiters: Array<{ name: string; skip?: string; make(): Promise<Limiter> }> = [
+  { name: 'MemoryLimiter', make: async () => new MemoryLimiter() },
+  {
+    name: 'RedisLimiter',
+    skip: redisSkip,
+    async make() {
+      const bus = await RedisBus.connect(redisUrl!, { prefix: testPrefix() });
+      cleanup.push(() => bus.close());
+      return new RedisLimiter(bus.client, (k) => bus.key(k));
+    },
+  },
+];
+
+for (const L of limiters) {
+  describe(`limiter contract: ${L.name}`, { skip: L.skip }, () => {
+    test('counts to the limit, refuses the next without counting it, opens again after the window', async () => {
+      const lim = await L.make();
+      const b = { key: `k:${uniq()}`, limit: 3, windowMs: 400 };
+      for (let i = 1; i <= 3; i++) {
+        const v = await lim.hit([b]);
+        assert.equal(v.allowed, true);
+        assert.equal(v.states[0].count, i);
+        assert.ok(v.states[0].resetMs > 0 && v.states[0].resetMs <= 400);
+      }
+      const refused = await lim.hit([b]);
+      assert.equal(refused.allowed, false);
+      assert.equal(refused.states[0].count, 3, 'a refusal is not counted');
+      await sleep(450);
+      const again = await lim.hit([b]);
+      assert.equal(again.allowed, true);
+      assert.equal(again.states[0].count, 1);
+      lim.close();
+    });
+
+    test('several buckets: one full bucket refuses the request and the others are not charged', async () => {
+      const lim = await L.make();
+      const wide = { key: `w:${uniq()}`, limit: 100, windowMs: 60_000 };
+      const narrow = { key: `n:${uniq()}`, limit: 1, windowMs: 60_000 };
+      assert.equal((await lim.hit([wide, narrow])).allowed, true);
+      const v = await lim.hit([wide, narrow]);
+      assert.equal(v.allowed, false);
+      assert.deepEqual(v.states.map((s) => s.count), [1, 1]);
+      assert.equal((await lim.hit([wide])).states[0].count, 2);
+      lim.close();
+    });
+
+    test('concurrent hits never exceed the limit', async () => {
+      const lim = await L.make();
+      const b = { key: `c:${uniq()}`, limit: 25, windowMs: 60_000 };
+      const vs = await Promise.all(Array.from({ length: 60 }, () => lim.hit([b])));
+      assert.equal(vs.filter((v) => v.allowed).length, 25);
+      lim.close();
+    });
+  });
+}
+
+describe('bucket rules', () => {
+  const cfg = { rateLimitPerMinute: 10, rateLimitPerIpPerMinute: 20, rateLimitPhoneCodePerHour: 5, rateLimitModelTestPerMinute: 3, trustProxy: false };
+  const keyUser = { userId: 'u1', name: 'a', role: 'user' as const, via: 'key' as const, keyId: 'k1' };
+  const jwtUser = { userId: 'u1', name: 'a', role: 'user' as const, via: 'jwt' as const };
+  const get = { method: 'GET' as const, path: '/api/v1/me' };
+
+  test('an API key is counted per key, a JWT per account, an anonymous caller per IP; every request per IP', () => {
+    assert.deepEqual(bucketsFor(cfg, get, keyUser, '1.2.3.4').map((b) => [b.key, b.limit, b.windowMs]), [['rl:key:k1', 10, 60_000], ['rl:ip:1.2.3.4', 20, 60_000]]);
+    assert.equal(bucketsFor(cfg, get, jwtUser, '1.2.3.4')[0].key, 'rl:user:u1');
+    assert.equal(bucketsFor(cfg, get, undefined, '1.2.3.4')[0].key, 'rl:anon:1.2.3.4');
+  });
+
+  test('the phone-code and model-test endpoints add a tighter per-account bucket; 0 disables a limit', () => {
+    const phone = bucketsFor(cfg, { method: 'POST', path: '/api/v1/me/phone/send-code' }, keyUser, 'ip');
+    assert.deepEqual(phone[2], { key: 'rl:phone-code:user:u1', limit: 5, windowMs: 3_600_000 });
+    const mt = bucketsFor(cfg, { method: 'POST', path: '/api/v1/model-configs/test' }, jwtUser, 'ip');
+    assert.deepEqual(mt[2], { key: 'rl:model-test:user:u1', limit: 3, windowMs: 60_000 });
+    assert.equal(bucketsFor({ ...cfg, rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 }, get, keyUser, 'ip').length, 0);
+    assert.equal(bucketsFor({ ...cfg, rateLimitModelTestPerMinute: 0 }, { method: 'POST', path: '/api/v1/model-configs/test' }, keyUser, 'ip').length, 2);
+  });
+
+  test('X-Forwarded-For counts only behind a trusted proxy, and then its last entry', () => {
+    const req = { ip: '10.0.0.2', headers: { 'x-forwarded-for': '6.6.6.6, 203.0.113.9' } };
+    assert.equal(clientIp(req, false), '10.0.0.2');
+    assert.equal(clientIp(req, true), '203.0.113.9');
+    assert.equal(clientIp({ ip: '10.0.0.2', headers: {} }, true), '10.0.0.2');
+  });
+
+  test('headers name the refusing bucket, else the one with least room', () => {
+    const now = 1_700_000_000_000;
+    const a = { bucket: { key: 'a', limit: 10, windowMs: 60_000 }, count: 9, resetMs: 5_500 };
+    const b = { bucket: { key: 'b', limit: 100, windowMs: 60_000 }, count: 5, resetMs: 30_000 };
+    assert.deepEqual(rateHeaders([b, a], true, now), { 'X-RateLimit-Limit': '10', 'X-RateLimit-Remaining': '1', 'X-RateLimit-Reset': String(Math.ceil((now + 5_500) / 1000)) });
+    const full = { ...a, count: 10 };
+    assert.deepEqual(rateHeaders([b, full], false, now)['Retry-After'], '6');
+  });
+});
+
+const backends: Array<{ name: string; skip?: string; overrides(): Partial<Config> }> = [
+  { name: 'in process', overrides: () => ({}) },
+  { name: 'Redis', skip: redisSkip, overrides: () => ({ redisUrl, redisPrefix: testPrefix() }) },
+];
+
+for (const B of backends) {
+  describe(`429 over HTTP (${B.name})`, { skip: B.skip }, () => {
+    const hubs: TestHub[] = [];
+    after(async () => {
+      for (const h of hubs) await h.close();
+    });
+    const hub = async (o: Partial<Config>) => {
+      const h = await startTestHub({ ...B.overrides(), ...o });
+      hubs.push(h);
+      return h;
+    };
+
+    test('per API key: the request past the limit gets the 429 envelope with Retry-After and X-RateLimit-*', async () => {
+      const t = await hub({ rateLimitPerMinute: 4, rateLimitPerIpPerMinute: 0 });
+      assert.equal(t.hub.ctx.bus.kind, B.name === 'Redis' ? 'redis' : 'local');
+      const u = await t.user(); // the admin's request that created u used one of the admin key's 4
+      for (let i = 0; i < 4; i++) assert.equal((await t.api('GET', '/api/v1/me', { token: u.key })).status, 200);
+      const before = Math.floor(Date.now() / 1000);
+      const r = await t.api('GET', '/api/v1/me', { token: u.key });
+      assert.equal(r.status, 429);
+      assert.deepEqual([r.body.code, r.body.data], ['4290', null]);
+      assert.equal(typeof r.body.message, 'string');
+      const retry = Number(r.headers.get('retry-after'));
+      assert.ok(retry >= 1 && retry <= 60, `Retry-After ${retry}`);
+      assert.equal(r.headers.get('x-ratelimit-limit'), '4');
+      assert.equal(r.headers.get('x-ratelimit-remaining'), '0');
+      const reset = Number(r.headers.get('x-ratelimit-reset'));
+      assert.ok(reset >= before && reset <= before + 61, `X-RateLimit-Reset ${reset}`);
+      // Another key of another account is counted on its own.
+      const v = await t.user();
+      assert.equal((await t.api('GET', '/api/v1/me', { token: v.key })).status, 200);
+    });
+
+    test('per IP: callers with different keys share their address limit; anonymous callers count too', async () => {
+      const t = await hub({ rateLimitPerMinute: 100, rateLimitPerIpPerMinute: 8 });
+      const a = await t.user();
+      const b = await t.user(); // 2 requests used
+      const statuses: number[] = [];
+      for (let i = 0; i < 7; i++) {
+        const r = i === 6 ? await t.api('GET', '/api/v1/health') : await t.api('GET', '/api/v1/me', { token: i % 2 ? a.key : b.key });
+        statuses.push(r.status);
+      }
+      assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200, 429]);
+    });
+
+    test('behind a trusted proxy each forwarded client has its own limit; otherwise the header is ignored', async () => {
+      const trusted = await hub({ rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 2, trustProxy: true });
+      const from = (ip: string) => trusted.api('GET', '/api/v1/health', { headers: { 'x-forwarded-for': `9.9.9.9, ${ip}` } });
+      const ip1 = `198.51.100.${1 + (randomBytes(1)[0] % 200)}`;
+      const ip2 = `203.0.113.${1 + (randomBytes(1)[0] % 200)}`;
+      assert.deepEqual([(await from(ip1)).status, (await from(ip1)).status, (await from(ip1)).status], [200, 200, 429]);
+      assert.equal((await from(ip2)).status, 200);
+
+      const direct = await hub({ rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 2, trustProxy: false });
+      const spoof = (ip: string) => direct.api('GET', '/api/v1/health', { headers: { 'x-forwarded-for': ip } });
+      assert.deepEqual([(await spoof('1.1.1.1')).status, (await spoof('2.2.2.2')).status, (await spoof('3.3.3.3')).status], [200, 200, 429]);
+    });
+
+    test('POST /model-configs/test has a tighter limit, per account across its keys', async () => {
+      const t = await hub({ rateLimitPerMinute: 100, rateLimitPerIpPerMinute: 0, rateLimitModelTestPerMinute: 2 });
+      const u = await t.user();
+      const k2 = await t.api('POST', '/api/v1/me/keys', { token: u.key, body: { name: 'second' } });
+      assert.equal(k2.status, 201);
+      const probe = (token: string) => t.api('POST', '/api/v1/model-configs/test', { token, body: { id: 'mc-does-not-exist' } });
+      const s1 = (await probe(u.key)).status;
+      const s2 = (await probe(k2.body.data.key)).status;
+      assert.notEqual(s1, 429);
+      assert.notEqual(s2, 429);
+      const r = await probe(u.key);
+      assert.equal(r.status, 429);
+      assert.equal(r.headers.get('x-ratelimit-limit'), '2');
+      assert.ok(Number(r.headers.get('retry-after')) <= 60);
+      // Other endpoints are not affected by the tight bucket.
+      assert.equal((await t.api('GET', '/api/v1/me', { token: u.key })).status, 200);
+    });
+  });
+}
+
+describe('counted in Redis: two hub nodes share the counts', { skip: redisSkip }, () => {
+  test('requests to node A and node B add up against one limit', async () => {
+    const prefix = testPrefix();
+    const a = await startTestHub({ redisUrl, redisPrefix: prefix, rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 4 });
+    cleanup.push(() => a.close());
+    const b = await startTestHub({ redisUrl, redisPrefix: prefix, rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 4 });
+    cleanup.push(() => b.close());
+    const seq = [a, b, a, b, a, b];
+    const statuses: number[] = [];
+    for (const h of seq) statuses.push((await h.api('GET', '/api/v1/health')).status);
+    assert.deepEqual(statuses, [200, 200, 200, 200, 429, 429]);
+  });
+});

@@ -1,0 +1,25 @@
+// `npm run build`: the hub (dist/main.js) and the agent-host CLI
+// (dist/host-cli/main.js, the package's `bin`), ESM for Node 20. Dependencies
+// stay external (uWS is a native binding). Worker files that other modules
+// load by path are emitted as entries of their own beside them.
+import { existsSync } from 'node:fs';
+import { defineConfig } from 'tsup';
+
+const entry: Record<string, string> = {
+  main: 'src/main.ts',
+  'host-cli/main': 'src/host-cli/main.ts',
+};
+if (existsSync('src/model-configs/vault-worker.mjs')) entry['model-configs/vault-worker'] = 'src/model-configs/vault-worker.mjs';
+
+export default defineConfig({
+  entry,
+  outDir: 'dist',
+  format: ['esm'],
+  platform: 'node',
+  target: 'node20',
+  splitting: true,
+  sourcemap: true,
+  clean: true,
+  dts: false,
+  shims: false,
+});
