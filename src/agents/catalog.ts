@@ -58,7 +58,7 @@ export class AgentCatalog {
   private sortedListed = new Map<MarketSort, Entry[]>();
   /** Per-generation memo of filtered lists and of finished pages (anonymous market queries). */
   readonly results = new Map<string, Entry[]>();
-  readonly pages = new Map<string, unknown>();
+  readonly pages = new Map<string, string>();
   private users = new Map<string, UserState>();
   private userEpoch = new Map<string, number>();
   private unsubs: Array<() => void>;
@@ -212,7 +212,7 @@ export class AgentCatalog {
     if (this.results.size >= RESULTS_MAX) this.results.clear();
     this.results.set(key, list);
   }
-  rememberPage(key: string, page: unknown): void {
+  rememberPage(key: string, page: string): void {
     if (this.pages.size >= RESULTS_MAX) this.pages.clear();
     this.pages.set(key, page);
   }

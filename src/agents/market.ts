@@ -8,6 +8,7 @@ import { orderOf, type AgentCatalog, type Entry, type MarketSort, type UserState
 import type { MarketQueryT } from './schemas.js';
 import { canRead, inMarket, isListed } from './rules.js';
 import { marketView } from './views.js';
+import { okJson } from '../server/reply.js';
 
 const FEATURED_MAX = 8;
 const FACET_TAGS_MAX = 50;
@@ -64,16 +65,17 @@ export class AgentMarket {
     const key = `${sort}\u0000${q.q ?? ''}\u0000${q.cat ?? ''}\u0000${q.tag ?? ''}\u0000${q.scope ?? ''}\u0000${q.pricing ?? ''}`;
     const pageKey = `${key}\u0000${q.page}\u0000${q.pageSize}`;
     const cached = this.catalog.pages.get(pageKey);
-    if (cached) return cached;
+    if (cached) return okJson(cached);
     let list = this.catalog.results.get(key);
     if (!list) {
       const all = this.catalog.listed(sort);
       list = needle || q.cat || tag || q.scope || q.pricing ? all.filter(keep) : all;
       this.catalog.rememberResult(key, list);
     }
-    const page = pageOf(list.slice(from, from + q.pageSize).map((e) => e.plain), list.length, q.page, q.pageSize);
-    this.catalog.rememberPage(pageKey, page);
-    return page;
+    // Cached serialized: re-encoding a 20-agent page costs more than the rest of the request.
+    const json = JSON.stringify(pageOf(list.slice(from, from + q.pageSize).map((e) => e.plain), list.length, q.page, q.pageSize));
+    this.catalog.rememberPage(pageKey, json);
+    return okJson(json);
   }
 
   /** Listed agents plus the caller's own and shared ones, in market order. */

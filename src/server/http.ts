@@ -213,6 +213,8 @@ export class HttpApi {
     switch (reply.kind) {
       case 'envelope':
         return send(reply.status, JSON.stringify(envelope(reply.data)), reply.headers);
+      case 'envelope-json':
+        return send(reply.status, `{"code":"0","message":"ok","data":${reply.dataJson}}`);
       case 'plain':
         return send(reply.status, JSON.stringify(reply.body), reply.headers);
       case 'empty':

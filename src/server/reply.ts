@@ -3,6 +3,7 @@ import type { EventStream } from './sse.js';
 
 export type Reply =
   | { kind: 'envelope'; status: number; data: unknown; headers?: Record<string, string> }
+  | { kind: 'envelope-json'; status: number; dataJson: string }
   | { kind: 'plain'; status: number; body: unknown; headers?: Record<string, string> }
   | { kind: 'empty'; status: number; headers?: Record<string, string> }
   | { kind: 'redirect'; status: number; location: string }
@@ -14,6 +15,8 @@ const tag = (r: Reply): Tagged => Object.assign(r, { [REPLY]: true as const });
 
 export const ok = (data: unknown, status = 200, headers?: Record<string, string>) => tag({ kind: 'envelope', status, data, headers });
 export const created = (data: unknown) => ok(data, 201);
+/** An envelope whose data is already serialized: for read paths that cache their JSON. */
+export const okJson = (dataJson: string) => tag({ kind: 'envelope-json', status: 200, dataJson });
 /** A body without the envelope (the spec's 202 answers). */
 export const plain = (status: number, body: unknown, headers?: Record<string, string>) => tag({ kind: 'plain', status, body, headers });
 export const noContent = () => tag({ kind: 'empty', status: 204 });
