@@ -32,7 +32,7 @@ export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'>,
     forceUtcTimezone: true,
   };
   const orm = await MikroORM.init(options);
-  const applied = await orm.getMigrator().up();
+  const applied = embedded ? await orm.getMigrator().up() : await migrateLocked(orm);
   if (applied.length) log.info('migrations applied', { names: applied.map((m) => m.name) });
   return {
     orm,
@@ -42,4 +42,16 @@ export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'>,
       await embedded?.close();
     },
   };
+}
+
+/** Several nodes may start at once on one database: migrate under an advisory lock. */
+async function migrateLocked(orm: MikroORM) {
+  const migrator = orm.getMigrator();
+  // Creates the migrations table before taking the lock (it runs on its own connection).
+  await migrator.getExecutedMigrations().catch(() => undefined);
+  const conn = orm.em.getConnection();
+  return conn.transactional(async (trx) => {
+    await conn.execute('select pg_advisory_xact_lock(727001)', [], 'all', trx);
+    return migrator.up({ transaction: trx });
+  });
 }
