@@ -138,7 +138,13 @@ for (const B of backends) {
       const t = await hub({ rateLimitPerMinute: 4, rateLimitPerIpPerMinute: 0 });
       assert.equal(t.hub.ctx.bus.kind, B.name === 'Redis' ? 'redis' : 'local');
       const u = await t.user(); // the admin's request that created u used one of the admin key's 4
-      for (let i = 0; i < 4; i++) assert.equal((await t.api('GET', '/api/v1/me', { token: u.key })).status, 200);
+      for (let i = 0; i < 4; i++) {
+        const ok = await t.api('GET', '/api/v1/me', { token: u.key });
+        assert.equal(ok.status, 200);
+        // Successful answers carry the counters too.
+        assert.equal(ok.headers.get('x-ratelimit-limit'), '4');
+        assert.equal(ok.headers.get('x-ratelimit-remaining'), String(3 - i));
+      }
       const before = Math.floor(Date.now() / 1000);
       const r = await t.api('GET', '/api/v1/me', { token: u.key });
       assert.equal(r.status, 429);

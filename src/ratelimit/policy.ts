@@ -68,12 +68,13 @@ export class RateLimits {
     readonly limiter: Limiter,
   ) {}
 
-  /** The `before` hook: throws RATE_LIMITED (429) with Retry-After and X-RateLimit-* headers. */
-  async check(req: Req, route: Route): Promise<void> {
+  /** The `before` hook: throws RATE_LIMITED (429) with Retry-After and X-RateLimit-* headers; on success returns the X-RateLimit-* headers for the reply. */
+  async check(req: Req, route: Route): Promise<Record<string, string> | undefined> {
     const buckets = bucketsFor(this.config, route, req.principal, clientIp(req, this.config.trustProxy));
-    if (buckets.length === 0) return;
+    if (buckets.length === 0) return undefined;
     const v = await this.limiter.hit(buckets);
     if (!v.allowed) throw fail('RATE_LIMITED', undefined, rateHeaders(v.states, false));
+    return rateHeaders(v.states, true);
   }
 
   close(): void {

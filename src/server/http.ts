@@ -52,8 +52,8 @@ export interface Route<Q = any, B = any> {
 
 export interface HttpHooks {
   authenticate(token: string): Promise<Principal>;
-  /** Runs before the handler (rate limits); may throw a HubError. */
-  before?(req: Req, route: Route): Promise<void> | void;
+  /** Runs before the handler (rate limits); may throw a HubError; headers it returns go on the reply. */
+  before?(req: Req, route: Route): Promise<Record<string, string> | void> | Record<string, string> | void;
   /** Each SSE stream as it opens (a graceful shutdown ends them with a final frame). */
   streamOpened?(stream: EventStream): void;
 }
@@ -206,19 +206,20 @@ export class HttpApi {
       body = route.body.parse(body, 'body');
     }
     const req: Req = { method: r.method, path: r.path, params: r.params, query, body, headers: r.headers, ip: r.ip, principal, bearer, signal: r.signal };
-    if (this.hooks.before) await this.hooks.before(req, route);
+    const hookHeaders = this.hooks.before ? (await this.hooks.before(req, route)) || undefined : undefined;
     const out = await route.handler(req as Req & { principal: Principal });
     if (isDone()) return;
+    const withHooks = (h?: Record<string, string>) => (hookHeaders ? { ...hookHeaders, ...h } : h);
     const reply: Reply = isReply(out) ? out : { kind: 'envelope', status: 200, data: out ?? null };
     switch (reply.kind) {
       case 'envelope':
-        return send(reply.status, JSON.stringify(envelope(reply.data)), reply.headers);
+        return send(reply.status, JSON.stringify(envelope(reply.data)), withHooks(reply.headers));
       case 'envelope-json':
-        return send(reply.status, `{"code":"0","message":"ok","data":${reply.dataJson}}`);
+        return send(reply.status, `{"code":"0","message":"ok","data":${reply.dataJson}}`, withHooks());
       case 'plain':
-        return send(reply.status, JSON.stringify(reply.body), reply.headers);
+        return send(reply.status, JSON.stringify(reply.body), withHooks(reply.headers));
       case 'empty':
-        return send(reply.status, undefined, reply.headers);
+        return send(reply.status, undefined, withHooks(reply.headers));
       case 'redirect':
         return send(reply.status, undefined, { Location: reply.location });
       case 'stream': {
