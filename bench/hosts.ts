@@ -49,8 +49,9 @@ export interface HostsBenchOptions {
   pings?: number;
   /** Whole-run limit; the bench stops itself. */
   maxSeconds?: number;
-  /** Append the figures to bench/RESULTS.md. */
+  /** Append the figures to bench/RESULTS.md (default true; `write` is the suite runner's name for it). */
   record?: boolean;
+  write?: boolean;
   /** Which servers to measure, in order (default all three). */
   kinds?: Kind[];
 }
@@ -134,7 +135,7 @@ type Kind = 'hub' | 'channel' | 'bare';
 const TARGET: Record<Kind, Target> = { hub: 'hub', channel: 'hub (channel layer only)', bare: 'bare uWS' };
 
 function startChild(kind: Kind, n: number): { child: ChildProcess; ready: Promise<{ port: number; credentials: string[] }>; rss(): Promise<{ rss: number; heap: number }>; stop(): Promise<void> } {
-  const child = fork(SELF, ['--child', kind, String(n)], { execArgv: ['--import', 'tsx', '--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(SELF, ['--child', kind, String(n)], { execArgv: ['--import', 'tsx', '--expose-gc', ...(process.env.BENCH_CHILD_NODE_ARGS?.split(' ').filter(Boolean) ?? [])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const waiting: Array<(m: ChildMsg) => void> = [];
   child.on('message', (m: ChildMsg) => waiting.shift()?.(m));
   const next = () => new Promise<ChildMsg>((res, rej) => {
@@ -162,7 +163,7 @@ function startChild(kind: Kind, n: number): { child: ChildProcess; ready: Promis
 const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 
-async function measure(kind: Kind, o: Required<Omit<HostsBenchOptions, 'record' | 'kinds'>>, deadline: number): Promise<HostsFigure> {
+async function measure(kind: Kind, o: Required<Omit<HostsBenchOptions, 'record' | 'write' | 'kinds'>>, deadline: number): Promise<HostsFigure> {
   const c = startChild(kind, o.n);
   const { port, credentials } = await c.ready;
   const url = `ws://127.0.0.1:${port}${HOST_WS_PATH}`;
@@ -227,7 +228,7 @@ export async function run(opts: HostsBenchOptions = {}): Promise<HostsFigure[]> 
   const deadline = Date.now() + o.maxSeconds * 1000;
   const figures: HostsFigure[] = [];
   for (const k of opts.kinds ?? (process.env.BENCH_KINDS?.split(',') as Kind[] | undefined) ?? ['hub', 'channel', 'bare']) figures.push(await measure(k, o, deadline));
-  if (opts.record ?? true) record(figures);
+  if (opts.record ?? opts.write ?? true) record(figures);
   return figures;
 }
 

@@ -93,7 +93,13 @@ export const HostToHub = Type.Union([Hello, RunInit, RunDelta, RunMessage, RunEn
 export type HostToHub = Static<typeof HostToHub>;
 
 // ---------- hub → host ----------
-export const Welcome = Type.Object({ t: Type.Literal('welcome'), hostId: Id, heartbeatMs: Type.Integer({ minimum: 1000 }) });
+export const Welcome = Type.Object({
+  t: Type.Literal('welcome'),
+  hostId: Id,
+  heartbeatMs: Type.Integer({ minimum: 1000 }),
+  /** The hub's PROTOCOL_VERSION: a host sends frames newer than this only to a hub that knows them. */
+  v: Type.Optional(Type.Integer()),
+});
 export const RunStart = Type.Object({
   t: Type.Literal('run.start'),
   runId: Id,

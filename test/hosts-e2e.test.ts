@@ -4,6 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, writeFileSync, symlinkSync, statSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import net from 'node:net';
 import { join } from 'node:path';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { spawnAgentHost, makeFakeClaude, eventually, type AgentHostProcess } from './helpers/host.js';
@@ -122,6 +123,38 @@ test('a forged credential is refused; no claude executable, no engine', async ()
   assert.deepEqual(list[0].engines, []);
   p.kill('SIGTERM');
   assert.equal(await p.wait(), 0, 'SIGTERM stops cleanly');
+});
+
+test('a dropped connection is retried with backoff and a status line each way', async () => {
+  // A TCP proxy in front of the hub lets the test cut every connection without touching the hub.
+  const sockets = new Set<net.Socket>();
+  const proxy = net.createServer((c) => {
+    const u = net.connect(t.hub.port, '127.0.0.1');
+    for (const s of [c, u]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s)).on('error', () => s.destroy());
+    }
+    c.pipe(u);
+    u.pipe(c);
+    c.on('close', () => u.destroy());
+    u.on('close', () => c.destroy());
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  try {
+    const hub = `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
+    const u = await t.user();
+    const key = (await t.api('POST', '/api/v1/hosts/pair-key', { token: u.key })).body.data.pairKey;
+    const p = run(['run', '--hub', hub, '--pair-key', key, '--work-root', tmp], { AGENT_HOST_HOME: join(tmp, 'home-proxy'), CLAUDE_BIN: join(tmp, 'claude') });
+    const hostId = (await p.waitFor(/connected to \S+ as hst_\w+/)).match(/hst_\w+/)![0];
+    for (const s of sockets) s.destroy();
+    await p.waitFor(/disconnected from \S+ \(1006[^)]*\); reconnecting in \d+\.\ds/);
+    await p.waitFor(/connected to [\s\S]*disconnected from [\s\S]*connected to \S+ as hst_/);
+    assert.equal((await t.api('GET', `/api/v1/hosts/${hostId}`, { token: u.key })).body.data.status, 'online');
+    p.kill('SIGTERM');
+    await p.wait();
+  } finally {
+    proxy.close();
+  }
 });
 
 test('--help on every command; usage errors exit 2', async () => {

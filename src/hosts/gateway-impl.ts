@@ -6,7 +6,7 @@
 // One sweep timer judges every channel's liveness; connections hold none.
 import type { HubContext } from '../context.js';
 import type { Engine, FrameOf, HostToHub, HubToHost } from '../../host-protocol/frames.js';
-import { CloseCodes } from '../../host-protocol/version.js';
+import { CloseCodes, PROTOCOL_VERSION } from '../../host-protocol/version.js';
 import { publishObj, subscribeObj } from '../bus/bus.js';
 import { fail } from '../errors.js';
 import type { HostGateway, HostPresence, RequestFrame, RunFrame } from './gateway.js';
@@ -52,6 +52,8 @@ export class HostChannels implements HostGateway, ChannelOwner {
   private runHandlers: Array<(hostId: string, f: RunFrame) => void> = [];
   private upHandlers: Array<(hostId: string, info: { running: string[] }) => void> = [];
   private downHandlers: Array<(hostId: string) => void> = [];
+  private batchUpHandlers: Array<(hosts: Array<{ hostId: string; running: string[] }>) => void> = [];
+  private upBatch: Array<{ hostId: string; running: string[] }> = [];
   private idleHandlers: Array<(hostId: string) => void> = [];
   /** One shared array per distinct engine list: thousands of hosts report the same one. */
   private engineLists = new Map<string, Engine[]>();
@@ -105,11 +107,17 @@ export class HostChannels implements HostGateway, ChannelOwner {
     const running = f.running ?? [];
     void this.presenceStore.set(id, { nodeId: this.node, running: running.length, capacity: f.capacity, engines, lastSeenAt: Date.now() }, this.timing.heartbeatTimeoutMs);
     if (!this.subs.has(id)) this.subs.set(id, subscribeObj<HostMsg>(this.ctx.bus, `host:${id}`, this.onHostMsg));
-    // A channel for the same host on another node gives way to this one.
-    publishObj(this.ctx.bus, `host:${id}`, { k: 'takeover', h: id, node: this.node, serial } satisfies HostMsg);
+    // A channel for the same host on another node gives way to this one (a local bus has no other node).
+    if (this.ctx.bus.kind !== 'local') publishObj(this.ctx.bus, `host:${id}`, { k: 'takeover', h: id, node: this.node, serial } satisfies HostMsg);
     this.store.recordHello(id, { name: f.name, cliVersion: f.cli, protocolVersion: f.v, engines, capacity: f.capacity });
-    conn.send({ t: 'welcome', hostId: id, heartbeatMs: this.heartbeatMs });
+    conn.send({ t: 'welcome', hostId: id, heartbeatMs: this.heartbeatMs, v: PROTOCOL_VERSION });
     for (const h of this.upHandlers) this.safe(() => h(id, { running }));
+    if (this.batchUpHandlers.length && this.upBatch.push({ hostId: id, running }) === 1) {
+      setImmediate(() => {
+        const batch = this.upBatch.splice(0);
+        for (const h of this.batchUpHandlers) this.safe(() => h(batch));
+      });
+    }
   }
 
   run(conn: HostConnection, f: RunFrame): void {
@@ -203,6 +211,9 @@ export class HostChannels implements HostGateway, ChannelOwner {
   }
   onHostUp(handler: (hostId: string, info: { running: string[] }) => void): void {
     this.upHandlers.push(handler);
+  }
+  onHostsUp(handler: (hosts: Array<{ hostId: string; running: string[] }>) => void): void {
+    this.batchUpHandlers.push(handler);
   }
   onHostDown(handler: (hostId: string) => void): void {
     this.downHandlers.push(handler);

@@ -32,6 +32,8 @@ export interface HostGateway {
   onRunFrame(handler: (hostId: string, frame: RunFrame) => void): void;
   /** A host finished its hello (ran `running` = runIds it still runs). */
   onHostUp(handler: (hostId: string, info: { running: string[] }) => void): void;
+  /** Hosts that finished their hello since the last call, at most one call per event-loop turn: lets a domain do one query for a reconnect storm instead of one per host. */
+  onHostsUp?(handler: (hosts: Array<{ hostId: string; running: string[] }>) => void): void;
   /** A host's channel closed (or its presence expired). */
   onHostDown(handler: (hostId: string) => void): void;
   /** Tell the gateway how many runs the host is executing (kept by sessions/). */

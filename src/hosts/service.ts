@@ -104,8 +104,10 @@ export class HostService {
     return (await this.views(userId, [await this.row(userId, hostId)]))[0];
   }
 
+  /** Live engines while a channel is up, else the last reported ones. */
   async engines(userId: string, hostId: string): Promise<Engine[]> {
-    return (await this.get(userId, hostId)).engines;
+    const r = await this.row(userId, hostId);
+    return (await this.presence.get(hostId))?.engines ?? r.engines;
   }
 
   /** `GET /agents/available-hosts`: the account's online or busy hosts, shaped as the spec says. */

@@ -54,6 +54,9 @@ export async function startTestHub(overrides: Partial<Config> = {}, env: NodeJS.
     databaseUrl: db.url,
     redisUrl: undefined,
     adminApiKey: adminKey,
+    // Test files hammer one hub from 127.0.0.1 (polling loops): no general rate limits unless a test sets them.
+    rateLimitPerMinute: 0,
+    rateLimitPerIpPerMinute: 0,
     logLevel: (process.env.TEST_LOG_LEVEL as Config['logLevel']) ?? 'silent',
     ...overrides,
   };

@@ -1,0 +1,57 @@
+// HostChannels seen from the domains that use it: batched host-up events and
+// the per-host cost of a channel, with stub sockets (no network).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { HostChannels } from '../src/hosts/gateway-impl.js';
+import { LocalPresence } from '../src/hosts/presence.js';
+import { HostStore } from '../src/hosts/store.js';
+import type { Socket } from '../src/hosts/connection.js';
+import { PROTOCOL_VERSION } from '../host-protocol/version.js';
+
+let t: TestHub;
+before(async () => {
+  t = await startTestHub();
+});
+after(() => t.close());
+
+function stubSocket(): Socket & { sent: number; ended?: number } {
+  const s = {
+    sent: 0,
+    ended: undefined as number | undefined,
+    send: () => (s.sent++, 1),
+    getBufferedAmount: () => 0,
+    end: (code: number) => {
+      s.ended = code;
+    },
+  };
+  return s;
+}
+
+test('onHostsUp delivers a burst of hellos as one batch; onHostUp stays per host', async () => {
+  const store = new HostStore(t.hub.ctx);
+  const ch = new HostChannels(t.hub.ctx, new LocalPresence(), store, { heartbeatTimeoutMs: 60_000, requestTimeoutMs: 1000 });
+  const batches: string[][] = [];
+  const singles: string[] = [];
+  ch.onHostsUp((hosts) => batches.push(hosts.map((h) => h.hostId)));
+  ch.onHostUp((id) => singles.push(id));
+  const sockets = [];
+  for (let i = 0; i < 3; i++) {
+    const c = ch.connection({ hostId: `hst_batch${i}`, userId: 'usr_x' });
+    const s = stubSocket();
+    sockets.push(s);
+    c.open(s);
+    ch.opened(c);
+    c.handle({ t: 'hello', v: PROTOCOL_VERSION, cli: 't', name: 'n', capacity: 1, engines: [], running: i === 0 ? ['run_a'] : [] });
+  }
+  assert.deepEqual(singles, ['hst_batch0', 'hst_batch1', 'hst_batch2']);
+  assert.equal(batches.length, 0, 'the batch waits for the end of the turn');
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(batches, [['hst_batch0', 'hst_batch1', 'hst_batch2']]);
+  assert.ok(sockets.every((s) => s.sent === 1), 'each got its welcome');
+  assert.equal(ch.size, 3);
+  assert.equal((await ch.presence('hst_batch0')).running, 1);
+  await ch.close();
+  await store.close();
+  assert.ok(sockets.every((s) => s.ended === 1001), 'closing the gateway says GOING_AWAY');
+});
