@@ -88,14 +88,18 @@ export async function run(opts: { seconds?: number; rate?: number; deltaRate?: n
   try {
     const u = await t.user('bench');
     const sims = await setup(t, u.key);
+    const say = (m: string) => process.env.BENCH_VERBOSE && console.error(`dispatch bench: ${m}`);
+    say('setup done');
     const all = sims.flatMap((s) => s.sessions);
 
     // ---------- 1. POST → run.start ----------
     const sentAt = new Map<string, number>(); // sessionId → send time of its newest message
     const lat: number[] = [];
     let ending = true;
+    let starts = 0;
     for (const s of sims) {
       onRunStart(s.host, (f) => {
+        starts++;
         const t0 = sentAt.get(f.sessionId);
         if (t0 !== undefined && ending) {
           lat.push(performance.now() - t0);
@@ -129,7 +133,9 @@ export async function run(opts: { seconds?: number; rate?: number; deltaRate?: n
         }, () => void errors++),
       );
     }
+    say(`sent ${sent}`);
     await Promise.all(inflight);
+    say(`all answered; run.start received ${starts}`);
     await sleep(1000); // queued ones start as turns end
     const elapsed = (performance.now() - start) / 1000 - 1;
     const dispatch = pct(lat);
@@ -142,8 +148,10 @@ export async function run(opts: { seconds?: number; rate?: number; deltaRate?: n
       const got = new Promise<string>((res) => onRunStart(s.host, (f) => f.sessionId === sessionId && res(f.runId)));
       const r = await t.api('POST', `/api/v1/sessions/${sessionId}/messages`, { token: u.key, body: { content: 'stream' } });
       if (r.status !== 202) throw new Error(`delta phase: ${r.status} ${r.text}`);
+      say(`delta turn ${r.text}`);
       live.push({ host: s.host, runId: await got, sessionId });
     }
+    say('turns for deltas running');
     const dlat: number[] = [];
     const readers = await Promise.all(live.map(async (l) => {
       const ctl = new AbortController();

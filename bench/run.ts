@@ -1,7 +1,8 @@
 // `npm run bench`: runs every bench module present (each exports `run()` and
 // writes its own section, baseline beside the measured target, when asked
 // to), one after the other in this process, into a fresh bench/RESULTS.md
-// headed by the machine and the date. A missing module is listed as missing;
+// headed by the machine and the date (a partial run, BENCH_ONLY=…, appends
+// under a header of its own instead). A missing module is listed as missing;
 // a failing one is recorded and the others still run.
 //
 //   npm run bench                      (BENCH_ONLY=http,cross-node to pick; BENCH_SECONDS for every module)
@@ -35,10 +36,10 @@ function machine(): string {
 
 export async function runAll(only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean)): Promise<number> {
   const started = new Date();
-  writeFileSync(
+  (only ? appendFileSync : writeFileSync)(
     RESULTS,
     [
-      '# Bench results',
+      only ? `\n# Partial suite run (${only.join(', ')})` : '# Bench results',
       '',
       `Suite run of ${started.toISOString()} (\`npm run bench\`). Machine: ${machine()}. Load average at the start ${loadavg().map((x) => x.toFixed(2)).join(' ')}.`,
       'Each section below comes from one module and sets its target beside its baseline measured in the same run; p50/p99 are medians and 99th percentiles of per-request latency.',

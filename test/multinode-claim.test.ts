@@ -34,8 +34,8 @@ after(async () => {
 
 test('two nodes claiming at once start each task exactly once, within the host capacity', { skip, timeout: 60_000 }, async () => {
   const CAPACITY = 3;
-  const SESSIONS = 12;
-  const ROUNDS = 2;
+  const SESSIONS = 16;
+  const ROUNDS = 3;
   const u = await a.user();
   const { credential } = await pairHost(a, u.key);
   const starts: string[] = [];

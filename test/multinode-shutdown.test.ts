@@ -27,8 +27,12 @@ test('SIGTERM: hosts told to go away, SSE streams end with a final frame, exit w
   node = await startNode('node-stop', {
     ...(db.url ? { DATABASE_URL: db.url, SECRET_KEY: 'stop-' + randomBytes(8).toString('hex') } : {}),
     ADMIN_API_KEY: adminKey,
+    REDIS_URL: '', // one node: the in-process bus
     SHUTDOWN_TIMEOUT_MS: String(BOUND),
   });
+  const health = await call(node.url, 'GET', '/api/v1/health');
+  assert.equal(health.status, 200);
+  assert.deepEqual(health.body, { status: 'ok', node: 'node-stop', db: 'ok', bus: 'local' });
   const u = await call(node.url, 'POST', '/api/v1/admin/users', { token: adminKey, body: { name: 'stopper' } });
   const key: string = u.body.data.apiKey;
   const { credential } = await pairHost(node, key);
