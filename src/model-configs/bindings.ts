@@ -47,10 +47,15 @@ export class ModelBindings {
       this.owedSeq++;
       for (const h of m.hostIds) this.clean.delete(h);
     });
-    this.gateway.onHostUp((hostId) => {
-      this.clean.delete(hostId);
-      this.kick(hostId);
-    });
+    if (this.gateway.onHostsUp) {
+      // A reconnect storm costs one query per burst, not one per host.
+      this.gateway.onHostsUp((hosts) => void this.kickOwing(hosts.map((h) => h.hostId)));
+    } else {
+      this.gateway.onHostUp((hostId) => {
+        this.clean.delete(hostId);
+        this.kick(hostId);
+      });
+    }
     this.gateway.onIdle?.((hostId) => {
       if (!this.clean.has(hostId)) this.kick(hostId);
     });
@@ -121,6 +126,33 @@ export class ModelBindings {
     if (later.length) await em.nativeUpdate(HostModelBinding, { hostId: { $in: later }, configId }, { status: 'pending', updatedAt: new Date() });
     this.owed([...now, ...later]);
     for (const h of now) this.kick(h);
+  }
+
+  /** Of these hosts (just online), kick those that owe a delivery; the rest are known clean. */
+  private async kickOwing(hostIds: string[]): Promise<void> {
+    if (!hostIds.length) return;
+    const seq = this.owedSeq;
+    try {
+      const rows: Array<{ host_id: string }> = await this.ctx
+        .em()
+        .getConnection()
+        .execute(
+          `select b.host_id from host_model_bindings b join model_configs c on c.id = b.config_id
+            where b.host_id in (${hostIds.map(() => '?').join(',')})
+              and not (b.status = 'idle' and b.delivered_version is not distinct from c.version)`,
+          hostIds,
+        );
+      const owing = new Set(rows.map((r) => r.host_id));
+      for (const h of hostIds) {
+        if (owing.has(h)) {
+          this.clean.delete(h);
+          this.kick(h);
+        } else if (seq === this.owedSeq && this.clean.size < CLEAN_MAX) this.clean.add(h);
+      }
+    } catch (e) {
+      this.ctx.log.warn('could not read owed model settings', { err: errorText(e) });
+      for (const h of hostIds) this.kick(h);
+    }
   }
 
   /** Deliver to one host if it owes anything and can take it now; never throws. */
