@@ -96,6 +96,9 @@ test('workDir cannot escape the work root', async () => {
   const frames = await run(frame({ workDir: 'a/../../x' }));
   assert.deepEqual(frames.map((f) => f.t), ['run.end']);
   assert.equal((frames[0] as any).error.code, 'BAD_WORKDIR');
+  const missing = await run(frame({ workDir: 'not-there' }));
+  assert.deepEqual(missing.map((f) => f.t), ['run.end']);
+  assert.match((missing[0] as any).error.message, /does not exist/);
 });
 
 test('abort: SIGINT stops the engine, one run.end with aborted, process gone', async () => {

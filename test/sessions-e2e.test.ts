@@ -160,8 +160,12 @@ test('abort: the engine process is gone, waiting messages discarded, partial out
   await send(a.sessionId, 'never 2');
   const run = await runOf('forever [sleep:60000]');
   assert.ok(alive(run.pid));
-  await eventually(async () => (await get(a.sessionId)).lastMessage !== undefined);
+  // Abort once the engine's first words reached the hub.
+  const live = await openSse(`${t.url}${S}/${a.sessionId}/events`, { headers: { authorization: `Bearer ${user.key}` } });
+  await live.until((f) => f.event === 'message.delta');
   const r = await t.api('POST', `${S}/${a.sessionId}/abort`, { token: user.key });
+  await live.ended;
+  assert.deepEqual([live.frames.at(-1)!.event, live.frames.at(-1)!.data.code], ['run.error', 'ABORTED']);
   assert.deepEqual(r.body.data, { sessionId: a.sessionId, status: 'aborted' });
   await eventually(async () => !alive(run.pid), 10_000, 25);
   const s = await get(a.sessionId);
@@ -193,7 +197,7 @@ test('hub restart with a running turn and queued messages loses none', async () 
   }, 30_000, 100);
   const h = await history(a.sessionId);
   assert.deepEqual(h.filter((m) => m.role === 'assistant').map((m) => m.content), ['echo: survives [sleep:1500]', 'echo: queued 1', 'echo: queued 2']);
-  assert.equal((await get(a.sessionId)).status, 'active');
+  await waitStatus(a.sessionId, 'active'); // the answer's rows may be flushed just before the turn's end
 });
 
 test('a host killed mid-run ends the turn with run.error; the session stays usable', async () => {

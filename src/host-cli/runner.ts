@@ -2,7 +2,7 @@
 // ARCHITECTURE.md §5): prompt on stdin, stream-json on stdout, normalized into
 // run frames. Exactly one run.end per run, emitted after the process is gone.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { FrameOf, HubToHost, HostToHub } from '../../host-protocol/frames.js';
@@ -55,6 +55,14 @@ export function confineWorkDir(workRoot: string, workDir: string): string | unde
   return dir;
 }
 
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 export function claudeArgs(frame: RunStartFrame): string[] {
   const args = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages'];
   if (frame.resume) args.push('--resume', frame.resume);
@@ -89,8 +97,9 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
   };
 
   const cwd = confineWorkDir(opts.workRoot, frame.workDir);
-  if (!cwd) {
-    queueMicrotask(() => end({ ok: false, error: { code: 'BAD_WORKDIR', message: 'workDir escapes the work root' } }));
+  const why = !cwd ? 'workDir escapes the work root' : !isDir(cwd) ? `workDir ${JSON.stringify(frame.workDir)} does not exist on this host` : undefined;
+  if (why) {
+    queueMicrotask(() => end({ ok: false, error: { code: 'BAD_WORKDIR', message: why } }));
     return { abort() {}, done };
   }
 
@@ -99,7 +108,7 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
   if (thinking) env.MAX_THINKING_TOKENS = thinking;
   let stderrTail = '';
   try {
-    child = spawn(opts.claudeBin, claudeArgs(frame), { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    child = spawn(opts.claudeBin, claudeArgs(frame), { cwd: cwd!, env, stdio: ['pipe', 'pipe', 'pipe'] });
   } catch (e) {
     queueMicrotask(() => end({ ok: false, error: { code: 'ENGINE_UNAVAILABLE', message: (e as Error).message } }));
     return { abort() {}, done };

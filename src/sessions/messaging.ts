@@ -37,6 +37,8 @@ export interface NewSession {
   beforeDispatch?(sessionId: string): void;
 }
 
+const OWNER_CACHE = 100_000;
+
 export class Messaging {
   constructor(
     private readonly ctx: HubContext,
@@ -50,17 +52,22 @@ export class Messaging {
     return this.ctx.em() as unknown as Em;
   }
 
-  async send(userId: string, sessionId: string, content: string, options: SendOptions, fresh?: NewSession & { mode?: string; effort?: string }, beforeDispatch?: (sessionId: string) => void): Promise<SendResult> {
-    let agent = fresh?.agent;
-    let mode = fresh?.mode ?? 'default';
-    let effort = fresh?.effort ?? 'default';
-    if (!agent) {
-      const s = await one<{ agent_id: string; mode: string; effort: string }>(this.em(), `select agent_id, mode, effort from sessions where id = ? and user_id = ?`, [sessionId, userId]);
-      if (!s) throw fail('NOT_FOUND', 'session not found');
-      agent = await resolveUsableAgent(this.ctx, userId, s.agent_id);
-      mode = s.mode;
-      effort = s.effort;
-    }
+  /** sessionId → its owner and agent: facts that never change, so sends skip a lookup. */
+  private owners = new Map<string, { userId: string; agentId: string }>();
+
+  private async agentOf(userId: string, sessionId: string): Promise<string> {
+    const hit = this.owners.get(sessionId);
+    if (hit && hit.userId === userId) return hit.agentId;
+    const s = await one<{ agent_id: string }>(this.em(), `select agent_id from sessions where id = ? and user_id = ?`, [sessionId, userId]);
+    if (!s) throw fail('NOT_FOUND', 'session not found');
+    if (this.owners.size >= OWNER_CACHE) this.owners.delete(this.owners.keys().next().value!);
+    this.owners.set(sessionId, { userId, agentId: s.agent_id });
+    return s.agent_id;
+  }
+
+  async send(userId: string, sessionId: string, content: string, options: SendOptions, fresh?: NewSession, beforeDispatch?: (sessionId: string) => void): Promise<SendResult> {
+    // A deleted session is caught by the lock in acceptIn (404) even when the cache still knows it.
+    const agent = fresh?.agent ?? (await resolveUsableAgent(this.ctx, userId, await this.agentOf(userId, sessionId)));
     if (!agent.hostId || !agent.engine) throw fail('AGENT_UNUSABLE', 'the agent has no host or engine');
     const presence = await this.gateway.presence(agent.hostId);
     // Nothing is stored: a 503 means "do not assume the task ran", and a retry must not duplicate it.
@@ -70,7 +77,7 @@ export class Messaging {
       if (fresh) await fresh.prepare(t);
       const acc = await acceptIn(t, {
         sessionId, userId, agentId: a.id, hostId: a.hostId, engine: a.engine, workDir: a.workDir, capacity: presence.capacity, content,
-        mode: options.permissionMode ?? mode, effort: options.effort ?? effort,
+        mode: options.permissionMode, effort: options.effort,
       });
       const b: SendBody = acc.queueReason
         ? { sessionId, status: 'queued', taskId: acc.taskId, queueReason: acc.queueReason }
@@ -84,6 +91,11 @@ export class Messaging {
     }
     const body = out.b;
     return { body, queued: body.status === 'queued' };
+  }
+
+  /** The session is gone: drop what this node remembers of it. */
+  forget(sessionId: string): void {
+    this.owners.delete(sessionId);
   }
 
   /** Stops the running turn (if any) and discards every waiting message. Idempotent. */

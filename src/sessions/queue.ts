@@ -20,7 +20,8 @@ export interface AcceptInput {
   workDir: string;
   capacity: number;
   content: string;
-  mode: string;
+  /** Overrides of this run only (options.permissionMode / options.effort); else the session's. */
+  mode?: string;
   effort?: string;
 }
 
@@ -55,8 +56,8 @@ export interface ClaimedTask {
  * waits for a session (SKIP LOCKED), so the two orders cannot deadlock.
  */
 export async function acceptIn(em: Em, a: AcceptInput): Promise<Accepted> {
-  const s = await one<{ running_task_id: string | null; engine_session_id: string | null; waiting: string }>(em,
-    `select s.running_task_id, s.engine_session_id,
+  const s = await one<{ running_task_id: string | null; engine_session_id: string | null; mode: string; effort: string; waiting: string }>(em,
+    `select s.running_task_id, s.engine_session_id, s.mode, s.effort,
             (select count(*) from session_tasks t where t.session_id = s.id and t.status = 'queued') as waiting
        from sessions s where s.id = ? and s.user_id = ? for update`, [a.sessionId, a.userId]);
   if (!s) throw fail('NOT_FOUND', 'session not found');
@@ -65,12 +66,16 @@ export async function acceptIn(em: Em, a: AcceptInput): Promise<Accepted> {
   if (s.running_task_id) reason = 'session_busy';
   else if (waiting > 0) reason = 'host_capacity'; // earlier messages of this session wait for the host: keep the order
   else {
-    const h = await one<{ running: string }>(em,
-      `select (select count(*) from session_tasks where host_id = ? and status = 'running') as running from hosts where id = ? for update`, [a.hostId, a.hostId]);
-    if (!h) throw fail('AGENT_UNUSABLE', 'the agent has no host');
+    // Lock, then count in a second statement: under READ COMMITTED a count in the locking statement
+    // uses the snapshot taken before the wait, missing the runs the previous lock holder committed.
+    const locked = await one(em, `select id from hosts where id = ? for update`, [a.hostId]);
+    if (!locked) throw fail('AGENT_UNUSABLE', 'the agent has no host');
+    const h = (await one<{ running: string }>(em, `select count(*) as running from session_tasks where host_id = ? and status = 'running'`, [a.hostId]))!;
     if (Number(h.running) >= a.capacity) reason = 'host_capacity';
   }
   if (reason && waiting >= MAX_WAITING) throw fail('QUEUE_FULL');
+  const mode = a.mode ?? s.mode;
+  const effort = a.effort ?? s.effort;
 
   const taskId = newId('run');
   const messageId = newId('msg');
@@ -84,11 +89,11 @@ export async function acceptIn(em: Em, a: AcceptInput): Promise<Accepted> {
      insert into session_tasks (id, session_id, user_id, agent_id, host_id, engine, work_dir, message_id, status, queue_reason, mode, effort, started_at)
        select ?, ?, ?, ?, ?, ?, ?, m.id, ?, ?, ?, ?, ${reason ? 'null' : 'now()'} from m`,
     [a.content.slice(0, 500), ...(reason ? [] : [taskId]), a.sessionId, messageId, a.sessionId, taskId, a.content, a.engine,
-      taskId, a.sessionId, a.userId, a.agentId, a.hostId, a.engine, a.workDir, reason ? 'queued' : 'running', reason ?? null, a.mode, a.effort ?? null]);
+      taskId, a.sessionId, a.userId, a.agentId, a.hostId, a.engine, a.workDir, reason ? 'queued' : 'running', reason ?? null, mode, effort]);
   if (reason) return { taskId, messageId, queueReason: reason };
   return {
     taskId, messageId,
-    claimed: { id: taskId, sessionId: a.sessionId, userId: a.userId, agentId: a.agentId, hostId: a.hostId, engine: a.engine, workDir: a.workDir, prompt: a.content, resume: s.engine_session_id ?? undefined, mode: a.mode, effort: a.effort },
+    claimed: { id: taskId, sessionId: a.sessionId, userId: a.userId, agentId: a.agentId, hostId: a.hostId, engine: a.engine, workDir: a.workDir, prompt: a.content, resume: s.engine_session_id ?? undefined, mode, effort },
   };
 }
 
@@ -105,9 +110,9 @@ function claimed(r: any): ClaimedTask {
 /** Claims the next runnable tasks of a host (oldest first, one per idle session), up to its free capacity. */
 export async function claimForHost(em: Em, hostId: string, capacity: number): Promise<{ tasks: ClaimedTask[]; skipped: boolean }> {
   const none = { tasks: [], skipped: false };
-  const host = await one<{ running: string }>(em,
-    `select (select count(*) from session_tasks where host_id = ? and status = 'running') as running from hosts where id = ? for update`, [hostId, hostId]);
-  if (!host) return none;
+  // Lock, then count in a second statement (a fresh snapshot that sees the previous holder's claims; see acceptIn).
+  if (!(await one(em, `select id from hosts where id = ? for update`, [hostId]))) return none;
+  const host = (await one<{ running: string }>(em, `select count(*) as running from session_tasks where host_id = ? and status = 'running'`, [hostId]))!;
   let free = capacity - Number(host.running);
   if (free <= 0) return none;
   const candidates = await rows<{ id: string; session_id: string }>(em,

@@ -64,7 +64,7 @@ export function sessionRoutes(api: HttpApi, sessions: SessionService, messaging:
       feed?.close();
       return plain(202, r.body);
     }
-    const { sessionId, taskId } = r.body;
+    const { taskId } = r.body;
     return stream((s) => feed.pipe(s, taskId, { afterAccepted: () => ({ status: 'processing', runId: taskId }) }).then(() => undefined));
   };
 

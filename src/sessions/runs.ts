@@ -16,6 +16,8 @@ type RunEnd = Omit<FrameOf<HostToHub, 'run.end'>, 't' | 'runId'>;
 
 /** Pending rows are written at most this long after they arrive. */
 export const FLUSH_MS = 20;
+/** Agent counter changes reach the market caches at most this late. */
+const NOTIFY_MS = 250;
 
 interface Row {
   id: string;
@@ -59,6 +61,8 @@ export const costOf = (u: { inputTokens: number; outputTokens: number }) => u.in
 
 export class RunTracker {
   private states = new Map<string, RunState>();
+  /** The model this node last recorded per agent: the agent row is written only when it changes. */
+  private models = new Map<string, string>();
 
   constructor(
     private readonly ctx: HubContext,
@@ -108,6 +112,11 @@ export class RunTracker {
 
   async close(): Promise<void> {
     await Promise.allSettled([...this.states.values()].map((s) => s.chain));
+    if (this.notifyTimer) {
+      clearTimeout(this.notifyTimer);
+      this.notifyTimer = undefined;
+      if (this.changedAgents.size) notifyAgentChanged(this.ctx.bus, ...this.changedAgents);
+    }
     for (const s of this.states.values()) if (s.timer) clearTimeout(s.timer);
   }
 
@@ -288,16 +297,32 @@ export class RunTracker {
       await rows(t, `update sessions set running_task_id = null, last_active_at = now(), updated_at = now() where id = ? and running_task_id = ?`, [st.sessionId, st.runId]);
       if (st.agentId) {
         await recordRun(t, st.agentId, { cost: costOf(usage), userId: prev.user_id });
-        if (st.model) await recordModel(t, st.agentId, st.model);
+        if (st.model && this.models.get(st.agentId) !== st.model) await recordModel(t, st.agentId, st.model);
       }
       return { evs, publishEnd: prev.status === 'running', status };
     });
     if (!out) return;
     this.publish(st, out.evs, true);
-    if (st.agentId) notifyAgentChanged(this.ctx.bus, st.agentId);
+    if (st.agentId) {
+      if (st.model) this.models.set(st.agentId, st.model);
+      this.agentChanged(st.agentId);
+    }
     if (!out.publishEnd) return; // aborted: the abort already told the readers
     if (out.status === 'completed') this.events.emit(st.sessionId, st.runId, 'run.completed', { status: 'completed' });
     else this.events.emit(st.sessionId, st.runId, 'run.error', { status: 'error', code: end.error?.code ?? 'ENGINE_FAILED', message: end.error?.message ?? 'the engine failed' });
+  }
+
+  /** Agent counters changed: tell the market caches, batched (one notice per agent per NOTIFY_MS). */
+  private changedAgents = new Set<string>();
+  private notifyTimer?: NodeJS.Timeout;
+  private agentChanged(agentId: string): void {
+    this.changedAgents.add(agentId);
+    this.notifyTimer ??= setTimeout(() => {
+      this.notifyTimer = undefined;
+      const ids = [...this.changedAgents];
+      this.changedAgents.clear();
+      notifyAgentChanged(this.ctx.bus, ...ids);
+    }, NOTIFY_MS);
   }
 
   /** run.end for a run this node already closed (aborted): keep its usage. */

@@ -45,7 +45,18 @@ export class Scheduler {
       this.ctx.log.warn('dispatch failed', { runId: t.id, hostId: t.hostId, err: (e as Error).message });
       await this.runs().end(t.id, { ok: false, error: { code: 'HOST_OFFLINE', message: 'the host went offline before the run started' } });
     }
-    void this.refreshRunning(t.hostId);
+    this.countSoon(t.hostId);
+  }
+
+  private counting = new Set<string>();
+  /** Recounts a host's runs shortly: a burst of dispatches costs one query. */
+  private countSoon(hostId: string): void {
+    if (this.counting.has(hostId)) return;
+    this.counting.add(hostId);
+    setTimeout(() => {
+      this.counting.delete(hostId);
+      if (!this.closed) this.refreshRunning(hostId).catch(() => undefined);
+    }, 20).unref?.();
   }
 
   /** Starts waiting tasks of a host while it has capacity. Calls for one host are serialized and coalesced. */
@@ -73,7 +84,7 @@ export class Scheduler {
     if (p.status === 'offline') return;
     const { tasks, skipped } = await tx(this.em(), (t) => claimForHost(t, hostId, p.capacity));
     for (const t of tasks) await this.dispatch(t);
-    if (!tasks.length) await this.refreshRunning(hostId);
+    if (!tasks.length) this.countSoon(hostId);
     // A session skipped because another transaction held it (a running session is not skipped
     // forever: its run's end drains again) gets another look once that transaction is done.
     if (skipped && !this.closed) setTimeout(() => void this.drain(hostId), RETRY_SKIPPED_MS).unref?.();

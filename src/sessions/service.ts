@@ -95,8 +95,6 @@ export class SessionService {
       }
       const send = await this.messaging.send(userId, id, input.content, input.options ?? {}, {
         agent,
-        mode: input.mode,
-        effort: input.effort,
         prepare: insert,
         record: idemKey ? (t, body) => storeAnswer(t, userId, idemKey, hash, { status: 202, body }) : undefined,
         beforeDispatch,
@@ -166,6 +164,7 @@ export class SessionService {
     await this.messaging.abort(userId, id); // stop the engine; the rows go with the session
     const r = await rows<{ agent_id: string }>(this.em(), `delete from sessions where id = ? and user_id = ? returning agent_id`, [id, userId]);
     if (!r.length) throw fail('NOT_FOUND', 'session not found');
+    this.messaging.forget(id);
     return { deleted: true };
   }
 
