@@ -5,14 +5,17 @@
 //  2. latency from a host's run.delta frame to the SSE client (GET
 //     /sessions/{id}/events) receiving the message.delta, at a fixed total
 //     delta rate spread over 20 running turns.
-// Client, hub and hosts share one process (and this 2-core machine), so the
-// figures include their contention.
+// By default the hub runs in a child process (bench/dispatch-hub.ts) and the
+// load generators (client, hosts, SSE readers) in this one, each with a core
+// of this 2-core machine; BENCH_HUB=inline puts all in one process (the
+// earlier figures, which include the generators' contention).
 //
-//   npx tsx bench/dispatch.ts     (DATABASE_URL for PostgreSQL; BENCH_SECONDS, BENCH_RATE, BENCH_DELTA_RATE)
+//   npx tsx bench/dispatch.ts     (DATABASE_URL for PostgreSQL; BENCH_SECONDS, BENCH_RATE, BENCH_DELTA_RATE, BENCH_HUB=child|inline)
 import { appendFileSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
-import { startTestHub, type TestHub } from '../test/helpers/hub.js';
+import { fork } from 'node:child_process';
+import { startTestHub } from '../test/helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from '../test/helpers/host.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
 
@@ -33,6 +36,8 @@ export interface DispatchFigure {
 }
 
 export interface DispatchResult {
+  /** Where the hub ran: its own process, or with the load generators. */
+  hub: 'child' | 'inline';
   seconds: number;
   /** At a fifth of the target rate, then at the target rate. */
   dispatch: DispatchFigure[];
@@ -57,7 +62,72 @@ interface Sim {
   sessions: string[];
 }
 
-async function setup(t: TestHub, key: string): Promise<Sim[]> {
+/** What the bench needs of a hub, wherever it runs. */
+interface BenchHub {
+  url: string;
+  key: string;
+  api(method: string, path: string, opts: { token: string; body?: unknown }): Promise<{ status: number; body: any; text: string }>;
+  /** Tasks queued or running. */
+  open(): Promise<number>;
+  /** Starts the hub's CPU profile (BENCH_HUB_PROFILE, child hub only). */
+  profile(): void;
+  close(): Promise<void>;
+}
+
+async function api(url: string, method: string, path: string, opts: { token: string; body?: unknown }) {
+  const res = await fetch(url + path, {
+    method, headers: { authorization: `Bearer ${opts.token}`, ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+  });
+  const text = await res.text();
+  let body: any;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, body, text };
+}
+
+async function inlineHub(): Promise<BenchHub> {
+  const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 });
+  const u = await t.user('bench');
+  const conn = t.hub.ctx.em().getConnection();
+  return {
+    url: t.url, key: u.key, api: (m, p, o) => api(t.url, m, p, o),
+    open: async () => Number((await conn.execute(`select count(*) as c from session_tasks where status in ('queued', 'running')`))[0].c),
+    profile: () => undefined,
+    close: () => t.close(),
+  };
+}
+
+async function childHub(): Promise<BenchHub> {
+  const child = fork(new URL('./dispatch-hub.ts', import.meta.url), [], { execArgv: ['--import', 'tsx', ...(process.env.BENCH_HUB_ARGS?.split(' ').filter(Boolean) ?? [])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const waiters = new Map<number, (n: number) => void>();
+  let seq = 0;
+  const ready = await new Promise<{ url: string; key: string }>((res, rej) => {
+    child.once('exit', (c) => rej(new Error(`bench hub exited: ${c}`)));
+    child.on('message', (m: any) => {
+      if (m.t === 'ready') res(m);
+      else if (m.t === 'open') waiters.get(m.id)?.(m.n);
+    });
+  });
+  return {
+    url: ready.url, key: ready.key, api: (m, p, o) => api(ready.url, m, p, o),
+    open: () => new Promise((res) => {
+      const id = ++seq;
+      waiters.set(id, (n) => (waiters.delete(id), res(n)));
+      child.send({ t: 'open', id });
+    }),
+    profile: () => void child.send({ t: 'profile' }),
+    close: () => new Promise((res) => {
+      child.once('exit', () => res());
+      child.send({ t: 'close' });
+    }),
+  };
+}
+
+async function setup(t: BenchHub, key: string): Promise<Sim[]> {
   const sims: Sim[] = [];
   for (let i = 0; i < HOSTS; i++) {
     const { hostId, credential } = await pairHost(t, key, `bench-${i}`);
@@ -85,16 +155,18 @@ function onRunStart(h: FakeHost, onStart: (f: { runId: string; sessionId: string
   });
 }
 
-export async function run(opts: { seconds?: number; rate?: number; deltaRate?: number; write?: boolean } = {}): Promise<DispatchResult> {
+export async function run(opts: { seconds?: number; rate?: number; deltaRate?: number; write?: boolean; hub?: 'child' | 'inline' } = {}): Promise<DispatchResult> {
   const seconds = opts.seconds ?? Number(process.env.BENCH_SECONDS ?? 5);
   const rate = opts.rate ?? Number(process.env.BENCH_RATE ?? 500);
   const deltaRate = opts.deltaRate ?? Number(process.env.BENCH_DELTA_RATE ?? 20_000);
-  const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 });
+  const where = opts.hub ?? (process.env.BENCH_HUB === 'inline' ? 'inline' : 'child');
+  const t = where === 'child' ? await childHub() : await inlineHub();
   try {
-    const u = await t.user('bench');
+    const u = { key: t.key };
     const sims = await setup(t, u.key);
     const say = (m: string) => void (process.env.BENCH_VERBOSE && console.error(`dispatch bench: ${m}`));
     say('setup done');
+    t.profile();
     const all = sims.flatMap((s) => s.sessions);
 
     // ---------- 1. POST → run.start ----------
@@ -110,7 +182,6 @@ export async function run(opts: { seconds?: number; rate?: number; deltaRate?: n
         s.host.send({ t: 'run.end', runId: f.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
       });
     }
-    const conn = t.hub.ctx.em().getConnection();
     const phase = async (r: number, secs = seconds): Promise<DispatchFigure> => {
       lat = [];
       let sent = 0, accepted = 0, queued = 0, errors = 0;
@@ -148,7 +219,7 @@ export async function run(opts: { seconds?: number; rate?: number; deltaRate?: n
       }
       await Promise.all(inflight);
       // Messages that waited start as turns end: wait until nothing is queued or running.
-      await eventually(async () => Number((await conn.execute(`select count(*) as c from session_tasks where status in ('queued', 'running')`))[0].c) === 0, 60_000, 20);
+      await eventually(async () => (await t.open()) === 0, 60_000, 20);
       const elapsed = (performance.now() - start) / 1000;
       say(`rate ${r}: sent ${sent}, dispatched ${lat.length} in ${elapsed.toFixed(1)} s`);
       return { rate: r, sent, accepted, queued, errors, dispatched: lat.length, messagesPerSecond: Math.round(lat.length / elapsed), latency: pct(lat) };
@@ -214,7 +285,7 @@ export async function run(opts: { seconds?: number; rate?: number; deltaRate?: n
     for (const c of readers) c.abort();
 
     const result: DispatchResult = {
-      seconds, dispatch: [baseline, target],
+      hub: where, seconds, dispatch: [baseline, target],
       deltaRate: Math.round(deltasSent / dElapsed), deltasSent, deltasReceived: dlat.length, delta: pct(dlat),
     };
     console.log(JSON.stringify(result));
@@ -233,7 +304,7 @@ function record(r: DispatchResult): void {
     '',
     `## Dispatch and streaming (bench/dispatch.ts) — ${new Date().toISOString()}`,
     '',
-    `Machine: ${machine}. ${SESSIONS} sessions on ${HOSTS} simulated hosts (in-process protocol clients, capacity ${SESSIONS / HOSTS} each, each run ended at once); client, hub and hosts in one process.`,
+    `Machine: ${machine}. ${SESSIONS} sessions on ${HOSTS} simulated hosts (in-process protocol clients, capacity ${SESSIONS / HOSTS} each, each run ended at once); ${r.hub === 'child' ? 'hub in a child process, client, hosts and SSE readers in the bench process' : 'client, hub and hosts in one process'}.`,
     '',
     '| measure | offered | done | p50 ms | p99 ms | max ms | target p99 |',
     '|---|---:|---:|---:|---:|---:|---:|',

@@ -11,7 +11,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { HubContext } from '../context.js';
 import type { Bus } from '../bus/bus.js';
 import { publishObj } from '../bus/bus.js';
-import { fail } from '../errors.js';
+import { fail, HubError } from '../errors.js';
 import { AGENTS_TOPIC, catalogOn, type AgentEvent } from './catalog.js';
 import { canRead, unusableReason } from './rules.js';
 
@@ -35,6 +35,8 @@ type Em = Pick<EntityManager, 'execute'>;
  * no host/engine bound, or not online for a non-owner).
  */
 export async function resolveUsableAgent(ctx: HubContext, userId: string, agentId: string): Promise<UsableAgent> {
+  const hit = await fromCatalog(ctx, userId, agentId);
+  if (hit) return hit;
   const rows = await ctx.em().getConnection().execute(
     `select a.id, a.owner_id, a.scope, a.review_status, a.usage_status, a.enable, a.host_id, a.engine, a.work_dir, a.display_name, a.pricing,
             exists (select 1 from agent_members m where m.agent_id = a.id and m.user_id = ?) as shared
@@ -48,6 +50,30 @@ export async function resolveUsableAgent(ctx: HubContext, userId: string, agentI
   const why = unusableReason(a, userId);
   if (why) throw fail('AGENT_UNUSABLE', why);
   return { id: a.id, ownerId: a.ownerId, hostId: r.host_id, engine: r.engine, workDir: r.work_dir, displayName: r.display_name, pricing: r.pricing };
+}
+
+/**
+ * The same rule served from this node's market catalog (kept true by the
+ * `agents` Bus events), so a hot send makes no database round trip. Undefined
+ * on a miss or when the catalog is unavailable: the caller asks the database.
+ */
+async function fromCatalog(ctx: HubContext, userId: string, agentId: string): Promise<UsableAgent | undefined> {
+  const cat = catalogOn(ctx.bus);
+  if (!cat) return undefined;
+  try {
+    await cat.fresh();
+    const e = cat.get(agentId);
+    if (!e) return undefined;
+    const a = e.a;
+    const us = await cat.userState(userId);
+    if (!canRead(a, { userId, shared: us.shared.has(a.id) ? new Set([a.id]) : undefined })) throw fail('NOT_FOUND', 'agent not found');
+    const why = unusableReason(a, userId);
+    if (why) throw fail('AGENT_UNUSABLE', why);
+    return { id: a.id, ownerId: a.ownerId, hostId: a.hostId as string, engine: a.engine as string, workDir: a.workDir as string, displayName: a.displayName, pricing: a.pricing };
+  } catch (e) {
+    if (e instanceof HubError) throw e;
+    return undefined; // the catalog could not refresh: the database answers
+  }
 }
 
 /**
@@ -72,13 +98,24 @@ export async function recordSessionOpened(em: Em, agentId: string, userId?: stri
  * the same cost.
  */
 export async function recordRun(em: Em, agentId: string, run: { cost: number; userId?: string }): Promise<void> {
+  const q = runCounters(agentId, run);
+  await em.execute(q.sql, q.params);
+}
+
+/**
+ * recordRun as one `update` statement, for a caller that folds it into a
+ * larger statement (a CTE of the run's end); `modelName`, when given, is
+ * recorded too (as recordModel).
+ */
+export function runCounters(agentId: string, run: { cost: number; userId?: string }, modelName?: string): { sql: string; params: unknown[] } {
   const cost = Math.max(0, Math.round(run.cost));
-  await em.execute(
-    `update agents set runs = runs + 1, cost = cost + ?, last_used_at = now(),
-            earn = earn + case when pricing = 'paid' and ?::text is not null and owner_id <> ?::text then ? else 0 end
+  const model = modelName?.slice(0, 200);
+  return {
+    sql: `update agents set runs = runs + 1, cost = cost + ?, last_used_at = now(),
+            earn = earn + case when pricing = 'paid' and ?::text is not null and owner_id <> ?::text then ? else 0 end${model ? ', model_name = ?' : ''}
       where id = ?`,
-    [cost, run.userId ?? null, run.userId ?? null, cost, agentId],
-  );
+    params: [cost, run.userId ?? null, run.userId ?? null, cost, ...(model ? [model] : []), agentId],
+  };
 }
 
 /** The actual model the engine reported (read-only `modelName`). */

@@ -35,7 +35,22 @@ export class SessionEvents {
   private rings = new Map<string, Ring>();
   private counters = new Map<string, number>();
 
+  /** In-process readers per session, used instead of the Bus when it is the single-process one (no MessagePack round trip per delta). */
+  private readonly local = new Map<string, Set<(e: SessionEvent) => void>>();
+
   constructor(private readonly bus: Bus) {}
+
+  /** Subscribes to a session's events (from any node). */
+  subscribe(sessionId: string, handler: (e: SessionEvent) => void): () => void {
+    if (this.bus.kind !== 'local') return subscribeObj<SessionEvent>(this.bus, `session:${sessionId}`, handler);
+    let set = this.local.get(sessionId);
+    if (!set) this.local.set(sessionId, (set = new Set()));
+    set.add(handler);
+    return () => {
+      set!.delete(handler);
+      if (!set!.size && this.local.get(sessionId) === set) this.local.delete(sessionId);
+    };
+  }
 
   /** Publishes one event of a run; the producer node also keeps it in the ring. */
   emit(sessionId: string, runId: string, event: SessionEventName, data: Record<string, unknown>, opts: { last?: boolean } = {}): void {
@@ -66,7 +81,15 @@ export class SessionEvents {
       }, RING_KEEP_MS);
       r.timer.unref?.();
     }
-    publishObj(this.bus, `session:${sessionId}`, ev);
+    if (this.bus.kind !== 'local') return publishObj(this.bus, `session:${sessionId}`, ev);
+    const set = this.local.get(sessionId);
+    if (set) for (const h of [...set]) {
+      try {
+        h(ev);
+      } catch {
+        // A failing reader must not stop delivery to the others.
+      }
+    }
   }
 
   /** Events of the session's latest turn after `afterId` (undefined: from the start); null when the window no longer holds it. */
@@ -88,12 +111,13 @@ export class SessionEvents {
 
   /** Subscribes now and buffers until a stream is attached (nothing published meanwhile is missed). */
   feed(sessionId: string): Feed {
-    return new Feed(this.bus, sessionId);
+    return new Feed(this, sessionId);
   }
 
   close(): void {
     for (const r of this.rings.values()) if (r.timer) clearTimeout(r.timer);
     this.rings.clear();
+    this.local.clear();
   }
 }
 
@@ -102,8 +126,8 @@ export class Feed {
   private sink?: (e: SessionEvent) => void;
   private unsub: () => void;
 
-  constructor(bus: Bus, sessionId: string) {
-    this.unsub = subscribeObj<SessionEvent>(bus, `session:${sessionId}`, (e) => (this.sink ? this.sink(e) : this.buffer.push(e)));
+  constructor(events: SessionEvents, sessionId: string) {
+    this.unsub = events.subscribe(sessionId, (e) => (this.sink ? this.sink(e) : this.buffer.push(e)));
   }
 
   close(): void {

@@ -33,7 +33,10 @@ export function buildSessions(ctx: HubContext, api: HttpApi, gateway: HostGatewa
     messaging,
     scheduler,
     events,
-    start: () => scheduler.drainAll(),
+    start: async () => {
+      scheduler.startSweep(ctx.config.hostHeartbeatTimeoutMs);
+      await scheduler.drainAll();
+    },
     async close() {
       await scheduler.close();
       await runs.close();

@@ -5,7 +5,8 @@ import type { HubContext } from '../context.js';
 import { fail } from '../errors.js';
 import type { HostGateway } from '../hosts/gateway.js';
 import { resolveUsableAgent, type UsableAgent } from '../agents/usage.js';
-import { acceptIn, discardWaiting, type QueueReason } from './queue.js';
+import { acceptIn, acceptManyIn, discardWaiting, type AcceptInput, type Accepted, type QueueReason } from './queue.js';
+import { GroupCommit } from './group.js';
 import { one, rows, tx, type Em } from './sql.js';
 import type { Scheduler } from './scheduler.js';
 import type { RunTracker } from './runs.js';
@@ -52,6 +53,8 @@ export class Messaging {
     return this.ctx.em() as unknown as Em;
   }
 
+  private readonly groups = new GroupCommit<AcceptInput, Accepted>(() => this.em(), acceptManyIn, (a) => a.sessionId);
+
   /** sessionId → its owner and agent: facts that never change, so sends skip a lookup. */
   private owners = new Map<string, { userId: string; agentId: string }>();
 
@@ -73,6 +76,21 @@ export class Messaging {
     // Nothing is stored: a 503 means "do not assume the task ran", and a retry must not duplicate it.
     if (presence.status === 'offline') throw fail('UNAVAILABLE', 'the agent\'s host is offline');
     const a = agent;
+    if (!fresh) {
+      // The common case goes through the group commit: one transaction for the accepts of a burst.
+      const acc = await this.groups.submit({
+        sessionId, userId, agentId: a.id, hostId: a.hostId, engine: a.engine, workDir: a.workDir, capacity: presence.capacity, content,
+        mode: options.permissionMode, effort: options.effort,
+      });
+      if (acc.claimed) {
+        beforeDispatch?.(sessionId);
+        await this.scheduler.dispatch(acc.claimed);
+      }
+      const body: SendBody = acc.queueReason
+        ? { sessionId, status: 'queued', taskId: acc.taskId, queueReason: acc.queueReason }
+        : { sessionId, status: 'processing', taskId: acc.taskId };
+      return { body, queued: body.status === 'queued' };
+    }
     const out = await tx(this.em(), async (t) => {
       if (fresh) await fresh.prepare(t);
       const acc = await acceptIn(t, {

@@ -2,7 +2,7 @@
 // transaction; a task is claimed for a host under the host row's lock with
 // `FOR UPDATE SKIP LOCKED`, so two hub nodes never start one task and a host
 // never gets more runs than its capacity.
-import { fail } from '../errors.js';
+import { fail, HubError } from '../errors.js';
 import { newId } from '../ids.js';
 import { rows, one, marks, type Em } from './sql.js';
 
@@ -51,46 +51,91 @@ export interface ClaimedTask {
 
 /**
  * Runs inside the caller's transaction: persists the user message and its
- * task, claimed or queued. Locks the session row, then (only when the message
- * could run now) the host row: the claim side takes the host first but never
- * waits for a session (SKIP LOCKED), so the two orders cannot deadlock.
+ * task, claimed or queued. See acceptManyIn for the locks.
  */
 export async function acceptIn(em: Em, a: AcceptInput): Promise<Accepted> {
-  const s = await one<{ running_task_id: string | null; engine_session_id: string | null; mode: string; effort: string; waiting: string }>(em,
-    `select s.running_task_id, s.engine_session_id, s.mode, s.effort,
-            (select count(*) from session_tasks t where t.session_id = s.id and t.status = 'queued') as waiting
-       from sessions s where s.id = ? and s.user_id = ? for update`, [a.sessionId, a.userId]);
-  if (!s) throw fail('NOT_FOUND', 'session not found');
-  const waiting = Number(s.waiting);
-  let reason: QueueReason | undefined;
-  if (s.running_task_id) reason = 'session_busy';
-  else if (waiting > 0) reason = 'host_capacity'; // earlier messages of this session wait for the host: keep the order
-  else {
-    // Lock, then count in a second statement: under READ COMMITTED a count in the locking statement
-    // uses the snapshot taken before the wait, missing the runs the previous lock holder committed.
-    const locked = await one(em, `select id from hosts where id = ? for update`, [a.hostId]);
-    if (!locked) throw fail('AGENT_UNUSABLE', 'the agent has no host');
-    const h = (await one<{ running: string }>(em, `select count(*) as running from session_tasks where host_id = ? and status = 'running'`, [a.hostId]))!;
-    if (Number(h.running) >= a.capacity) reason = 'host_capacity';
+  const [r] = await acceptManyIn(em, [a]);
+  if (r instanceof HubError) throw r;
+  return r;
+}
+
+type SessionRow = { id: string; user_id: string; running_task_id: string | null; engine_session_id: string | null; mode: string; effort: string };
+
+/**
+ * Accepts several messages in the caller's transaction (group commit), in
+ * order; each gets its own answer or its own error (decided before it writes
+ * anything, so one refusal does not spoil the others). Locks every session
+ * (sorted by id), then the hosts of those that could run now (sorted by id):
+ * all accepts take locks in that one order, and the claim side takes a host
+ * but never waits for a session (SKIP LOCKED), so none can deadlock.
+ */
+export async function acceptManyIn(em: Em, items: AcceptInput[]): Promise<Array<Accepted | HubError>> {
+  const sids = [...new Set(items.map((a) => a.sessionId))].sort();
+  const found = new Map((await rows<SessionRow>(em,
+    `select id, user_id, running_task_id, engine_session_id, mode, effort from sessions where id in (${marks(sids.length)}) order by id for update`, sids)).map((r) => [r.id, r]));
+  // Hosts of the sessions that could run now, locked in a later statement than the sessions; the
+  // waiting counts in it are exact because only holders of a session's lock change its queue.
+  const hids = [...new Set(items.filter((a) => found.get(a.sessionId) && !found.get(a.sessionId)!.running_task_id).map((a) => a.hostId))].sort();
+  const mine = sids.filter((id) => found.has(id));
+  const counted = mine.length || hids.length ? await rows<{ k: string; id: string; n: string }>(em,
+    `${hids.length ? `with h as (select id from hosts where id in (${marks(hids.length)}) order by id for update) select 'h' as k, id, 0 as n from h` : `select 'h' as k, '' as id, 0 as n where false`}
+     union all select 'w' as k, session_id as id, count(*) as n from session_tasks where session_id in (${mine.length ? marks(mine.length) : 'null'}) and status = 'queued' group by session_id`,
+    [...hids, ...mine]) : [];
+  const hosts = new Set(counted.filter((r) => r.k === 'h').map((r) => r.id));
+  const waiting = new Map(counted.filter((r) => r.k === 'w').map((r) => [r.id, Number(r.n)]));
+  const busy = new Set(mine.filter((id) => found.get(id)!.running_task_id));
+  const out: Array<Accepted | HubError> = [];
+  for (const a of items) {
+    const s = found.get(a.sessionId);
+    if (!s || s.user_id !== a.userId) {
+      out.push(fail('NOT_FOUND', 'session not found'));
+      continue;
+    }
+    const w = waiting.get(a.sessionId) ?? 0;
+    let reason: QueueReason | undefined;
+    if (busy.has(a.sessionId)) reason = 'session_busy';
+    else if (w > 0) reason = 'host_capacity'; // earlier messages of this session wait for the host: keep the order
+    else if (!hosts.has(a.hostId)) {
+      out.push(fail('AGENT_UNUSABLE', 'the agent has no host'));
+      continue;
+    }
+    if (reason && w >= MAX_WAITING) {
+      out.push(fail('QUEUE_FULL'));
+      continue;
+    }
+    const r = await insertOne(em, a, s, reason);
+    if (r.claimed) busy.add(a.sessionId);
+    else waiting.set(a.sessionId, w + 1);
+    out.push(r);
   }
-  if (reason && waiting >= MAX_WAITING) throw fail('QUEUE_FULL');
+  return out;
+}
+
+/** One statement: decide whether the host has room (unless something already queues the message), bump the session, insert the message with the next seq and its task, claimed or queued. */
+async function insertOne(em: Em, a: AcceptInput, s: SessionRow, reason: QueueReason | undefined): Promise<Accepted> {
   const mode = a.mode ?? s.mode;
   const effort = a.effort ?? s.effort;
-
   const taskId = newId('run');
   const messageId = newId('msg');
-  // One statement: bump the session, insert the message with the next seq, insert the task.
-  await rows(em,
-    `with s as (update sessions set next_seq = next_seq + 1, message_count = message_count + 1, last_message = ?,
-        last_msg_at = now(), last_active_at = now(), updated_at = now()${reason ? '' : ', running_task_id = ?'}
+  // Lock, then count in a later statement: under READ COMMITTED a count in the locking statement
+  // uses the snapshot taken before the wait, missing the runs the previous lock holder committed.
+  // This count's snapshot starts after the host lock is held.
+  const go = reason ? 'false' : `(select count(*) < ? from session_tasks where host_id = ? and status = 'running')`;
+  const out = await one<{ status: string }>(em,
+    `with c as (select ${go} as go),
+     s as (update sessions set next_seq = next_seq + 1, message_count = message_count + 1, last_message = ?,
+        last_msg_at = now(), last_active_at = now(), updated_at = now(),
+        running_task_id = case when (select go from c) then ? else running_task_id end
         where id = ? returning next_seq - 1 as seq),
      m as (insert into session_messages (id, session_id, task_id, role, kind, content, seq, provider)
        select ?, ?, ?, 'user', 'text', ?, s.seq, ? from s returning id)
      insert into session_tasks (id, session_id, user_id, agent_id, host_id, engine, work_dir, message_id, status, queue_reason, mode, effort, started_at)
-       select ?, ?, ?, ?, ?, ?, ?, m.id, ?, ?, ?, ?, ${reason ? 'null' : 'now()'} from m`,
-    [a.content.slice(0, 500), ...(reason ? [] : [taskId]), a.sessionId, messageId, a.sessionId, taskId, a.content, a.engine,
-      taskId, a.sessionId, a.userId, a.agentId, a.hostId, a.engine, a.workDir, reason ? 'queued' : 'running', reason ?? null, mode, effort]);
-  if (reason) return { taskId, messageId, queueReason: reason };
+       select ?, ?, ?, ?, ?, ?, ?, m.id, case when c.go then 'running' else 'queued' end, case when c.go then null else ? end, ?, ?,
+              case when c.go then now() else null end from m, c
+     returning status`,
+    [...(reason ? [] : [a.capacity, a.hostId]), a.content.slice(0, 500), taskId, a.sessionId, messageId, a.sessionId, taskId, a.content, a.engine,
+      taskId, a.sessionId, a.userId, a.agentId, a.hostId, a.engine, a.workDir, reason ?? 'host_capacity', mode, effort]);
+  if (out?.status !== 'running') return { taskId, messageId, queueReason: reason ?? 'host_capacity' };
   return {
     taskId, messageId,
     claimed: { id: taskId, sessionId: a.sessionId, userId: a.userId, agentId: a.agentId, hostId: a.hostId, engine: a.engine, workDir: a.workDir, prompt: a.content, resume: s.engine_session_id ?? undefined, mode, effort },
@@ -110,39 +155,39 @@ function claimed(r: any): ClaimedTask {
 /** Claims the next runnable tasks of a host (oldest first, one per idle session), up to its free capacity. */
 export async function claimForHost(em: Em, hostId: string, capacity: number): Promise<{ tasks: ClaimedTask[]; skipped: boolean }> {
   const none = { tasks: [], skipped: false };
-  // Lock, then count in a second statement (a fresh snapshot that sees the previous holder's claims; see acceptIn).
+  // Lock, then count in a later statement (a fresh snapshot that sees the previous holder's claims; see acceptIn).
   if (!(await one(em, `select id from hosts where id = ? for update`, [hostId]))) return none;
-  const host = (await one<{ running: string }>(em, `select count(*) as running from session_tasks where host_id = ? and status = 'running'`, [hostId]))!;
-  let free = capacity - Number(host.running);
-  if (free <= 0) return none;
-  const candidates = await rows<{ id: string; session_id: string }>(em,
-    `select t.id, t.session_id from session_tasks t join sessions s on s.id = t.session_id
-      where t.host_id = ? and t.status = 'queued' and s.running_task_id is null order by t.n limit ? for update of t skip locked`,
-    [hostId, Math.min(200, free * 20)]);
+  // One statement: the host's running count and the oldest waiting tasks of its idle sessions.
+  const candidates = await rows<{ id: string; session_id: string; running: string }>(em,
+    `with c as (select count(*) as running from session_tasks where host_id = ? and status = 'running')
+     select t.id, t.session_id, (select running from c) as running from session_tasks t join sessions s on s.id = t.session_id
+      where t.host_id = ? and t.status = 'queued' and s.running_task_id is null
+        and (select running from c) < ?
+      order by t.n limit least(200, greatest(0, ? - (select running from c)) * 20) for update of t skip locked`,
+    [hostId, hostId, capacity, capacity]);
+  if (!candidates.length) return none;
+  let free = capacity - Number(candidates[0].running);
   const seen = new Set<string>();
-  const ids: string[] = [];
-  let skipped = false;
+  const picks: Array<{ id: string; session_id: string }> = [];
   for (const c of candidates) {
     if (free <= 0) break;
     if (seen.has(c.session_id)) continue; // only the oldest waiting message of a session may start
     seen.add(c.session_id);
-    // SKIP LOCKED here too: a session locked by an abort or a run's end is drained again after that commits.
-    const won = await rows(em,
-      `update sessions set running_task_id = ? where id = (select id from sessions where id = ? and running_task_id is null for update skip locked) returning id`,
-      [c.id, c.session_id]);
-    if (!won.length) {
-      skipped = true; // locked by a concurrent change (or it just started a run): look again shortly
-      continue;
-    }
-    ids.push(c.id);
+    picks.push(c);
     free--;
   }
-  if (!ids.length) return { tasks: [], skipped };
+  // One statement: take each picked session's running slot (SKIP LOCKED: a session locked by an abort
+  // or a run's end is drained again after that commits), start the tasks whose session was won, and
+  // read what run.start needs.
   const out = await rows(em,
-    `with t as (update session_tasks set status = 'running', started_at = now() where id in (${marks(ids.length)}) returning *)
-     select ${CLAIM_COLUMNS} from t join session_messages m on m.id = t.message_id join sessions s on s.id = t.session_id order by t.n`,
-    ids);
-  return { tasks: out.map(claimed), skipped };
+    `with x(tid, sid) as (values ${picks.map(() => '(?::text, ?::text)').join(', ')}),
+     won as (update sessions s set running_task_id = x.tid from x
+        where s.id = x.sid and s.id in (select id from sessions where id in (select sid from x) and running_task_id is null for update skip locked)
+        returning x.tid, s.engine_session_id),
+     t as (update session_tasks set status = 'running', started_at = now() where id in (select tid from won) returning *)
+     select ${CLAIM_COLUMNS.replace('s.engine_session_id', 'won.engine_session_id')} from t join won on won.tid = t.id join session_messages m on m.id = t.message_id order by t.n`,
+    picks.flatMap((p) => [p.id, p.session_id]));
+  return { tasks: out.map(claimed), skipped: out.length < picks.length };
 }
 
 /** Cancels every waiting task of a session and deletes their user messages; returns how many. */

@@ -6,13 +6,36 @@ import type { HubContext } from '../context.js';
 import type { Block, FrameOf, HostToHub, Usage } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
 import { newId } from '../ids.js';
-import { notifyAgentChanged, recordModel, recordRun } from '../agents/usage.js';
-import { rows, one, tx, type Em } from './sql.js';
+import { notifyAgentChanged, runCounters } from '../agents/usage.js';
+import { rows, one, tx, marks, type Em } from './sql.js';
+import { GroupCommit } from './group.js';
 import type { SessionEvents, SessionEventName } from './events.js';
 import type { ClaimedTask } from './queue.js';
 
 type Ev = [SessionEventName, Record<string, unknown>];
 type RunEnd = Omit<FrameOf<HostToHub, 'run.end'>, 't' | 'runId'>;
+interface EndItem {
+  st: RunState;
+  end: RunEnd;
+  rows: Row[];
+  partial: string;
+  usage: Usage;
+}
+interface EndOut {
+  evs: Array<[string, Ev]>;
+  publishEnd: boolean;
+  status: string;
+}
+/** What a run's end adds to its last write. */
+interface Fin {
+  status: string;
+  usage: Usage;
+  error?: RunEnd['error'];
+  userId: string;
+  interrupted: boolean;
+  /** Set when the agent's modelName must change. */
+  model?: string;
+}
 
 /** Pending rows are written at most this long after they arrive. */
 export const FLUSH_MS = 20;
@@ -178,19 +201,27 @@ export class RunTracker {
     this.publish(st, evs);
   }
 
-  private async write(em: Em, st: RunState, batch: Row[]): Promise<Array<[string, Ev]>> {
+  /**
+   * Writes a batch in ONE statement: the session's counters (and, at a run's end, `fin`: the task's
+   * end, the running slot, the agent's counters) plus the new rows, whose seq is numbered from the
+   * counter the same statement bumps.
+   */
+  private async write(em: Em, st: RunState, batch: Row[], fin?: Fin): Promise<Array<[string, Ev]>> {
     const evs: Array<[string, Ev]> = [];
     // A tool_result takes its tool_use's seq: known from an earlier flush, earlier in this batch, or stored.
-    const seqs: Array<number | undefined> = [];
+    // Each row gets either a known seq or an offset from the base the statement returns.
+    const known: Array<number | null> = [];
+    const offset: Array<number | null> = [];
     const inBatch = new Map<string, number>();
     let fresh = 0;
     for (const [i, r] of batch.entries()) {
       let seq: number | undefined;
-      if (r.kind === 'tool_use' && r.toolId) inBatch.set(r.toolId, i);
       if (r.kind === 'tool_result' && r.toolId) {
         seq = st.toolSeq.get(r.toolId);
         if (seq === undefined && inBatch.has(r.toolId)) {
-          seqs.push(-1 - inBatch.get(r.toolId)!); // resolved below, once the tool_use has its number
+          const j = inBatch.get(r.toolId)!;
+          known.push(known[j]);
+          offset.push(offset[j]);
           continue;
         }
         if (seq === undefined) {
@@ -201,45 +232,60 @@ export class RunTracker {
           }
         }
       }
-      seqs.push(seq);
-      if (seq === undefined) fresh++;
+      if (r.kind === 'tool_use' && r.toolId) inBatch.set(r.toolId, i);
+      known.push(seq ?? null);
+      offset.push(seq === undefined ? fresh++ : null);
     }
     const texts = batch.filter((r) => r.kind === 'text' && r.role === 'assistant');
     const lastText = texts.length ? texts[texts.length - 1].content : null;
-    const s = await one<{ base: number }>(em,
-      `update sessions set next_seq = next_seq + ?, message_count = message_count + ?, unread = unread + ?,
+    const params: unknown[] = [fresh, batch.length, texts.length, lastText?.slice(0, 500) ?? null, batch.length, st.model ?? null, st.engineSessionId ?? null,
+      fin ? st.runId : null, st.sessionId, fresh];
+    const ctes = [`s as (update sessions set next_seq = next_seq + ?, message_count = message_count + ?, unread = unread + ?,
          last_message = coalesce(?, last_message), last_msg_at = case when ? > 0 then now() else last_msg_at end,
-         last_active_at = now(), updated_at = now(), model = coalesce(?, model), engine_session_id = coalesce(?, engine_session_id)
-       where id = ? returning next_seq - ? as base`,
-      [fresh, batch.length, texts.length, lastText?.slice(0, 500) ?? null, batch.length, st.model ?? null, st.engineSessionId ?? null, st.sessionId, fresh]);
-    if (!s || !batch.length) return evs; // session deleted meanwhile, or nothing but model / engine session
-    let next = Number(s.base);
-    const values: string[] = [];
-    const params: unknown[] = [];
-    const assigned: number[] = [];
-    batch.forEach((r, i) => {
-      let seq = seqs[i];
-      if (seq !== undefined && seq < 0) seq = assigned[-1 - seq];
-      if (seq === undefined) {
-        seq = next++;
-        if (r.kind === 'tool_use' && r.toolId) {
-          st.toolSeq.set(r.toolId, seq);
-          st.toolNames.set(r.toolId, r.toolName ?? '');
-        }
+         last_active_at = now(), updated_at = now(), model = coalesce(?, model), engine_session_id = coalesce(?, engine_session_id),
+         running_task_id = case when running_task_id = ?::text then null else running_task_id end
+       where id = ? returning next_seq - ? as base)`];
+    if (batch.length) {
+      const values: string[] = [];
+      params.push(st.sessionId, st.runId, st.engine); // the select list's placeholders come before the values'
+      batch.forEach((r, i) => {
+        values.push(`(?::text, ?::text, ?::text, ?::text, ?::int, ?::int, ?::text, ?::text, ?::jsonb, ?::jsonb, ?::boolean)`);
+        params.push(r.id, r.role, r.kind, r.content, known[i], offset[i], r.toolName, r.toolId,
+          r.toolInput === null ? null : JSON.stringify(r.toolInput), r.toolResult === null ? null : JSON.stringify(r.toolResult), r.interrupted);
+      });
+      ctes.push(`m as (insert into session_messages (id, session_id, task_id, role, kind, content, seq, tool_name, tool_id, tool_input, tool_result, provider, interrupted)
+        select v.id, ?, ?, v.role, v.kind, v.content, coalesce(v.seq, s.base + v.off), v.tool_name, v.tool_id, v.tool_input, v.tool_result, ?, v.interrupted
+          from (values ${values.join(', ')}) as v(id, role, kind, content, seq, off, tool_name, tool_id, tool_input, tool_result, interrupted), s
+        returning 1)`);
+    }
+    if (fin) {
+      if (fin.interrupted) {
+        ctes.push(`i as (update session_messages set interrupted = true where task_id = ? and role = 'assistant' returning 1)`);
+        params.push(st.runId);
       }
-      assigned[i] = seq;
-      values.push(`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?)`);
-      params.push(r.id, st.sessionId, st.runId, r.role, r.kind, r.content, seq, r.toolName, r.toolId,
-        r.toolInput === null ? null : JSON.stringify(r.toolInput), r.toolResult === null ? null : JSON.stringify(r.toolResult), st.engine, r.interrupted);
+      ctes.push(`t as (update session_tasks set status = ?, input_tokens = ?, output_tokens = ?, model = coalesce(?, model), error_code = ?, error_message = ?, ended_at = now() where id = ? returning 1)`);
+      params.push(fin.status, fin.usage.inputTokens, fin.usage.outputTokens, st.model ?? null, fin.error?.code ?? null, fin.error?.message ?? null, st.runId);
+      if (st.agentId) {
+        const run = runCounters(st.agentId, { cost: costOf(fin.usage), userId: fin.userId }, fin.model);
+        ctes.push(`a as (${run.sql} returning 1)`);
+        params.push(...run.params);
+      }
+    }
+    const base = await one<{ base: number }>(em, `with ${ctes.join(',\n')} select base from s`, params);
+    if (!base || !batch.length) return evs; // session deleted meanwhile, or nothing but model / engine session
+    const b0 = Number(base.base);
+    batch.forEach((r, i) => {
+      const seq = known[i] ?? b0 + offset[i]!;
+      if (r.kind === 'tool_use' && r.toolId && known[i] === null) {
+        st.toolSeq.set(r.toolId, seq);
+        st.toolNames.set(r.toolId, r.toolName ?? '');
+      }
       if (r.kind === 'tool_use') evs.push([r.id, ['tool.started', { toolName: r.toolName ?? '', toolId: r.toolId }]]);
       if (r.kind === 'tool_result') {
         const tr = r.toolResult as { isError?: boolean };
         evs.push([r.id, ['tool.completed', { toolName: st.toolNames.get(r.toolId ?? '') ?? '', toolId: r.toolId, isError: tr?.isError === true }]]);
       }
     });
-    await rows(em,
-      `insert into session_messages (id, session_id, task_id, role, kind, content, seq, tool_name, tool_id, tool_input, tool_result, provider, interrupted)
-       values ${values.join(', ')}`, params);
     return evs;
   }
 
@@ -277,30 +323,14 @@ export class RunTracker {
     return st.chain;
   }
 
+  /** Run ends arriving together are written in one transaction (group commit). */
+  private readonly ends = new GroupCommit<EndItem, EndOut | undefined>(() => this.ctx.em() as unknown as Em, (t, items) => this.endMany(t, items), (i) => i.st.sessionId);
+
   private async finalize(st: RunState, end: RunEnd): Promise<void> {
-    const batch = st.pending.splice(0);
-    const usage: Usage = end.usage ?? { inputTokens: 0, outputTokens: 0 };
-    const em = this.ctx.em() as unknown as Em;
-    const out = await tx(em, async (t) => {
-      await one(t, `select id from sessions where id = ? for update`, [st.sessionId]); // lock order: session, then task
-      const prev = await one<{ status: string; ended_at: unknown; user_id: string }>(t, `select status, ended_at, user_id from session_tasks where id = ? for update`, [st.runId]);
-      if (!prev || prev.ended_at) return undefined;
-      const interrupted = end.aborted === true || prev.status === 'aborted';
-      if (interrupted && st.partial) batch.push(this.row('assistant', { kind: 'text', content: st.partial }, true));
-      st.partial = '';
-      const evs = await this.write(t, st, batch);
-      if (interrupted) await rows(t, `update session_messages set interrupted = true where task_id = ? and role = 'assistant'`, [st.runId]);
-      const status = prev.status !== 'running' ? prev.status : end.ok ? 'completed' : interrupted ? 'aborted' : 'failed';
-      await rows(t,
-        `update session_tasks set status = ?, input_tokens = ?, output_tokens = ?, model = coalesce(?, model), error_code = ?, error_message = ?, ended_at = now() where id = ?`,
-        [status, usage.inputTokens, usage.outputTokens, st.model ?? null, end.error?.code ?? null, end.error?.message ?? null, st.runId]);
-      await rows(t, `update sessions set running_task_id = null, last_active_at = now(), updated_at = now() where id = ? and running_task_id = ?`, [st.sessionId, st.runId]);
-      if (st.agentId) {
-        await recordRun(t, st.agentId, { cost: costOf(usage), userId: prev.user_id });
-        if (st.model && this.models.get(st.agentId) !== st.model) await recordModel(t, st.agentId, st.model);
-      }
-      return { evs, publishEnd: prev.status === 'running', status };
-    });
+    // Taken out of the state once, so a retried batch writes the same rows.
+    const item: EndItem = { st, end, rows: st.pending.splice(0), partial: st.partial, usage: end.usage ?? { inputTokens: 0, outputTokens: 0 } };
+    st.partial = '';
+    const out = await this.ends.submit(item);
     if (!out) return;
     this.publish(st, out.evs, true);
     if (st.agentId) {
@@ -310,6 +340,33 @@ export class RunTracker {
     if (!out.publishEnd) return; // aborted: the abort already told the readers
     if (out.status === 'completed') this.events.emit(st.sessionId, st.runId, 'run.completed', { status: 'completed' });
     else this.events.emit(st.sessionId, st.runId, 'run.error', { status: 'error', code: end.error?.code ?? 'ENGINE_FAILED', message: end.error?.message ?? 'the engine failed' });
+  }
+
+  /** Ends several runs in the caller's transaction: sessions locked (sorted), then their tasks, then one statement per run. */
+  private async endMany(t: Em, items: EndItem[]): Promise<Array<EndOut | undefined>> {
+    const sids = [...new Set(items.map((i) => i.st.sessionId))].sort();
+    await rows(t, `select id from sessions where id in (${marks(sids.length)}) order by id for update`, sids); // lock order: sessions, then tasks
+    const rids = items.map((i) => i.st.runId).sort();
+    const prevs = new Map((await rows<{ id: string; status: string; ended_at: unknown; user_id: string }>(t,
+      `select id, status, ended_at, user_id from session_tasks where id in (${marks(rids.length)}) order by id for update`, rids)).map((r) => [r.id, r]));
+    const out: Array<EndOut | undefined> = [];
+    for (const { st, end, rows: rowsIn, partial, usage } of items) {
+      const prev = prevs.get(st.runId);
+      if (!prev || prev.ended_at) {
+        out.push(undefined);
+        continue;
+      }
+      const batch = [...rowsIn];
+      const interrupted = end.aborted === true || prev.status === 'aborted';
+      if (interrupted) for (const r of batch) if (r.role === 'assistant') r.interrupted = true;
+      if (interrupted && partial) batch.push(this.row('assistant', { kind: 'text', content: partial }, true));
+      const status = prev.status !== 'running' ? prev.status : end.ok ? 'completed' : interrupted ? 'aborted' : 'failed';
+      const model = st.agentId && st.model && this.models.get(st.agentId) !== st.model ? st.model : undefined;
+      // One statement: the rows, the task's end, the session's running slot, the agent's counters.
+      const evs = await this.write(t, st, batch, { status, usage, error: end.error, userId: prev.user_id, interrupted, model });
+      out.push({ evs, publishEnd: prev.status === 'running', status });
+    }
+    return out;
   }
 
   /** Agent counters changed: tell the market caches, batched (one notice per agent per NOTIFY_MS). */

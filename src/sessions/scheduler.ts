@@ -4,11 +4,13 @@
 import type { HubContext } from '../context.js';
 import type { HostGateway } from '../hosts/gateway.js';
 import { claimForHost, type ClaimedTask } from './queue.js';
-import { rows, tx, type Em } from './sql.js';
+import { marks, rows, tx, type Em } from './sql.js';
 import type { RunTracker } from './runs.js';
 
 /** After a host's hello, how long its buffered run frames get before its unknown runs count as lost. */
 export const LOST_RUN_GRACE_MS = 3000;
+/** At most this many runs are looked at per lost-run sweep. */
+const SWEEP_BATCH = 500;
 /** Delay before re-draining a host whose claim skipped a locked session. */
 const RETRY_SKIPPED_MS = 50;
 
@@ -25,7 +27,9 @@ export class Scheduler {
     private readonly stopping: () => boolean,
   ) {
     gateway.onRunFrame((hostId, f) => this.runs().handle(hostId, f));
-    gateway.onHostUp((hostId, info) => void this.hostUp(hostId, info.running));
+    // A reconnect storm costs one query per burst of hellos, not one per host.
+    if (gateway.onHostsUp) gateway.onHostsUp((hosts) => void this.hostsUp(hosts));
+    else gateway.onHostUp((hostId, info) => void this.hostsUp([{ hostId, running: info.running }]));
     gateway.onHostDown((hostId) => void this.hostDown(hostId));
   }
 
@@ -101,34 +105,43 @@ export class Scheduler {
     void this.drain(hostId);
   }
 
-  /** Runs the hub thinks are on the host but the host no longer runs are lost; then drain. One query when there is nothing to do. */
-  private async hostUp(hostId: string, running: string[]): Promise<void> {
+  /**
+   * Hosts finished their hello: runs the hub thinks are on a host but the host no longer runs are
+   * lost; hosts with waiting work drain. One query for the whole burst when there is nothing to do.
+   */
+  private async hostsUp(hosts: Array<{ hostId: string; running: string[] }>): Promise<void> {
+    if (!hosts.length) return;
     const helloAt = new Date();
-    let open: Array<{ id: string; status: string; session_id: string; agent_id: string; engine: string }>;
+    const ids = hosts.map((h) => h.hostId);
+    let open: Array<{ id: string; status: string; host_id: string; session_id: string; agent_id: string; engine: string }>;
     try {
       open = await rows(this.em(),
-        `select id, status, session_id, agent_id, engine from session_tasks where host_id = ? and status in ('queued', 'running', 'aborted') and ended_at is null`, [hostId]);
+        `select id, status, host_id, session_id, agent_id, engine from session_tasks
+          where host_id in (${marks(ids.length)}) and status in ('queued', 'running', 'aborted') and ended_at is null`, ids);
     } catch (e) {
-      return this.ctx.log.error('host up handling failed', { hostId, err: e });
+      return this.ctx.log.error('host up handling failed', { hosts: ids, err: e });
     }
-    if (open.some((t) => t.status === 'queued')) void this.drain(hostId);
-    const still = new Set(running);
+    for (const h of new Set(open.filter((t) => t.status === 'queued').map((t) => t.host_id))) void this.drain(h);
+    const still = new Set(hosts.flatMap((h) => h.running));
     const suspects = open.filter((t) => t.status !== 'queued' && !still.has(t.id));
     if (!suspects.length) return;
     // A run that ended while the host was away is not in `running`, but its frames (kept by the
-    // host while disconnected) follow the welcome: judge only what is still open after they had time.
+    // host while disconnected) follow the welcome: judge only what is still open after they had time,
+    // and only runs started before the hello.
     await new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS).unref?.());
     if (this.closed || this.stopping()) return;
     try {
+      const sus = [...new Set(suspects.map((t) => t.host_id))];
       const stillOpen = new Set((await rows<{ id: string }>(this.em(),
-        `select id from session_tasks where host_id = ? and status in ('running', 'aborted') and ended_at is null and started_at < ?`, [hostId, helloAt])).map((r) => r.id));
+        `select id from session_tasks where host_id in (${marks(sus.length)}) and status in ('running', 'aborted') and ended_at is null and started_at < ?`,
+        [...sus, helloAt])).map((r) => r.id));
       for (const t of suspects) {
         if (!stillOpen.has(t.id)) continue;
         await this.runs().end(t.id, { ok: false, error: { code: 'HOST_DISCONNECTED', message: 'the host restarted and the run was lost' } },
-          { sessionId: t.session_id, hostId, agentId: t.agent_id, engine: t.engine });
+          { sessionId: t.session_id, hostId: t.host_id, agentId: t.agent_id, engine: t.engine });
       }
     } catch (e) {
-      this.ctx.log.error('host up handling failed', { hostId, err: e });
+      this.ctx.log.error('host up handling failed', { hosts: ids, err: e });
     }
   }
 
@@ -147,6 +160,61 @@ export class Scheduler {
     }
   }
 
+  /** Hosts seen without presence by the sweep, and since when (this node's clock). */
+  private offlineSince = new Map<string, number>();
+  private sweepTimer?: NodeJS.Timeout;
+
+  /**
+   * Starts the lost-run sweep now and every half window: runs left `running` on a host that has had
+   * no presence for `windowMs` (the heartbeat window) end with HOST_DISCONNECTED. It catches runs of
+   * a node that died without anyone seeing its hosts disconnect; every surviving node may sweep, and
+   * a run's end is written once (runs.ts checks `ended_at` under the session lock).
+   */
+  startSweep(windowMs: number): void {
+    const tick = () => {
+      if (this.closed) return;
+      this.sweep(windowMs)
+        .catch((e) => this.ctx.log.error('lost-run sweep failed', { err: e }))
+        .finally(() => {
+          if (!this.closed) (this.sweepTimer = setTimeout(tick, Math.max(500, Math.floor(windowMs / 2)))).unref?.();
+        });
+    };
+    tick();
+  }
+
+  /** One bounded pass of the sweep; returns how many runs it ended. */
+  async sweep(windowMs: number): Promise<number> {
+    if (this.closed || this.stopping()) return 0;
+    const open = await rows<{ id: string; host_id: string; session_id: string; agent_id: string; engine: string }>(this.em(),
+      `select id, host_id, session_id, agent_id, engine from session_tasks
+        where status = 'running' and started_at < now() - make_interval(secs => ?) order by started_at limit ${SWEEP_BATCH}`, [windowMs / 1000]);
+    const hosts = [...new Set(open.map((t) => t.host_id))];
+    const now = Date.now();
+    for (const h of this.offlineSince.keys()) if (!hosts.includes(h)) this.offlineSince.delete(h);
+    if (!hosts.length) return 0;
+    const presence = await this.gateway.presenceMany(hosts);
+    const lost = new Set<string>();
+    for (const h of hosts) {
+      const p = presence.get(h);
+      if (p && p.status !== 'offline') {
+        this.offlineSince.delete(h);
+        continue;
+      }
+      let since = this.offlineSince.get(h) ?? now;
+      if (p?.lastSeenAt && p.lastSeenAt < since) since = p.lastSeenAt;
+      this.offlineSince.set(h, since);
+      if (now - since >= windowMs) lost.add(h);
+    }
+    let ended = 0;
+    for (const t of open) {
+      if (!lost.has(t.host_id) || this.closed || this.stopping()) continue;
+      await this.runs().end(t.id, { ok: false, error: { code: 'HOST_DISCONNECTED', message: 'the host has been gone longer than the heartbeat window' } },
+        { sessionId: t.session_id, hostId: t.host_id, agentId: t.agent_id, engine: t.engine });
+      ended++;
+    }
+    return ended;
+  }
+
   /** Drains every host with waiting work (hub start: hosts that reconnected before this ran). */
   async drainAll(): Promise<void> {
     const hosts = await rows<{ host_id: string }>(this.em(), `select distinct host_id from session_tasks where status = 'queued'`);
@@ -155,6 +223,7 @@ export class Scheduler {
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
     await Promise.allSettled([...this.draining.values()]);
   }
 }

@@ -1,0 +1,31 @@
+// The hub of bench/dispatch.ts in a process of its own, so the load
+// generators (HTTP client, simulated hosts, SSE readers) do not share its
+// event loop. Talks to the parent over the IPC channel:
+//   → {t: 'ready', url, key}      once the hub listens and the bench user exists
+//   ← {t: 'open', id}             → {t: 'open', id, n}: tasks queued or running
+//   ← {t: 'close'}                closes the hub and exits
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { startTestHub } from '../test/helpers/hub.js';
+
+const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 });
+const u = await t.user('bench');
+const conn = t.hub.ctx.em().getConnection();
+process.on('message', async (m: { t: string; id?: number }) => {
+  if (m.t === 'profile' && prof) {
+    prof.connect();
+    await prof.post('Profiler.enable');
+    await prof.post('Profiler.start');
+  } else if (m.t === 'open') {
+    const r = await conn.execute(`select count(*) as c from session_tasks where status in ('queued', 'running')`);
+    process.send!({ t: 'open', id: m.id, n: Number(r[0].c) });
+  } else if (m.t === 'close') {
+    if (prof) writeFileSync(process.env.BENCH_HUB_PROFILE!, JSON.stringify((await prof.post('Profiler.stop')).profile));
+    await t.close().catch(() => undefined);
+    process.exit(0);
+  }
+});
+process.on('disconnect', () => void t.close().finally(() => process.exit(0))); // the bench died: do not linger
+// BENCH_HUB_PROFILE=file.cpuprofile: a CPU profile of the hub from {t: 'profile'} (setup done) to close.
+const prof = process.env.BENCH_HUB_PROFILE ? new Session() : undefined;
+process.send!({ t: 'ready', url: t.url, key: u.key });

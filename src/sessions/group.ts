@@ -1,0 +1,90 @@
+// Group commit: work items arriving in the same event-loop turn (and while
+// earlier batches are in flight) are written in one transaction, each still
+// getting its own answer or error. Used for message accepts (acceptManyIn)
+// and run ends (runs.ts). An item whose key (its session) is in a batch in
+// flight waits for that batch, so one session's items keep their order.
+import { HubError } from '../errors.js';
+import { tx, type Em } from './sql.js';
+
+/** Batches in flight at once (their locks are taken in one global order, so they cannot deadlock). */
+const MAX_INFLIGHT = 4;
+/** Items per transaction at most. */
+const MAX_BATCH = 64;
+
+interface Pending<I, O> {
+  item: I;
+  resolve(r: O): void;
+  reject(e: unknown): void;
+}
+
+export class GroupCommit<I, O> {
+  private pending: Array<Pending<I, O>> = [];
+  private inflight = 0;
+  private busy = new Set<string>();
+  private scheduled = false;
+
+  constructor(
+    private readonly em: () => Em,
+    /** Runs inside the batch's transaction; an error result is that item's own (it wrote nothing). */
+    private readonly many: (em: Em, items: I[]) => Promise<Array<O | HubError>>,
+    private readonly keyOf: (item: I) => string,
+  ) {}
+
+  submit(item: I): Promise<O> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ item, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.inflight >= MAX_INFLIGHT || !this.pending.length) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    while (this.inflight < MAX_INFLIGHT && this.pending.length) {
+      const batch: Array<Pending<I, O>> = [];
+      const rest: Array<Pending<I, O>> = [];
+      const held = new Set<string>(); // keys with an earlier item left waiting: keep their order
+      for (const p of this.pending) {
+        const k = this.keyOf(p.item);
+        if (batch.length < MAX_BATCH && !this.busy.has(k) && !held.has(k)) batch.push(p);
+        else {
+          held.add(k);
+          rest.push(p);
+        }
+      }
+      this.pending = rest;
+      if (!batch.length) return;
+      void this.run(batch);
+    }
+  }
+
+  private settle(p: Pending<I, O>, r: O | HubError): void {
+    if (r instanceof HubError) p.reject(r);
+    else p.resolve(r);
+  }
+
+  private async run(batch: Array<Pending<I, O>>): Promise<void> {
+    this.inflight++;
+    const keys = new Set(batch.map((p) => this.keyOf(p.item)));
+    for (const k of keys) this.busy.add(k);
+    try {
+      const out = await tx(this.em(), (t) => this.many(t, batch.map((p) => p.item)));
+      out.forEach((r, i) => this.settle(batch[i], r));
+    } catch (e) {
+      if (batch.length === 1) batch[0].reject(e);
+      // The batch failed as a whole (a database error): each item alone, so each gets its own answer.
+      else await Promise.all(batch.map((p) => tx(this.em(), (t) => this.many(t, [p.item])).then(([r]) => this.settle(p, r), p.reject)));
+    } finally {
+      for (const k of keys) this.busy.delete(k);
+      this.inflight--;
+      this.schedule();
+    }
+  }
+}
