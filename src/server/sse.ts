@@ -7,11 +7,18 @@ export const SSE_HEARTBEAT_MS = 15_000;
 export interface EventStream {
   /** Sends one frame; returns false once the client is gone. */
   send(event: string, data: unknown, id?: string | number): boolean;
+  /** Sends a frame made by formatEvent: one encoding shared by every reader of an event. */
+  sendRaw(frame: string): boolean;
   comment(text: string): void;
   /** Ends the response. Safe to call twice. */
   end(): void;
   readonly closed: boolean;
   onClose(cb: () => void): void;
+}
+
+export function formatEvent(event: string, data: unknown, id?: string | number): string {
+  const idLine = id === undefined ? '' : `id: ${id}\n`;
+  return `${idLine}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 export function openEventStream(res: HttpResponse, isAborted: () => boolean, onAbort: (cb: () => void) => void, heartbeatMs = SSE_HEARTBEAT_MS): EventStream {
@@ -47,9 +54,9 @@ export function openEventStream(res: HttpResponse, isAborted: () => boolean, onA
   timer.unref?.();
   return {
     send(event, data, id) {
-      const idLine = id === undefined ? '' : `id: ${id}\n`;
-      return write(`${idLine}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      return write(formatEvent(event, data, id));
     },
+    sendRaw: write,
     comment(text) {
       write(`: ${text.replace(/\n/g, ' ')}\n\n`);
     },

@@ -4,7 +4,7 @@
 // into SSE streams. Event ids are `<runId>:<n>`, increasing within a run.
 import type { Bus } from '../bus/bus.js';
 import { publishObj, subscribeObj } from '../bus/bus.js';
-import type { EventStream } from '../server/sse.js';
+import { formatEvent, type EventStream } from '../server/sse.js';
 
 export type SessionEventName = 'accepted' | 'snapshot' | 'message.delta' | 'tool.started' | 'tool.completed' | 'run.completed' | 'run.error';
 
@@ -121,6 +121,14 @@ export class SessionEvents {
   }
 }
 
+const frames = new WeakMap<SessionEvent, string>();
+/** The SSE frame of an event, encoded once however many readers it has. */
+function frameOf(e: SessionEvent): string {
+  let f = frames.get(e);
+  if (f === undefined) frames.set(e, (f = formatEvent(e.event, e.data, e.id)));
+  return f;
+}
+
 export class Feed {
   private buffer: SessionEvent[] = [];
   private sink?: (e: SessionEvent) => void;
@@ -157,7 +165,7 @@ export class Feed {
         const n = Number(e.id.split(':')[1]);
         if (n <= last) return;
         last = n;
-        s.send(e.event, e.data, e.id);
+        s.sendRaw(frameOf(e));
         if (e.event === 'accepted' && opts.afterAccepted) s.send('snapshot', { ...opts.afterAccepted(), sessionId: e.data.sessionId }, e.id);
         if (isEnd(e)) finish();
       };
