@@ -6,14 +6,18 @@ import type { HubContext } from '../context.js';
 import type { Block, FrameOf, HostToHub, Usage } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
 import { newId } from '../ids.js';
-import { notifyAgentChanged, runCounters } from '../agents/usage.js';
+import { notifyAgentChanged } from '../agents/usage.js';
 import { rows, one, tx, marks, type Em } from './sql.js';
 import { GroupCommit } from './group.js';
-import type { SessionEvents, SessionEventName } from './events.js';
+import { writeRunBatch, costOf, FLUSH_MS, type Ev, type RunEnd, type Row, type RunState } from './run-batch.js';
+import type { SessionEvents } from './events.js';
 import type { ClaimedTask } from './queue.js';
 
-type Ev = [SessionEventName, Record<string, unknown>];
-type RunEnd = Omit<FrameOf<HostToHub, 'run.end'>, 't' | 'runId'>;
+export { costOf, FLUSH_MS };
+
+/** Agent counter changes reach the market caches at most this late. */
+const NOTIFY_MS = 250;
+
 interface EndItem {
   st: RunState;
   end: RunEnd;
@@ -26,62 +30,6 @@ interface EndOut {
   publishEnd: boolean;
   status: string;
 }
-/** What a run's end adds to its last write. */
-interface Fin {
-  status: string;
-  usage: Usage;
-  error?: RunEnd['error'];
-  userId: string;
-  interrupted: boolean;
-  /** Set when the agent's modelName must change. */
-  model?: string;
-}
-
-/** Pending rows are written at most this long after they arrive. */
-export const FLUSH_MS = 20;
-/** Agent counter changes reach the market caches at most this late. */
-const NOTIFY_MS = 250;
-
-interface Row {
-  id: string;
-  role: string;
-  kind: Block['kind'];
-  content: string | null;
-  toolName: string | null;
-  toolId: string | null;
-  toolInput: unknown;
-  toolResult: unknown;
-  interrupted: boolean;
-}
-
-interface RunState {
-  runId: string;
-  sessionId: string;
-  hostId: string;
-  agentId: string;
-  engine: string;
-  /** false while a run unknown to this node (hub restart) is loaded from the database. */
-  ready: boolean;
-  backlog: RunFrame[];
-  /** The run is over for this node: later frames are ignored. */
-  closed: boolean;
-  model?: string;
-  engineSessionId?: string;
-  /** Streamed text not yet covered by a complete assistant message (kept on abort). */
-  partial: string;
-  pending: Row[];
-  toolSeq: Map<string, number>;
-  toolNames: Map<string, string>;
-  /** Events in frame order; a tool event waits here until its row is committed, and deltas behind it wait too. */
-  outq: Array<{ rowId?: string; ev?: Ev }>;
-  rowEvents: Map<string, Ev>;
-  timer?: NodeJS.Timeout;
-  chain: Promise<void>;
-}
-
-/** Cost rule of the spec: input + output × 2. */
-export const costOf = (u: { inputTokens: number; outputTokens: number }) => u.inputTokens + u.outputTokens * 2;
-
 export class RunTracker {
   private states = new Map<string, RunState>();
   /** The model this node last recorded per agent: the agent row is written only when it changes. */
@@ -197,96 +145,8 @@ export class RunTracker {
   private async flush(st: RunState): Promise<void> {
     const batch = st.pending.splice(0);
     const em = this.ctx.em() as unknown as Em;
-    const evs = await tx(em, (t) => this.write(t, st, batch));
+    const evs = await tx(em, (t) => writeRunBatch(t, st, batch));
     this.publish(st, evs);
-  }
-
-  /**
-   * Writes a batch in ONE statement: the session's counters (and, at a run's end, `fin`: the task's
-   * end, the running slot, the agent's counters) plus the new rows, whose seq is numbered from the
-   * counter the same statement bumps.
-   */
-  private async write(em: Em, st: RunState, batch: Row[], fin?: Fin): Promise<Array<[string, Ev]>> {
-    const evs: Array<[string, Ev]> = [];
-    // A tool_result takes its tool_use's seq: known from an earlier flush, earlier in this batch, or stored.
-    // Each row gets either a known seq or an offset from the base the statement returns.
-    const known: Array<number | null> = [];
-    const offset: Array<number | null> = [];
-    const inBatch = new Map<string, number>();
-    let fresh = 0;
-    for (const [i, r] of batch.entries()) {
-      let seq: number | undefined;
-      if (r.kind === 'tool_result' && r.toolId) {
-        seq = st.toolSeq.get(r.toolId);
-        if (seq === undefined && inBatch.has(r.toolId)) {
-          const j = inBatch.get(r.toolId)!;
-          known.push(known[j]);
-          offset.push(offset[j]);
-          continue;
-        }
-        if (seq === undefined) {
-          const u = await one(em, `select seq, tool_name from session_messages where session_id = ? and tool_id = ? and kind = 'tool_use' order by n desc limit 1`, [st.sessionId, r.toolId]);
-          if (u) {
-            seq = u.seq;
-            st.toolNames.set(r.toolId, u.tool_name);
-          }
-        }
-      }
-      if (r.kind === 'tool_use' && r.toolId) inBatch.set(r.toolId, i);
-      known.push(seq ?? null);
-      offset.push(seq === undefined ? fresh++ : null);
-    }
-    const texts = batch.filter((r) => r.kind === 'text' && r.role === 'assistant');
-    const lastText = texts.length ? texts[texts.length - 1].content : null;
-    const params: unknown[] = [fresh, batch.length, texts.length, lastText?.slice(0, 500) ?? null, batch.length, st.model ?? null, st.engineSessionId ?? null,
-      fin ? st.runId : null, st.sessionId, fresh];
-    const ctes = [`s as (update sessions set next_seq = next_seq + ?, message_count = message_count + ?, unread = unread + ?,
-         last_message = coalesce(?, last_message), last_msg_at = case when ? > 0 then now() else last_msg_at end,
-         last_active_at = now(), updated_at = now(), model = coalesce(?, model), engine_session_id = coalesce(?, engine_session_id),
-         running_task_id = case when running_task_id = ?::text then null else running_task_id end
-       where id = ? returning next_seq - ? as base)`];
-    if (batch.length) {
-      const values: string[] = [];
-      params.push(st.sessionId, st.runId, st.engine); // the select list's placeholders come before the values'
-      batch.forEach((r, i) => {
-        values.push(`(?::text, ?::text, ?::text, ?::text, ?::int, ?::int, ?::text, ?::text, ?::jsonb, ?::jsonb, ?::boolean)`);
-        params.push(r.id, r.role, r.kind, r.content, known[i], offset[i], r.toolName, r.toolId,
-          r.toolInput === null ? null : JSON.stringify(r.toolInput), r.toolResult === null ? null : JSON.stringify(r.toolResult), r.interrupted);
-      });
-      ctes.push(`m as (insert into session_messages (id, session_id, task_id, role, kind, content, seq, tool_name, tool_id, tool_input, tool_result, provider, interrupted)
-        select v.id, ?, ?, v.role, v.kind, v.content, coalesce(v.seq, s.base + v.off), v.tool_name, v.tool_id, v.tool_input, v.tool_result, ?, v.interrupted
-          from (values ${values.join(', ')}) as v(id, role, kind, content, seq, off, tool_name, tool_id, tool_input, tool_result, interrupted), s
-        returning 1)`);
-    }
-    if (fin) {
-      if (fin.interrupted) {
-        ctes.push(`i as (update session_messages set interrupted = true where task_id = ? and role = 'assistant' returning 1)`);
-        params.push(st.runId);
-      }
-      ctes.push(`t as (update session_tasks set status = ?, input_tokens = ?, output_tokens = ?, model = coalesce(?, model), error_code = ?, error_message = ?, ended_at = now() where id = ? returning 1)`);
-      params.push(fin.status, fin.usage.inputTokens, fin.usage.outputTokens, st.model ?? null, fin.error?.code ?? null, fin.error?.message ?? null, st.runId);
-      if (st.agentId) {
-        const run = runCounters(st.agentId, { cost: costOf(fin.usage), userId: fin.userId }, fin.model);
-        ctes.push(`a as (${run.sql} returning 1)`);
-        params.push(...run.params);
-      }
-    }
-    const base = await one<{ base: number }>(em, `with ${ctes.join(',\n')} select base from s`, params);
-    if (!base || !batch.length) return evs; // session deleted meanwhile, or nothing but model / engine session
-    const b0 = Number(base.base);
-    batch.forEach((r, i) => {
-      const seq = known[i] ?? b0 + offset[i]!;
-      if (r.kind === 'tool_use' && r.toolId && known[i] === null) {
-        st.toolSeq.set(r.toolId, seq);
-        st.toolNames.set(r.toolId, r.toolName ?? '');
-      }
-      if (r.kind === 'tool_use') evs.push([r.id, ['tool.started', { toolName: r.toolName ?? '', toolId: r.toolId }]]);
-      if (r.kind === 'tool_result') {
-        const tr = r.toolResult as { isError?: boolean };
-        evs.push([r.id, ['tool.completed', { toolName: st.toolNames.get(r.toolId ?? '') ?? '', toolId: r.toolId, isError: tr?.isError === true }]]);
-      }
-    });
-    return evs;
   }
 
   /** After commit: marks the rows' events ready and releases the queue up to the first row not yet written. */
@@ -363,7 +223,7 @@ export class RunTracker {
       const status = prev.status !== 'running' ? prev.status : end.ok ? 'completed' : interrupted ? 'aborted' : 'failed';
       const model = st.agentId && st.model && this.models.get(st.agentId) !== st.model ? st.model : undefined;
       // One statement: the rows, the task's end, the session's running slot, the agent's counters.
-      const evs = await this.write(t, st, batch, { status, usage, error: end.error, userId: prev.user_id, interrupted, model });
+      const evs = await writeRunBatch(t, st, batch, { status, usage, error: end.error, userId: prev.user_id, interrupted, model });
       out.push({ evs, publishEnd: prev.status === 'running', status });
     }
     return out;
