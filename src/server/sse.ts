@@ -37,9 +37,24 @@ export function openEventStream(res: HttpResponse, isAborted: () => boolean, onA
     }
   };
   onAbort(finish);
+  // Frames written in one event-loop turn go out in one corked write: a busy
+  // turn streams many deltas, and one syscall per frame would cost more than the frames.
+  let pending: string[] = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (!pending.length) return;
+    const chunk = pending.length === 1 ? pending[0] : pending.join('');
+    pending = [];
+    if (!closed && !isAborted()) res.cork(() => res.write(chunk));
+  };
   const write = (chunk: string) => {
     if (closed || isAborted()) return false;
-    res.cork(() => res.write(chunk));
+    pending.push(chunk);
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
     return true;
   };
   res.cork(() => {
@@ -62,6 +77,7 @@ export function openEventStream(res: HttpResponse, isAborted: () => boolean, onA
     },
     end() {
       if (closed) return;
+      flush();
       if (!isAborted()) res.cork(() => res.end());
       finish();
     },
