@@ -131,13 +131,18 @@ function describeLive() {
     let sent = 0;
     let badFrameCloses = 0;
     let closes = 0;
+    let abnormal = 0;
     let conn: FakeHost | undefined;
     const gen = cases(4000);
     for (;;) {
       if (!conn || conn.ws.readyState !== conn.ws.OPEN) {
         if (conn) {
           const c = await conn.closed;
-          assert.ok(([CloseCodes.BAD_FRAME.code, CloseCodes.HELLO_TWICE.code, CloseCodes.VERSION.code] as number[]).includes(c.code), `close ${c.code} ${c.reason}`);
+          // 1006: the hub closed with a documented code while this client was still writing; the
+          // client's kernel answered the late bytes with a reset and dropped the unread close frame.
+          // A TCP race of the test client, so it is allowed, but only rarely.
+          if (c.code === 1006) abnormal++;
+          else assert.ok(([CloseCodes.BAD_FRAME.code, CloseCodes.HELLO_TWICE.code, CloseCodes.VERSION.code] as number[]).includes(c.code), `close ${c.code} ${c.reason}`);
           if (c.code === CloseCodes.BAD_FRAME.code) badFrameCloses++;
           closes++;
         }
@@ -153,6 +158,7 @@ function describeLive() {
     conn?.close();
     assert.equal(sent, 4000);
     assert.ok(closes > 50 && badFrameCloses > 10, `${closes} sockets closed, ${badFrameCloses} for bad frames`);
+    assert.ok(abnormal * 10 <= closes, `${abnormal} of ${closes} closes without a close frame`);
     // Still serving HTTP and hosts.
     assert.equal((await t.api('GET', '/api/v1/hosts', { token: u.key })).status, 200);
     const ok = await connectFakeHost(t, credential);
