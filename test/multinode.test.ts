@@ -167,7 +167,11 @@ async function scenario() {
   for (const c of ['first [deltas:3]', 'to abort [sleep:20000]', 'long turn [sleep:30000]', 'queued one', 'queued two']) {
     assert.equal(userTexts.filter((t) => t === c).length, 1, `user message ${JSON.stringify(c)} in ${JSON.stringify(userTexts)}`);
   }
-  const s = await call(B.url, 'GET', `/api/v1/sessions/${sessionId}`, { token: key });
+  // The last reply's text is stored a moment before its run's end commits: wait for the session to settle.
+  const s = await eventually(async () => {
+    const r = await call(B.url, 'GET', `/api/v1/sessions/${sessionId}`, { token: key });
+    return r.body.data.processing === false ? r : undefined;
+  }, 10_000, 100);
   assert.equal(s.body.data.processing, false);
   assert.equal(s.body.data.pendingRuns, 0);
   long.close();
