@@ -16,6 +16,7 @@ import { cpus, totalmem, loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { fork } from 'node:child_process';
 import { startTestHub } from '../test/helpers/hub.js';
+import { call } from '../test/helpers/nodes.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from '../test/helpers/host.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
 
@@ -74,27 +75,13 @@ interface BenchHub {
   close(): Promise<void>;
 }
 
-async function api(url: string, method: string, path: string, opts: { token: string; body?: unknown }) {
-  const res = await fetch(url + path, {
-    method, headers: { authorization: `Bearer ${opts.token}`, ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-  });
-  const text = await res.text();
-  let body: any;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  return { status: res.status, body, text };
-}
 
 async function inlineHub(): Promise<BenchHub> {
   const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 });
   const u = await t.user('bench');
   const conn = t.hub.ctx.em().getConnection();
   return {
-    url: t.url, key: u.key, api: (m, p, o) => api(t.url, m, p, o),
+    url: t.url, key: u.key, api: (m, p, o) => call(t.url, m, p, o),
     open: async () => Number((await conn.execute(`select count(*) as c from session_tasks where status in ('queued', 'running')`))[0].c),
     profile: () => undefined,
     close: () => t.close(),
@@ -113,7 +100,7 @@ async function childHub(): Promise<BenchHub> {
     });
   });
   return {
-    url: ready.url, key: ready.key, api: (m, p, o) => api(ready.url, m, p, o),
+    url: ready.url, key: ready.key, api: (m, p, o) => call(ready.url, m, p, o),
     open: () => new Promise((res) => {
       const id = ++seq;
       waiters.set(id, (n) => (waiters.delete(id), res(n)));
