@@ -92,30 +92,45 @@ export async function recordSessionOpened(em: Em, agentId: string, userId?: stri
   );
 }
 
-/**
- * A run (one turn) finished: runs + 1, cost + cost, lastUsedAt = now. For a
- * paid agent run by someone other than its owner, the owner's earn grows by
- * the same cost.
- */
-export async function recordRun(em: Em, agentId: string, run: { cost: number; userId?: string }): Promise<void> {
-  const q = runCounters(agentId, run);
-  await em.execute(q.sql, q.params);
+/** One finished run as the agent counters see it. */
+export interface RunCount {
+  agentId: string;
+  cost: number;
+  /** Who ran it: a paid agent run by someone other than its owner earns the owner the cost. */
+  userId?: string;
+  /** The engine's actual model, when it changed (recorded as `modelName`). */
+  modelName?: string;
 }
 
 /**
- * recordRun as one `update` statement, for a caller that folds it into a
- * larger statement (a CTE of the run's end); `modelName`, when given, is
- * recorded too (as recordModel).
+ * Runs (turns) finished: per agent runs + n, cost + costs, lastUsedAt = now;
+ * for a paid agent, earn grows by the cost of the runs of users other than
+ * its owner. Several runs of one agent fold into one update; agents are
+ * locked in id order first, so concurrent batches cannot deadlock on them.
  */
-export function runCounters(agentId: string, run: { cost: number; userId?: string }, modelName?: string): { sql: string; params: unknown[] } {
-  const cost = Math.max(0, Math.round(run.cost));
-  const model = modelName?.slice(0, 200);
-  return {
-    sql: `update agents set runs = runs + 1, cost = cost + ?, last_used_at = now(),
-            earn = earn + case when pricing = 'paid' and ?::text is not null and owner_id <> ?::text then ? else 0 end${model ? ', model_name = ?' : ''}
-      where id = ?`,
-    params: [cost, run.userId ?? null, run.userId ?? null, cost, ...(model ? [model] : []), agentId],
-  };
+export async function recordRuns(em: Em, runs: RunCount[]): Promise<void> {
+  if (!runs.length) return;
+  const ids = [...new Set(runs.map((r) => r.agentId))].sort();
+  if (ids.length > 1) await em.execute(`select id from agents where id in (${ids.map(() => '?').join(', ')}) order by id for no key update`, ids);
+  const params: unknown[] = [];
+  const values = runs.map((r) => {
+    params.push(r.agentId, Math.max(0, Math.round(r.cost)), r.userId ?? null, r.modelName?.slice(0, 200) ?? null);
+    return '(?::text, ?::bigint, ?::text, ?::text)';
+  });
+  await em.execute(
+    `with v(agent_id, cost, user_id, model) as (values ${values.join(', ')}),
+     agg as (select agent_id, count(*) as n, sum(cost) as cost, (array_agg(model) filter (where model is not null))[1] as model from v group by agent_id)
+     update agents a set runs = a.runs + agg.n, cost = a.cost + agg.cost, last_used_at = now(),
+       earn = a.earn + case when a.pricing = 'paid'
+         then (select coalesce(sum(v.cost), 0) from v where v.agent_id = a.id and v.user_id is not null and v.user_id <> a.owner_id) else 0 end,
+       model_name = coalesce(agg.model, a.model_name)
+     from agg where a.id = agg.agent_id`,
+    params);
+}
+
+/** recordRuns for one run. */
+export function recordRun(em: Em, agentId: string, run: { cost: number; userId?: string }): Promise<void> {
+  return recordRuns(em, [{ agentId, ...run }]);
 }
 
 /** The actual model the engine reported (read-only `modelName`). */

@@ -85,7 +85,7 @@ export class Messaging {
       if (acc.claimed) {
         beforeDispatch?.(sessionId);
         await this.scheduler.dispatch(acc.claimed);
-      }
+      } else if (acc.queueReason === 'host_capacity') void this.scheduler.drain(a.hostId); // a run may have ended while this accept counted
       const body: SendBody = acc.queueReason
         ? { sessionId, status: 'queued', taskId: acc.taskId, queueReason: acc.queueReason }
         : { sessionId, status: 'processing', taskId: acc.taskId };
@@ -106,7 +106,7 @@ export class Messaging {
     if (out.claimed) {
       (fresh?.beforeDispatch ?? beforeDispatch)?.(sessionId);
       await this.scheduler.dispatch(out.claimed);
-    }
+    } else if (out.b.queueReason === 'host_capacity') void this.scheduler.drain(a.hostId);
     const body = out.b;
     return { body, queued: body.status === 'queued' };
   }
@@ -119,7 +119,7 @@ export class Messaging {
   /** Stops the running turn (if any) and discards every waiting message. Idempotent. */
   async abort(userId: string, sessionId: string): Promise<{ sessionId: string; status: 'aborted' }> {
     const out = await tx(this.em(), async (t) => {
-      const s = await one<{ running_task_id: string | null }>(t, `select running_task_id from sessions where id = ? and user_id = ? for update`, [sessionId, userId]);
+      const s = await one<{ running_task_id: string | null }>(t, `select running_task_id from sessions where id = ? and user_id = ? for no key update`, [sessionId, userId]);
       if (!s) throw fail('NOT_FOUND', 'session not found');
       const discarded = await discardWaiting(t, sessionId);
       let running: { id: string; host_id: string } | undefined;
@@ -154,7 +154,7 @@ export class Messaging {
   /** Cancels one waiting message without touching the running turn. */
   async cancelQueued(userId: string, sessionId: string, taskId: string) {
     const n = await tx(this.em(), async (t) => {
-      const s = await one(t, `select id from sessions where id = ? and user_id = ? for update`, [sessionId, userId]);
+      const s = await one(t, `select id from sessions where id = ? and user_id = ? for no key update`, [sessionId, userId]);
       if (!s) throw fail('NOT_FOUND', 'session not found');
       return discardWaiting(t, sessionId, taskId);
     });

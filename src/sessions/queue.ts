@@ -72,13 +72,13 @@ type SessionRow = { id: string; user_id: string; running_task_id: string | null;
 export async function acceptManyIn(em: Em, items: AcceptInput[]): Promise<Array<Accepted | HubError>> {
   const sids = [...new Set(items.map((a) => a.sessionId))].sort();
   const found = new Map((await rows<SessionRow>(em,
-    `select id, user_id, running_task_id, engine_session_id, mode, effort from sessions where id in (${marks(sids.length)}) order by id for update`, sids)).map((r) => [r.id, r]));
+    `select id, user_id, running_task_id, engine_session_id, mode, effort from sessions where id in (${marks(sids.length)}) order by id for no key update`, sids)).map((r) => [r.id, r]));
   // Hosts of the sessions that could run now, locked in a later statement than the sessions; the
   // waiting counts in it are exact because only holders of a session's lock change its queue.
   const hids = [...new Set(items.filter((a) => found.get(a.sessionId) && !found.get(a.sessionId)!.running_task_id).map((a) => a.hostId))].sort();
   const mine = sids.filter((id) => found.has(id));
   const counted = mine.length || hids.length ? await rows<{ k: string; id: string; n: string }>(em,
-    `${hids.length ? `with h as (select id from hosts where id in (${marks(hids.length)}) order by id for update) select 'h' as k, id, 0 as n from h` : `select 'h' as k, '' as id, 0 as n where false`}
+    `${hids.length ? `with h as (select id from hosts where id in (${marks(hids.length)}) order by id for no key update) select 'h' as k, id, 0 as n from h` : `select 'h' as k, '' as id, 0 as n where false`}
      union all select 'w' as k, session_id as id, count(*) as n from session_tasks where session_id in (${mine.length ? marks(mine.length) : 'null'}) and status = 'queued' group by session_id`,
     [...hids, ...mine]) : [];
   const hosts = new Set(counted.filter((r) => r.k === 'h').map((r) => r.id));
@@ -156,14 +156,14 @@ function claimed(r: any): ClaimedTask {
 export async function claimForHost(em: Em, hostId: string, capacity: number): Promise<{ tasks: ClaimedTask[]; skipped: boolean }> {
   const none = { tasks: [], skipped: false };
   // Lock, then count in a later statement (a fresh snapshot that sees the previous holder's claims; see acceptIn).
-  if (!(await one(em, `select id from hosts where id = ? for update`, [hostId]))) return none;
+  if (!(await one(em, `select id from hosts where id = ? for no key update`, [hostId]))) return none;
   // One statement: the host's running count and the oldest waiting tasks of its idle sessions.
   const candidates = await rows<{ id: string; session_id: string; running: string }>(em,
     `with c as (select count(*) as running from session_tasks where host_id = ? and status = 'running')
      select t.id, t.session_id, (select running from c) as running from session_tasks t join sessions s on s.id = t.session_id
       where t.host_id = ? and t.status = 'queued' and s.running_task_id is null
         and (select running from c) < ?
-      order by t.n limit least(200, greatest(0, ? - (select running from c)) * 20) for update of t skip locked`,
+      order by t.n limit least(200, greatest(0, ? - (select running from c)) * 20) for no key update of t skip locked`,
     [hostId, hostId, capacity, capacity]);
   if (!candidates.length) return none;
   let free = capacity - Number(candidates[0].running);
@@ -182,7 +182,7 @@ export async function claimForHost(em: Em, hostId: string, capacity: number): Pr
   const out = await rows(em,
     `with x(tid, sid) as (values ${picks.map(() => '(?::text, ?::text)').join(', ')}),
      won as (update sessions s set running_task_id = x.tid from x
-        where s.id = x.sid and s.id in (select id from sessions where id in (select sid from x) and running_task_id is null for update skip locked)
+        where s.id = x.sid and s.id in (select id from sessions where id in (select sid from x) and running_task_id is null for no key update skip locked)
         returning x.tid, s.engine_session_id),
      t as (update session_tasks set status = 'running', started_at = now() where id in (select tid from won) returning *)
      select ${CLAIM_COLUMNS.replace('s.engine_session_id', 'won.engine_session_id')} from t join won on won.tid = t.id join session_messages m on m.id = t.message_id order by t.n`,

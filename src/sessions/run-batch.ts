@@ -3,7 +3,6 @@
 // shared with runs.ts. Split from runs.ts, which keeps the frame handling.
 import type { Block, FrameOf, HostToHub, Usage } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
-import { runCounters } from '../agents/usage.js';
 import { one, type Em } from './sql.js';
 import type { SessionEventName } from './events.js';
 
@@ -14,10 +13,7 @@ export interface Fin {
   status: string;
   usage: Usage;
   error?: RunEnd['error'];
-  userId: string;
   interrupted: boolean;
-  /** Set when the agent's modelName must change. */
-  model?: string;
 }
 
 /** Pending rows are written at most this long after they arrive. */
@@ -66,7 +62,7 @@ export const costOf = (u: { inputTokens: number; outputTokens: number }) => u.in
 
 /**
  * Writes a batch in ONE statement: the session's counters (and, at a run's end, `fin`: the task's
- * end, the running slot, the agent's counters) plus the new rows, whose seq is numbered from the
+ * end, the running slot) plus the new rows, whose seq is numbered from the
  * counter the same statement bumps.
  */
 export async function writeRunBatch(em: Em, st: RunState, batch: Row[], fin?: Fin): Promise<Array<[string, Ev]>> {
@@ -128,11 +124,6 @@ export async function writeRunBatch(em: Em, st: RunState, batch: Row[], fin?: Fi
     }
     ctes.push(`t as (update session_tasks set status = ?, input_tokens = ?, output_tokens = ?, model = coalesce(?, model), error_code = ?, error_message = ?, ended_at = now() where id = ? returning 1)`);
     params.push(fin.status, fin.usage.inputTokens, fin.usage.outputTokens, st.model ?? null, fin.error?.code ?? null, fin.error?.message ?? null, st.runId);
-    if (st.agentId) {
-      const run = runCounters(st.agentId, { cost: costOf(fin.usage), userId: fin.userId }, fin.model);
-      ctes.push(`a as (${run.sql} returning 1)`);
-      params.push(...run.params);
-    }
   }
   const base = await one<{ base: number }>(em, `with ${ctes.join(',\n')} select base from s`, params);
   if (!base || !batch.length) return evs; // session deleted meanwhile, or nothing but model / engine session

@@ -6,7 +6,7 @@ import type { HubContext } from '../context.js';
 import type { Block, FrameOf, HostToHub, Usage } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
 import { newId } from '../ids.js';
-import { notifyAgentChanged } from '../agents/usage.js';
+import { notifyAgentChanged, recordRuns, type RunCount } from '../agents/usage.js';
 import { rows, one, tx, marks, type Em } from './sql.js';
 import { GroupCommit } from './group.js';
 import { writeRunBatch, costOf, FLUSH_MS, type Ev, type RunEnd, type Row, type RunState } from './run-batch.js';
@@ -202,18 +202,25 @@ export class RunTracker {
     else this.events.emit(st.sessionId, st.runId, 'run.error', { status: 'error', code: end.error?.code ?? 'ENGINE_FAILED', message: end.error?.message ?? 'the engine failed' });
   }
 
-  /** Ends several runs in the caller's transaction: sessions locked (sorted), then their tasks, then one statement per run. */
+  /**
+   * Ends several runs in the caller's transaction. Lock order, the same in every batch: sessions
+   * (sorted), their tasks, then one statement per run in session order, then the agents' counters
+   * of the whole batch (agents sorted, see recordRuns).
+   */
   private async endMany(t: Em, items: EndItem[]): Promise<Array<EndOut | undefined>> {
-    const sids = [...new Set(items.map((i) => i.st.sessionId))].sort();
-    await rows(t, `select id from sessions where id in (${marks(sids.length)}) order by id for update`, sids); // lock order: sessions, then tasks
-    const rids = items.map((i) => i.st.runId).sort();
+    // One statement locks each session (in id order) and then its ended task: ORDER BY with FOR UPDATE
+    // locks rows in output order. A deleted session leaves its run nothing to end.
+    const rids = items.map((i) => i.st.runId);
     const prevs = new Map((await rows<{ id: string; status: string; ended_at: unknown; user_id: string }>(t,
-      `select id, status, ended_at, user_id from session_tasks where id in (${marks(rids.length)}) order by id for update`, rids)).map((r) => [r.id, r]));
-    const out: Array<EndOut | undefined> = [];
-    for (const { st, end, rows: rowsIn, partial, usage } of items) {
+      `select t.id, t.status, t.ended_at, t.user_id from sessions s join session_tasks t on t.session_id = s.id
+        where t.id in (${marks(rids.length)}) order by s.id, t.id for no key update of s, t`, rids)).map((r) => [r.id, r]));
+    const out = new Map<EndItem, EndOut | undefined>();
+    const counts: RunCount[] = [];
+    for (const item of [...items].sort((a, b) => (a.st.sessionId < b.st.sessionId ? -1 : a.st.sessionId > b.st.sessionId ? 1 : 0))) {
+      const { st, end, rows: rowsIn, partial, usage } = item;
       const prev = prevs.get(st.runId);
       if (!prev || prev.ended_at) {
-        out.push(undefined);
+        out.set(item, undefined);
         continue;
       }
       const batch = [...rowsIn];
@@ -222,11 +229,13 @@ export class RunTracker {
       if (interrupted && partial) batch.push(this.row('assistant', { kind: 'text', content: partial }, true));
       const status = prev.status !== 'running' ? prev.status : end.ok ? 'completed' : interrupted ? 'aborted' : 'failed';
       const model = st.agentId && st.model && this.models.get(st.agentId) !== st.model ? st.model : undefined;
-      // One statement: the rows, the task's end, the session's running slot, the agent's counters.
-      const evs = await writeRunBatch(t, st, batch, { status, usage, error: end.error, userId: prev.user_id, interrupted, model });
-      out.push({ evs, publishEnd: prev.status === 'running', status });
+      // One statement: the rows, the task's end, the session's running slot.
+      const evs = await writeRunBatch(t, st, batch, { status, usage, error: end.error, interrupted });
+      if (st.agentId) counts.push({ agentId: st.agentId, cost: costOf(usage), userId: prev.user_id, modelName: model });
+      out.set(item, { evs, publishEnd: prev.status === 'running', status });
     }
-    return out;
+    await recordRuns(t, counts);
+    return items.map((i) => out.get(i));
   }
 
   /** Agent counters changed: tell the market caches, batched (one notice per agent per NOTIFY_MS). */

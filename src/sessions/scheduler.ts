@@ -13,6 +13,8 @@ export const LOST_RUN_GRACE_MS = 3000;
 const SWEEP_BATCH = 500;
 /** Delay before re-draining a host whose claim skipped a locked session. */
 const RETRY_SKIPPED_MS = 50;
+/** Dispatches and ends are counted into presence this long after the first of a burst. */
+const COUNT_DELAY_MS = 20;
 
 export class Scheduler {
   private draining = new Map<string, Promise<void>>();
@@ -53,14 +55,17 @@ export class Scheduler {
   }
 
   private counting = new Set<string>();
-  /** Recounts a host's runs shortly: a burst of dispatches costs one query. */
+  private countTimer?: NodeJS.Timeout;
+  /** Recounts hosts' runs shortly: a burst of dispatches on any number of hosts costs one query. */
   private countSoon(hostId: string): void {
-    if (this.counting.has(hostId)) return;
     this.counting.add(hostId);
-    setTimeout(() => {
-      this.counting.delete(hostId);
-      if (!this.closed) this.refreshRunning(hostId).catch(() => undefined);
-    }, 20).unref?.();
+    this.countTimer ??= setTimeout(() => {
+      this.countTimer = undefined;
+      const ids = [...this.counting];
+      this.counting.clear();
+      if (!this.closed) this.refreshRunning(...ids).catch(() => undefined);
+    }, COUNT_DELAY_MS);
+    this.countTimer.unref?.();
   }
 
   /** Starts waiting tasks of a host while it has capacity. Calls for one host are serialized and coalesced. */
@@ -94,15 +99,40 @@ export class Scheduler {
     if (skipped && !this.closed) setTimeout(() => void this.drain(hostId), RETRY_SKIPPED_MS).unref?.();
   }
 
-  /** Runs the database holds as running on a host → the gateway's count. */
-  async refreshRunning(hostId: string): Promise<void> {
-    const r = await rows(this.em(), `select count(*) as c from session_tasks where host_id = ? and status = 'running'`, [hostId]);
-    this.gateway.setRunning(hostId, Number(r[0].c));
+  /** Runs the database holds as running on these hosts → the gateway's counts. */
+  async refreshRunning(...hostIds: string[]): Promise<void> {
+    if (!hostIds.length) return;
+    const r = await rows<{ host_id: string; c: string }>(this.em(),
+      `select host_id, count(*) as c from session_tasks where host_id in (${marks(hostIds.length)}) and status = 'running' group by host_id`, hostIds);
+    const counts = new Map(r.map((x) => [x.host_id, Number(x.c)]));
+    for (const h of hostIds) this.gateway.setRunning(h, counts.get(h) ?? 0);
   }
 
-  /** A run ended (committed): capacity freed, the next waiting message may start. */
+  private endedHosts = new Set<string>();
+  /**
+   * A run ended (committed): capacity freed, the next waiting message may start. The hosts whose
+   * runs ended in one loop turn are looked at with one unlocked query, and only those with waiting
+   * work are drained (a drain locks the host row, which accepts need too). A message queued for
+   * host capacity concurrently with this look is drained by its own accept (Messaging.send).
+   */
   ended(hostId: string): void {
-    void this.drain(hostId);
+    if (this.closed) return;
+    if (this.endedHosts.size === 0) setImmediate(() => void this.drainEnded());
+    this.endedHosts.add(hostId);
+  }
+
+  private async drainEnded(): Promise<void> {
+    const ids = [...this.endedHosts];
+    this.endedHosts.clear();
+    for (const h of ids) this.countSoon(h); // presence shows the freed capacity (and idle hosts get owed settings)
+    try {
+      const waiting = await rows<{ host_id: string }>(this.em(),
+        `select distinct host_id from session_tasks where host_id in (${marks(ids.length)}) and status = 'queued'`, ids);
+      for (const w of waiting) void this.drain(w.host_id);
+    } catch (e) {
+      this.ctx.log.error('drain check failed', { hosts: ids, err: e });
+      for (const h of ids) void this.drain(h); // the slow way: each drain finds out for itself
+    }
   }
 
   /**
@@ -224,6 +254,7 @@ export class Scheduler {
   async close(): Promise<void> {
     this.closed = true;
     if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    if (this.countTimer) clearTimeout(this.countTimer);
     await Promise.allSettled([...this.draining.values()]);
   }
 }

@@ -1,0 +1,88 @@
+// Lock order under load: bursts of messages and run ends over many sessions
+// of several agents on one host, on PostgreSQL. Every transaction on the
+// session path takes its row locks in one order (sessions, their tasks, then
+// agents sorted; hosts after sessions), so PostgreSQL never has to break a
+// deadlock (each one costs its victims deadlock_timeout, a second, and a
+// retry). The agents' counters stay exact when a batch folds many runs.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestHub, createTestDatabase, type TestHub } from './helpers/hub.js';
+import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
+import { decodeHubFrame } from '../host-protocol/index.js';
+
+const skip = !process.env.DATABASE_URL ? 'DATABASE_URL is not set (deadlocks need concurrent connections; embedded PGlite has one)' : undefined;
+
+let t: TestHub;
+let host: FakeHost | undefined;
+let drop: (() => Promise<void>) | undefined;
+before(async () => {
+  if (skip) return;
+  const db = await createTestDatabase();
+  drop = db.drop;
+  t = await startTestHub({ databaseUrl: db.url, rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 });
+});
+after(async () => {
+  host?.close();
+  await t?.close();
+  await drop?.();
+});
+
+async function deadlocks(): Promise<number> {
+  const conn = t.hub.ctx.em().getConnection();
+  await conn.execute(`select pg_stat_clear_snapshot()`);
+  const r = await conn.execute(`select deadlocks from pg_stat_database where datname = current_database()`);
+  return Number(r[0].deadlocks);
+}
+
+test('bursts of sends and run ends across agents cause no deadlock, and the counters stay exact', { skip, timeout: 90_000 }, async () => {
+  const AGENTS = 6;
+  const PER_AGENT = 6;
+  const ROUNDS = 8;
+  const u = await t.user();
+  const { credential } = await pairHost(t, u.key);
+  host = await connectFakeHost(t, credential, { capacity: AGENTS * PER_AGENT });
+  const h = host;
+  h.ws.on('message', (data: Buffer) => {
+    const f = decodeHubFrame(data).frame as any;
+    // Ends spread over a few milliseconds: several end batches in flight at once, as under real load.
+    if (f?.t === 'run.start') setTimeout(() => h.send({ t: 'run.end', runId: f.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } }), Math.random() * 8);
+  });
+  const agents: string[] = [];
+  for (let i = 0; i < AGENTS; i++) {
+    agents.push(await eventually(async () => {
+      const r = await t.api('POST', '/api/v1/agents', { token: u.key, body: { name: `lock-${i}`, scope: 'private', hostId: h.hostId, engine: 'claude-code' } });
+      return r.status === 201 ? r.body.data.id as string : undefined;
+    }, 10_000, 50));
+  }
+  // Runs missing from the hello's `running` list are failed LOST_RUN_GRACE_MS after it (scheduler.ts).
+  await new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS + 300));
+  const sessions: string[] = [];
+  for (let i = 0; i < AGENTS * PER_AGENT; i++) {
+    sessions.push((await t.api('POST', '/api/v1/sessions', { token: u.key, body: { agentId: agents[i % AGENTS] } })).body.data.id);
+  }
+  const before = await deadlocks();
+  // Rounds a few milliseconds apart, not awaited: sends, claims and ends overlap.
+  const sends = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const s of sessions) sends.push(t.api('POST', `/api/v1/sessions/${s}/messages`, { token: u.key, body: { content: `round ${r}` } }));
+    await new Promise((res) => setTimeout(res, 10));
+  }
+  const answers = await Promise.all(sends);
+  for (const a of answers) assert.equal(a.status, 202, a.text);
+  const sent = answers.length;
+  const conn = t.hub.ctx.em().getConnection();
+  await eventually(async () => {
+    const r = await conn.execute(`select count(*) as c from session_tasks where status = 'completed'`);
+    return Number(r[0].c) === sent;
+  }, 30_000, 50);
+  // Backends report their statistics within a second of going idle.
+  await new Promise((r) => setTimeout(r, 1_500));
+  assert.equal(await deadlocks(), before, 'PostgreSQL broke a deadlock on the session path');
+  // Each agent ran PER_AGENT sessions × ROUNDS turns; cost = 1 + 1 × 2 per turn.
+  const counters = await conn.execute(`select id, runs, cost from agents where id in (${agents.map(() => '?').join(', ')})`, agents);
+  for (const c of counters) {
+    assert.equal(Number(c.runs), PER_AGENT * ROUNDS, `runs of ${c.id}`);
+    assert.equal(Number(c.cost), PER_AGENT * ROUNDS * 3, `cost of ${c.id}`);
+  }
+});
