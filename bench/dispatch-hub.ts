@@ -3,19 +3,28 @@
 // event loop. Talks to the parent over the IPC channel:
 //   → {t: 'ready', url, key}      once the hub listens and the bench user exists
 //   ← {t: 'open', id}             → {t: 'open', id, n}: tasks queued or running
+//   ← {t: 'loop-reset'}           starts an event-loop delay window
+//   ← {t: 'loop-read'}            → {t: 'loop', loop: {p99, max}} (ms) since the reset
 //   ← {t: 'close'}                closes the hub and exits
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startTestHub } from '../test/helpers/hub.js';
 
 const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 });
 const u = await t.user('bench');
 const conn = t.hub.ctx.em().getConnection();
+const loop = monitorEventLoopDelay({ resolution: 1 });
+loop.enable();
 process.on('message', async (m: { t: string; id?: number }) => {
   if (m.t === 'profile' && prof) {
     prof.connect();
     await prof.post('Profiler.enable');
     await prof.post('Profiler.start');
+  } else if (m.t === 'loop-reset') {
+    loop.reset();
+  } else if (m.t === 'loop-read') {
+    process.send!({ t: 'loop', loop: { p99: Math.round(loop.percentile(99) / 1e4) / 100, max: Math.round(loop.max / 1e4) / 100 } });
   } else if (m.t === 'open') {
     const r = await conn.execute(`select count(*) as c from session_tasks where status in ('queued', 'running')`);
     process.send!({ t: 'open', id: m.id, n: Number(r[0].c) });

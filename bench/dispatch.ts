@@ -13,8 +13,10 @@
 //   npx tsx bench/dispatch.ts     (DATABASE_URL for PostgreSQL; BENCH_SECONDS, BENCH_RATE, BENCH_DELTA_RATE, BENCH_HUB=child|inline)
 import { appendFileSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { fork } from 'node:child_process';
+import { get as httpGet } from 'node:http';
 import { startTestHub } from '../test/helpers/hub.js';
 import { call } from '../test/helpers/nodes.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from '../test/helpers/host.js';
@@ -24,6 +26,8 @@ const HOSTS = 20;
 const SESSIONS = 100;
 const TARGET_DISPATCH_P99_MS = 10;
 const TARGET_DELTA_P99_MS = 5;
+/** The simulated hosts send their deltas every this many ms (each turn perTick at a time). */
+const DELTA_TICK_MS = Number(process.env.BENCH_DELTA_TICK_MS ?? 2);
 
 export interface DispatchFigure {
   rate: number;
@@ -46,6 +50,13 @@ export interface DispatchResult {
   deltasSent: number;
   deltasReceived: number;
   delta: { p50: number; p99: number; max: number };
+  /** Event-loop delay during the delta phase (ms): the hub's (child hub only) and the load generators'. */
+  loop: { hub?: LoopDelay; bench: LoopDelay };
+}
+
+export interface LoopDelay {
+  p99: number;
+  max: number;
 }
 
 const pct = (xs: number[]) => {
@@ -55,6 +66,8 @@ const pct = (xs: number[]) => {
   const r = (x: number) => Math.round(x * 100) / 100;
   return { p50: r(at(0.5)), p99: r(at(0.99)), max: r(s[s.length - 1]) };
 };
+/** A histogram's nanoseconds as milliseconds, 2 decimals. */
+const ms = (ns: number) => Math.round(ns / 1e4) / 100;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Sim {
@@ -72,6 +85,8 @@ interface BenchHub {
   open(): Promise<number>;
   /** Starts the hub's CPU profile (BENCH_HUB_PROFILE, child hub only). */
   profile(): void;
+  /** The hub's event-loop delay: 'reset' starts a window, 'read' ends it (child hub only). */
+  loopDelay?(op: 'reset' | 'read'): Promise<LoopDelay | undefined>;
   close(): Promise<void>;
 }
 
@@ -91,12 +106,14 @@ async function inlineHub(): Promise<BenchHub> {
 async function childHub(): Promise<BenchHub> {
   const child = fork(new URL('./dispatch-hub.ts', import.meta.url), [], { execArgv: ['--import', 'tsx', ...(process.env.BENCH_HUB_ARGS?.split(' ').filter(Boolean) ?? [])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const waiters = new Map<number, (n: number) => void>();
+  let loopWaiter: ((l: LoopDelay) => void) | undefined;
   let seq = 0;
   const ready = await new Promise<{ url: string; key: string }>((res, rej) => {
     child.once('exit', (c) => rej(new Error(`bench hub exited: ${c}`)));
     child.on('message', (m: any) => {
       if (m.t === 'ready') res(m);
       else if (m.t === 'open') waiters.get(m.id)?.(m.n);
+      else if (m.t === 'loop') loopWaiter?.(m.loop);
     });
   });
   return {
@@ -107,6 +124,11 @@ async function childHub(): Promise<BenchHub> {
       child.send({ t: 'open', id });
     }),
     profile: () => void child.send({ t: 'profile' }),
+    loopDelay: (op) => new Promise((res) => {
+      if (op === 'reset') return void child.send({ t: 'loop-reset' }, () => res(undefined));
+      loopWaiter = (l) => ((loopWaiter = undefined), res(l));
+      child.send({ t: 'loop-read' });
+    }),
     close: () => new Promise((res) => {
       child.once('exit', () => res());
       child.send({ t: 'close' });
@@ -228,33 +250,37 @@ export async function run(opts: { seconds?: number; rate?: number; deltaRate?: n
     }
     say('turns for deltas running');
     const dlat: number[] = [];
-    const readers = await Promise.all(live.map(async (l) => {
-      const ctl = new AbortController();
-      const res = await fetch(`${t.url}/api/v1/sessions/${l.sessionId}/events`, { headers: { authorization: `Bearer ${u.key}` }, signal: ctl.signal });
-      void (async () => {
-        const dec = new TextDecoder();
+    // Readers on node:http, not fetch: web streams cost the bench's event loop several times more
+    // per chunk, and that loop's lag would be counted as the hub's latency.
+    const readers = await Promise.all(live.map((l) => new Promise<() => void>((resolve, reject) => {
+      const req = httpGet(`${t.url}/api/v1/sessions/${l.sessionId}/events`, { headers: { authorization: `Bearer ${u.key}` }, agent: false }, (res) => {
+        res.setEncoding('utf8');
         let buf = '';
-        try {
-          for await (const chunk of res.body as any as AsyncIterable<Uint8Array>) {
-            buf += dec.decode(chunk, { stream: true });
-            let i;
-            while ((i = buf.indexOf('\n\n')) >= 0) {
-              const block = buf.slice(0, i);
-              buf = buf.slice(i + 2);
-              if (!block.includes('event: message.delta')) continue;
-              const m = block.match(/"delta":"(\d+(?:\.\d+)?)"/);
-              if (m) dlat.push(performance.now() - Number(m[1]));
-            }
+        res.on('data', (chunk: string) => {
+          const now = performance.now();
+          buf += chunk;
+          const cut = buf.lastIndexOf('\n\n');
+          if (cut < 0) return;
+          const done = buf.slice(0, cut);
+          buf = buf.slice(cut + 2);
+          // Each message.delta frame carries its send time as the delta text.
+          for (let i = done.indexOf('"delta":"'); i >= 0; i = done.indexOf('"delta":"', i + 9)) {
+            const v = Number(done.slice(i + 9, done.indexOf('"', i + 9)));
+            if (Number.isFinite(v)) dlat.push(now - v);
           }
-        } catch {
-          /* closed by the bench */
-        }
-      })();
-      return ctl;
-    }));
+        });
+        res.on('error', () => undefined);
+        resolve(() => req.destroy());
+      });
+      req.on('error', (e) => reject(e));
+    })));
     await sleep(200);
+    const benchLoop = monitorEventLoopDelay({ resolution: 1 });
+    benchLoop.enable();
+    t.loopDelay?.('reset');
     let deltasSent = 0;
-    const perTick = Math.max(1, Math.round(deltaRate / live.length / 100)); // 10 ms ticks
+    // Ticks of DELTA_TICK_MS: an engine streams its deltas continuously, not in 10 ms bursts of 200.
+    const perTick = Math.max(1, Math.round((deltaRate / live.length) * (DELTA_TICK_MS / 1000)));
     const dStart = performance.now();
     while (performance.now() - dStart < seconds * 1000) {
       const tickDue = dStart + (deltasSent / deltaRate) * 1000;
@@ -266,14 +292,17 @@ export async function run(opts: { seconds?: number; rate?: number; deltaRate?: n
       }
     }
     const dElapsed = (performance.now() - dStart) / 1000;
+    benchLoop.disable();
+    const hubLoop = await t.loopDelay?.('read');
     await sleep(500);
     for (const l of live) l.host.send({ t: 'run.end', runId: l.runId, ok: true });
     await sleep(200);
-    for (const c of readers) c.abort();
+    for (const stop of readers) stop();
 
     const result: DispatchResult = {
       hub: where, seconds, dispatch: [baseline, target],
       deltaRate: Math.round(deltasSent / dElapsed), deltasSent, deltasReceived: dlat.length, delta: pct(dlat),
+      loop: { hub: hubLoop, bench: { p99: ms(benchLoop.percentile(99)), max: ms(benchLoop.max) } },
     };
     console.log(JSON.stringify(result));
     if (opts.write) record(result);
@@ -296,7 +325,9 @@ function record(r: DispatchResult): void {
     '| measure | offered | done | p50 ms | p99 ms | max ms | target p99 |',
     '|---|---:|---:|---:|---:|---:|---:|',
     ...r.dispatch.map((d) => `| POST /messages → host receives run.start | ${d.rate} msg/s × ${r.seconds} s (${d.sent} sent: ${d.accepted} started at once, ${d.queued} queued, ${d.errors} refused) | ${d.messagesPerSecond} msg/s dispatched until the queue was empty (${d.dispatched} timed) | ${d.latency.p50} | ${d.latency.p99} | ${d.latency.max} | ≤ ${TARGET_DISPATCH_P99_MS} ms: ${ok(d.latency.p99, TARGET_DISPATCH_P99_MS)} |`),
-    `| host run.delta → SSE message.delta | ${r.deltaRate} deltas/s over 20 turns (${r.deltasSent} sent) | ${r.deltasReceived} received | ${r.delta.p50} | ${r.delta.p99} | ${r.delta.max} | ≤ ${TARGET_DELTA_P99_MS} ms: ${ok(r.delta.p99, TARGET_DELTA_P99_MS)} |`,
+    `| host run.delta → SSE message.delta | ${r.deltaRate} deltas/s over 20 turns, sent every ${DELTA_TICK_MS} ms (${r.deltasSent} sent) | ${r.deltasReceived} received | ${r.delta.p50} | ${r.delta.p99} | ${r.delta.max} | ≤ ${TARGET_DELTA_P99_MS} ms: ${ok(r.delta.p99, TARGET_DELTA_P99_MS)} |`,
+    '',
+    `Event-loop delay during the delta phase (p99 / max, ms): hub ${r.loop.hub ? `${r.loop.hub.p99} / ${r.loop.hub.max}` : 'n/a (inline)'}; bench process (hosts and SSE readers) ${r.loop.bench.p99} / ${r.loop.bench.max}. A delta's latency includes both loops' stalls.`,
     '',
   ].join('\n'));
 }

@@ -24,11 +24,51 @@ export const RING_KEEP_MS = 60_000;
 const FINAL_N = 2 ** 50;
 const isEnd = (e: SessionEvent) => e.event === 'run.completed' || e.event === 'run.error';
 
-interface Ring {
-  runId: string;
-  events: SessionEvent[];
-  dropped: number;
+/** An event as the ring keeps it: its SSE frame, already encoded. */
+export interface RingEntry {
+  n: number;
+  event: SessionEventName;
+  frame: string;
+}
+
+/**
+ * A turn's events, kept as their frames in a circular buffer: one string per
+ * event stays alive (not the event's objects), so at thousands of deltas per
+ * second the young-generation collections have little to copy.
+ */
+class Ring {
+  private ns: number[] = [];
+  private names: SessionEventName[] = [];
+  private frames: string[] = [];
+  private start = 0;
+  private size = 0;
+  /** Events evicted from the front: a resume from before them cannot be served. */
+  dropped = 0;
   timer?: NodeJS.Timeout;
+
+  constructor(readonly runId: string) {}
+
+  push(n: number, event: SessionEventName, frame: string): void {
+    const at = (this.start + this.size) % RING_SIZE;
+    this.ns[at] = n;
+    this.names[at] = event;
+    this.frames[at] = frame;
+    if (this.size < RING_SIZE) this.size++;
+    else {
+      this.start = (this.start + 1) % RING_SIZE;
+      this.dropped++;
+    }
+  }
+
+  /** Entries with n above `after`, oldest first. */
+  after(after: number): RingEntry[] {
+    const out: RingEntry[] = [];
+    for (let i = 0; i < this.size; i++) {
+      const at = (this.start + i) % RING_SIZE;
+      if (this.ns[at] > after) out.push({ n: this.ns[at], event: this.names[at], frame: this.frames[at] });
+    }
+    return out;
+  }
 }
 
 export class SessionEvents {
@@ -65,14 +105,11 @@ export class SessionEvents {
     if (!ring || ring.runId !== runId) {
       if (ring?.timer) clearTimeout(ring.timer);
       if (ring) this.counters.delete(ring.runId);
-      ring = { runId, events: [], dropped: 0 };
+      ring = new Ring(runId);
       this.rings.set(sessionId, ring);
     }
-    ring.events.push(ev);
-    if (ring.events.length > RING_SIZE) {
-      ring.events.shift();
-      ring.dropped++;
-    }
+    const frame = formatEvent(event, ev.data, ev.id);
+    ring.push(n, event, frame);
     if (isEnd(ev)) {
       const r = ring;
       r.timer = setTimeout(() => {
@@ -82,6 +119,7 @@ export class SessionEvents {
       r.timer.unref?.();
     }
     if (this.bus.kind !== 'local') return publishObj(this.bus, `session:${sessionId}`, ev);
+    (ev as Framed)[FRAME] = frame; // local readers share the ring's encoding
     const set = this.local.get(sessionId);
     if (set) for (const h of [...set]) {
       try {
@@ -93,15 +131,15 @@ export class SessionEvents {
   }
 
   /** Events of the session's latest turn after `afterId` (undefined: from the start); null when the window no longer holds it. */
-  replay(sessionId: string, afterId?: string): SessionEvent[] | null {
+  replay(sessionId: string, afterId?: string): RingEntry[] | null {
     const ring = this.rings.get(sessionId);
     if (!ring) return afterId ? null : [];
-    if (!afterId) return ring.dropped ? null : [...ring.events];
+    if (!afterId) return ring.dropped ? null : ring.after(0);
     const [runId, nStr] = afterId.split(':');
     const n = Number(nStr);
     if (runId !== ring.runId || !Number.isInteger(n)) return null;
     if (n < ring.dropped) return null;
-    return ring.events.filter((e) => Number(e.id.split(':')[1]) > n);
+    return ring.after(n);
   }
 
   /** The run whose events the ring holds for this session, if any. */
@@ -121,12 +159,12 @@ export class SessionEvents {
   }
 }
 
-const frames = new WeakMap<SessionEvent, string>();
+/** Where an event object carries its SSE frame (a symbol: never published on the Bus). */
+const FRAME = Symbol('frame');
+type Framed = SessionEvent & { [FRAME]?: string };
 /** The SSE frame of an event, encoded once however many readers it has. */
-function frameOf(e: SessionEvent): string {
-  let f = frames.get(e);
-  if (f === undefined) frames.set(e, (f = formatEvent(e.event, e.data, e.id)));
-  return f;
+function frameOf(e: Framed): string {
+  return (e[FRAME] ??= formatEvent(e.event, e.data, e.id));
 }
 
 export class Feed {
@@ -134,7 +172,7 @@ export class Feed {
   private sink?: (e: SessionEvent) => void;
   private unsub: () => void;
 
-  constructor(events: SessionEvents, sessionId: string) {
+  constructor(events: SessionEvents, private readonly sessionId: string) {
     this.unsub = events.subscribe(sessionId, (e) => (this.sink ? this.sink(e) : this.buffer.push(e)));
   }
 
@@ -149,7 +187,7 @@ export class Feed {
    * leaves). `before` events (replayed from the ring) go first; live events
    * already replayed are skipped by id.
    */
-  pipe(s: EventStream, runId: string, opts: { before?: SessionEvent[]; afterAccepted?: () => Record<string, unknown> } = {}): Promise<void> {
+  pipe(s: EventStream, runId: string, opts: { before?: RingEntry[]; afterAccepted?: () => Record<string, unknown> } = {}): Promise<void> {
     return new Promise((resolve) => {
       let last = 0;
       let ended = false;
@@ -160,19 +198,20 @@ export class Feed {
         s.end();
         resolve();
       };
-      const write = (e: SessionEvent) => {
-        if (ended || e.runId !== runId) return;
-        const n = Number(e.id.split(':')[1]);
-        if (n <= last) return;
+      const write = (n: number, event: SessionEventName, frame: string, sessionId: string, id: string) => {
+        if (ended || n <= last) return;
         last = n;
-        s.sendRaw(frameOf(e));
-        if (e.event === 'accepted' && opts.afterAccepted) s.send('snapshot', { ...opts.afterAccepted(), sessionId: e.data.sessionId }, e.id);
-        if (isEnd(e)) finish();
+        s.sendRaw(frame);
+        if (event === 'accepted' && opts.afterAccepted) s.send('snapshot', { ...opts.afterAccepted(), sessionId }, id);
+        if (event === 'run.completed' || event === 'run.error') finish();
+      };
+      const live = (e: SessionEvent) => {
+        if (e.runId === runId) write(Number(e.id.slice(e.id.lastIndexOf(':') + 1)), e.event, frameOf(e), e.data.sessionId, e.id);
       };
       s.onClose(finish);
-      for (const e of opts.before ?? []) write(e);
-      for (const e of this.buffer.splice(0)) write(e);
-      this.sink = write;
+      for (const r of opts.before ?? []) write(r.n, r.event, r.frame, this.sessionId, `${runId}:${r.n}`);
+      for (const e of this.buffer.splice(0)) live(e);
+      this.sink = live;
     });
   }
 }

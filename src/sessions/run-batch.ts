@@ -44,8 +44,8 @@ export interface RunState {
   closed: boolean;
   model?: string;
   engineSessionId?: string;
-  /** Streamed text not yet covered by a complete assistant message (kept on abort). */
-  partial: string;
+  /** Streamed text not yet covered by a complete assistant message, in pieces (kept on abort). */
+  partial: string[];
   pending: Row[];
   toolSeq: Map<string, number>;
   toolNames: Map<string, string>;

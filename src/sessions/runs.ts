@@ -17,6 +17,8 @@ export { costOf, FLUSH_MS };
 
 /** Agent counter changes reach the market caches at most this late. */
 const NOTIFY_MS = 250;
+/** A turn's partial text is joined into one string when it has this many pieces. */
+const PARTIAL_PIECES = 256;
 
 interface EndItem {
   st: RunState;
@@ -105,13 +107,15 @@ export class RunTracker {
         this.schedule(st, true);
         return;
       case 'run.delta':
-        st.partial += f.text;
+        st.partial.push(f.text);
+        // A long answer's deltas: a few strings, not thousands (each one costs every young-generation collection).
+        if (st.partial.length >= PARTIAL_PIECES) st.partial = [st.partial.join('')];
         if (st.outq.length) st.outq.push({ ev: ['message.delta', { delta: f.text }] });
         else this.events.emit(st.sessionId, st.runId, 'message.delta', { delta: f.text });
         return;
       case 'run.message':
         for (const b of f.blocks) {
-          if (f.role === 'assistant' && b.kind === 'text') st.partial = '';
+          if (f.role === 'assistant' && b.kind === 'text') st.partial = [];
           if (f.role === 'user' && b.kind !== 'tool_result') continue; // the prompt echo is already stored
           const row = this.row(f.role, b);
           st.pending.push(row);
@@ -188,8 +192,8 @@ export class RunTracker {
 
   private async finalize(st: RunState, end: RunEnd): Promise<void> {
     // Taken out of the state once, so a retried batch writes the same rows.
-    const item: EndItem = { st, end, rows: st.pending.splice(0), partial: st.partial, usage: end.usage ?? { inputTokens: 0, outputTokens: 0 } };
-    st.partial = '';
+    const item: EndItem = { st, end, rows: st.pending.splice(0), partial: st.partial.join(''), usage: end.usage ?? { inputTokens: 0, outputTokens: 0 } };
+    st.partial = [];
     const out = await this.ends.submit(item);
     if (!out) return;
     this.publish(st, out.evs, true);
@@ -265,7 +269,7 @@ export class RunTracker {
   // ---------- runs unknown to this node ----------
 
   private newState(runId: string, sessionId: string, hostId: string, agentId: string, engine: string, ready: boolean): RunState {
-    return { runId, sessionId, hostId, agentId, engine, ready, backlog: [], closed: false, partial: '', pending: [], toolSeq: new Map(), toolNames: new Map(), outq: [], rowEvents: new Map(), chain: Promise.resolve() };
+    return { runId, sessionId, hostId, agentId, engine, ready, backlog: [], closed: false, partial: [], pending: [], toolSeq: new Map(), toolNames: new Map(), outq: [], rowEvents: new Map(), chain: Promise.resolve() };
   }
 
   /** A frame for a run this node did not start (hub restarted, or another node dispatched it): load it. */
