@@ -16,7 +16,7 @@ import { cpus, totalmem, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { fork } from 'node:child_process';
-import { get as httpGet } from 'node:http';
+import { get as httpGet, request as httpRequest, Agent } from 'node:http';
 import { startTestHub } from '../test/helpers/hub.js';
 import { call } from '../test/helpers/nodes.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from '../test/helpers/host.js';
@@ -156,6 +156,35 @@ async function setup(t: BenchHub, key: string): Promise<Sim[]> {
   return sims;
 }
 
+// The load client: node:http on keep-alive sockets. fetch costs the bench's event loop several
+// times more per request, and at 500 requests/s that loop's lag would be counted as dispatch latency.
+const keepAlive = new Agent({ keepAlive: true, maxSockets: 128 });
+function postJson(url: string, key: string, body: unknown): Promise<{ status: number; body: any }> {
+  const data = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, {
+      method: 'POST', agent: keepAlive,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
+    }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        let parsed: any = {};
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          /* not JSON: the status says enough */
+        }
+        resolve({ status: res.statusCode ?? 0, body: parsed });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
 /** Calls `onStart` for every run.start a host receives (decoded once more here, off the helper's list). */
 function onRunStart(h: FakeHost, onStart: (f: { runId: string; sessionId: string }) => void) {
   h.ws.on('message', (data: Buffer) => {
@@ -214,14 +243,9 @@ export async function run(opts: { seconds?: number; rate?: number; deltaRate?: n
           errors++;
         };
         inflight.push(
-          fetch(`${t.url}/api/v1/sessions/${sid}/messages`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${u.key}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ content: `m${sent}` }),
-          }).then(async (res) => {
-            const b: any = await res.json().catch(() => ({}));
-            if (res.status !== 202) drop();
-            else if (b.status === 'queued') queued++;
+          postJson(`${t.url}/api/v1/sessions/${sid}/messages`, u.key, { content: `m${sent}` }).then(({ status, body }) => {
+            if (status !== 202) drop();
+            else if (body.status === 'queued') queued++;
             else accepted++;
           }, drop),
         );
@@ -309,6 +333,7 @@ export async function run(opts: { seconds?: number; rate?: number; deltaRate?: n
     for (const s of sims) s.host.close();
     return result;
   } finally {
+    keepAlive.destroy();
     await t.close();
   }
 }

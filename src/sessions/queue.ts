@@ -62,15 +62,19 @@ export async function acceptIn(em: Em, a: AcceptInput): Promise<Accepted> {
 type SessionRow = { id: string; user_id: string; running_task_id: string | null; engine_session_id: string | null; mode: string; effort: string };
 
 /**
- * Accepts several messages in the caller's transaction (group commit), in
- * order; each gets its own answer or its own error (decided before it writes
- * anything, so one refusal does not spoil the others). Locks every session
- * (sorted by id), then the hosts of those that could run now (sorted by id):
- * all accepts take locks in that one order, and the claim side takes a host
- * but never waits for a session (SKIP LOCKED), so none can deadlock.
+ * Accepts several messages, each of another session, in the caller's
+ * transaction (group commit), in order; each gets its own answer or its own
+ * error (decided before anything is written, so one refusal does not spoil
+ * the others). Three statements whatever the batch size: lock the sessions
+ * (sorted by id); lock the hosts of those that could run now (sorted by id)
+ * and count their waiting messages; write every message and task in one
+ * statement that also decides which may start. All accepts take locks in
+ * that one order and the claim side takes a host but never waits for a
+ * session (SKIP LOCKED), so none can deadlock.
  */
 export async function acceptManyIn(em: Em, items: AcceptInput[]): Promise<Array<Accepted | HubError>> {
   const sids = [...new Set(items.map((a) => a.sessionId))].sort();
+  if (sids.length !== items.length) throw new Error('acceptManyIn: one message per session per batch');
   const found = new Map((await rows<SessionRow>(em,
     `select id, user_id, running_task_id, engine_session_id, mode, effort from sessions where id in (${marks(sids.length)}) order by id for no key update`, sids)).map((r) => [r.id, r]));
   // Hosts of the sessions that could run now, locked in a later statement than the sessions; the
@@ -83,63 +87,77 @@ export async function acceptManyIn(em: Em, items: AcceptInput[]): Promise<Array<
     [...hids, ...mine]) : [];
   const hosts = new Set(counted.filter((r) => r.k === 'h').map((r) => r.id));
   const waiting = new Map(counted.filter((r) => r.k === 'w').map((r) => [r.id, Number(r.n)]));
-  const busy = new Set(mine.filter((id) => found.get(id)!.running_task_id));
-  const out: Array<Accepted | HubError> = [];
-  for (const a of items) {
+  const out: Array<Accepted | HubError | Planned> = items.map((a) => {
     const s = found.get(a.sessionId);
-    if (!s || s.user_id !== a.userId) {
-      out.push(fail('NOT_FOUND', 'session not found'));
-      continue;
-    }
+    if (!s || s.user_id !== a.userId) return fail('NOT_FOUND', 'session not found');
     const w = waiting.get(a.sessionId) ?? 0;
     let reason: QueueReason | undefined;
-    if (busy.has(a.sessionId)) reason = 'session_busy';
+    if (s.running_task_id) reason = 'session_busy';
     else if (w > 0) reason = 'host_capacity'; // earlier messages of this session wait for the host: keep the order
-    else if (!hosts.has(a.hostId)) {
-      out.push(fail('AGENT_UNUSABLE', 'the agent has no host'));
-      continue;
-    }
-    if (reason && w >= MAX_WAITING) {
-      out.push(fail('QUEUE_FULL'));
-      continue;
-    }
-    const r = await insertOne(em, a, s, reason);
-    if (r.claimed) busy.add(a.sessionId);
-    else waiting.set(a.sessionId, w + 1);
-    out.push(r);
-  }
-  return out;
+    else if (!hosts.has(a.hostId)) return fail('AGENT_UNUSABLE', 'the agent has no host');
+    if (reason && w >= MAX_WAITING) return fail('QUEUE_FULL');
+    return { a, s, reason, taskId: newId('run'), messageId: newId('msg'), mode: a.mode ?? s.mode, effort: a.effort ?? s.effort };
+  });
+  const plans = out.filter((o): o is Planned => !(o instanceof HubError) && 'a' in o);
+  if (!plans.length) return out as Array<Accepted | HubError>;
+  const started = await insertMany(em, plans);
+  return out.map((o) => {
+    if (o instanceof HubError || !('a' in o)) return o;
+    const { a, s, taskId, messageId, mode, effort } = o;
+    if (!started.has(taskId)) return { taskId, messageId, queueReason: o.reason ?? 'host_capacity' };
+    return {
+      taskId, messageId,
+      claimed: { id: taskId, sessionId: a.sessionId, userId: a.userId, agentId: a.agentId, hostId: a.hostId, engine: a.engine, workDir: a.workDir, prompt: a.content, resume: s.engine_session_id ?? undefined, mode, effort },
+    };
+  });
 }
 
-/** One statement: decide whether the host has room (unless something already queues the message), bump the session, insert the message with the next seq and its task, claimed or queued. */
-async function insertOne(em: Em, a: AcceptInput, s: SessionRow, reason: QueueReason | undefined): Promise<Accepted> {
-  const mode = a.mode ?? s.mode;
-  const effort = a.effort ?? s.effort;
-  const taskId = newId('run');
-  const messageId = newId('msg');
+/** A message that will be written: its ids, and its reason to wait when one is already known. */
+interface Planned {
+  a: AcceptInput;
+  s: SessionRow;
+  reason: QueueReason | undefined;
+  taskId: string;
+  messageId: string;
+  mode: string;
+  effort: string;
+}
+
+/**
+ * One statement for the whole batch: decides which messages start (those with no reason to wait,
+ * in order, while their host has room), bumps each session, inserts the messages with the next seq
+ * and their tasks, running or queued. Returns the ids of the tasks that started.
+ */
+async function insertMany(em: Em, plans: Planned[]): Promise<Set<string>> {
+  const params: unknown[] = [];
+  const values = plans.map((p, i) => {
+    const { a } = p;
+    params.push(i, a.sessionId, p.taskId, p.messageId, a.content, a.content.slice(0, 500), p.reason === undefined, p.reason ?? null,
+      a.hostId, a.capacity, a.userId, a.agentId, a.engine, a.workDir, p.mode, p.effort);
+    return '(?::int, ?::text, ?::text, ?::text, ?::text, ?::text, ?::boolean, ?::text, ?::text, ?::int, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text)';
+  });
   // Lock, then count in a later statement: under READ COMMITTED a count in the locking statement
   // uses the snapshot taken before the wait, missing the runs the previous lock holder committed.
-  // This count's snapshot starts after the host lock is held.
-  const go = reason ? 'false' : `(select count(*) < ? from session_tasks where host_id = ? and status = 'running')`;
-  const out = await one<{ status: string }>(em,
-    `with c as (select ${go} as go),
-     s as (update sessions set next_seq = next_seq + 1, message_count = message_count + 1, last_message = ?,
+  // This statement's snapshot starts after the host locks are held.
+  const r = await rows<{ id: string }>(em,
+    `with v(ord, sid, tid, mid, content, last, cand, reason, host_id, cap, user_id, agent_id, engine, work_dir, mode, effort) as (values ${values.join(', ')}),
+     r as (select host_id, count(*) as running from session_tasks where status = 'running' and host_id in (select host_id from v where cand) group by host_id),
+     d as (select v.*, v.cand and coalesce(r.running, 0) + row_number() over (partition by v.host_id, v.cand order by v.ord) <= v.cap as go
+        from v left join r on r.host_id = v.host_id),
+     s as (update sessions s set next_seq = s.next_seq + 1, message_count = s.message_count + 1, last_message = d.last,
         last_msg_at = now(), last_active_at = now(), updated_at = now(),
-        running_task_id = case when (select go from c) then ? else running_task_id end
-        where id = ? returning next_seq - 1 as seq),
+        running_task_id = case when d.go then d.tid else s.running_task_id end
+        from d where s.id = d.sid returning s.id, s.next_seq - 1 as seq),
      m as (insert into session_messages (id, session_id, task_id, role, kind, content, seq, provider)
-       select ?, ?, ?, 'user', 'text', ?, s.seq, ? from s returning id)
-     insert into session_tasks (id, session_id, user_id, agent_id, host_id, engine, work_dir, message_id, status, queue_reason, mode, effort, started_at)
-       select ?, ?, ?, ?, ?, ?, ?, m.id, case when c.go then 'running' else 'queued' end, case when c.go then null else ? end, ?, ?,
-              case when c.go then now() else null end from m, c
-     returning status`,
-    [...(reason ? [] : [a.capacity, a.hostId]), a.content.slice(0, 500), taskId, a.sessionId, messageId, a.sessionId, taskId, a.content, a.engine,
-      taskId, a.sessionId, a.userId, a.agentId, a.hostId, a.engine, a.workDir, reason ?? 'host_capacity', mode, effort]);
-  if (out?.status !== 'running') return { taskId, messageId, queueReason: reason ?? 'host_capacity' };
-  return {
-    taskId, messageId,
-    claimed: { id: taskId, sessionId: a.sessionId, userId: a.userId, agentId: a.agentId, hostId: a.hostId, engine: a.engine, workDir: a.workDir, prompt: a.content, resume: s.engine_session_id ?? undefined, mode, effort },
-  };
+       select d.mid, d.sid, d.tid, 'user', 'text', d.content, s.seq, d.engine from d join s on s.id = d.sid order by d.ord returning id),
+     t as (insert into session_tasks (id, session_id, user_id, agent_id, host_id, engine, work_dir, message_id, status, queue_reason, mode, effort, started_at)
+       select d.tid, d.sid, d.user_id, d.agent_id, d.host_id, d.engine, d.work_dir, d.mid, case when d.go then 'running' else 'queued' end,
+              case when d.go then null else coalesce(d.reason, 'host_capacity') end, d.mode, d.effort, case when d.go then now() else null end
+         from d join m on m.id = d.mid order by d.ord
+       returning id, status)
+     select id from t where status = 'running'`,
+    params);
+  return new Set(r.map((x) => x.id));
 }
 
 const CLAIM_COLUMNS = `t.id, t.session_id, t.user_id, t.agent_id, t.host_id, t.engine, t.work_dir, t.mode, t.effort,
