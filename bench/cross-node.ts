@@ -1,15 +1,18 @@
 // Cross-node dispatch: a host's channel on node A, clients posting messages
 // on node B, at a fixed rate (default 300 messages/s); measured from the
 // client's send to the host receiving `run.start`. The baseline in the same
-// run: clients on node A itself. Two hubs in this process on one PostgreSQL
-// database and one Redis (needs DATABASE_URL and REDIS_URL); the in-process
-// protocol client plays the host and ends each run at once.
+// run: clients on node A itself. Each hub node runs in a process of its own
+// (bench/hub-child.ts) on one PostgreSQL database and one Redis (needs
+// DATABASE_URL and REDIS_URL); this process holds the client and the host (an
+// in-process protocol client that ends each run at once).
 //
 //   npx tsx bench/cross-node.ts        (BENCH_SECONDS, BENCH_RATE override)
 import { appendFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
-import { startTestHub, createTestDatabase, type TestHub } from '../test/helpers/hub.js';
+import { createTestDatabase } from '../test/helpers/hub.js';
+import { forkHub, type BenchHub } from './hub-process.js';
+import { LoadClient } from './load-client.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from '../test/helpers/host.js';
 import { redisUrlOrSkip, testPrefix } from '../test/helpers/redis.js';
 import { encode } from '@msgpack/msgpack';
@@ -102,13 +105,14 @@ export async function run(opts: { seconds?: number; rate?: number; write?: boole
   }
   const db = await createTestDatabase();
   const shared = { databaseUrl: db.url, redisUrl: (redis as { url: string }).url, redisPrefix: testPrefix(), rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 };
-  let a: TestHub | undefined;
-  let b: TestHub | undefined;
+  let a: BenchHub | undefined;
+  let b: BenchHub | undefined;
   let host: FakeHost | undefined;
+  const client = new LoadClient();
   try {
-    a = await startTestHub({ ...shared, nodeId: 'bench-a' });
-    b = await startTestHub({ ...shared, nodeId: 'bench-b', adminApiKey: a.adminKey });
-    const u = await a.user('bench');
+    a = await forkHub({ config: { ...shared, nodeId: 'bench-a' }, name: 'A' });
+    b = await forkHub({ config: { ...shared, nodeId: 'bench-b', adminApiKey: a.adminKey }, user: false, name: 'B' });
+    const u = { key: a.key };
     const { credential } = await pairHost(a, u.key);
     const sent = new Map<string, number>();
     const lat: number[] = [];
@@ -137,7 +141,7 @@ export async function run(opts: { seconds?: number; rate?: number; write?: boole
       sessions.push(r.body.data.id);
     }
 
-    const measure = async (target: string, t: TestHub, rate: number): Promise<Figure> => {
+    const measure = async (target: string, t: BenchHub, rate: number): Promise<Figure> => {
       lat.length = 0;
       sent.clear();
       let n = 0;
@@ -158,15 +162,8 @@ export async function run(opts: { seconds?: number; rate?: number; write?: boole
         }
         sent.set(sid, performance.now());
         inflight.push(
-          fetch(`${t.url}/api/v1/sessions/${sid}/messages`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${u.key}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ content: `m${n} ${randomBytes(4).toString('hex')}` }),
-          }).then(
-            async (r) => {
-              await r.arrayBuffer();
-              if (r.status !== 202) errors++;
-            },
+          client.post(`${t.url}/api/v1/sessions/${sid}/messages`, u.key, { content: `m${n} ${randomBytes(4).toString('hex')}` }).then(
+            (r) => void (r.status !== 202 && errors++),
             () => void errors++,
           ),
         );
@@ -187,6 +184,7 @@ export async function run(opts: { seconds?: number; rate?: number; write?: boole
     return result;
   } finally {
     host?.close();
+    client.close();
     await b?.close();
     await a?.close();
     await db.drop();
@@ -205,7 +203,7 @@ function writeResults(r: CrossNodeResult, rate: number): void {
       '|---|---:|---:|---:|---:|---:|---:|---:|',
       ...r.hop.map((f) => `| ${f.target} | ${f.rate} | ${f.sent} | ${f.dispatched} | ${f.errors} | ${f.p50ms} | ${f.p99ms} | ${f.maxms} |`),
       '',
-      `Two hub nodes in one process on one PostgreSQL database and one Redis; one host (in-process protocol client, capacity 1000) on node A ending each run at once; ${SESSIONS} sessions; messages sent open-loop at ${rate}/s for ${r.seconds} s; latency = client send → host receives run.start.`,
+      `Two hub nodes, each in a process of its own, on one PostgreSQL database and one Redis; client and host in the bench process (one host: an in-process protocol client, capacity 1000, connected to node A, ending each run at once); ${SESSIONS} sessions; messages sent open-loop at ${rate}/s for ${r.seconds} s; latency = client send → host receives run.start.`,
       '',
       '| target | rate/s | sent | dispatched | errors | p50 ms | p99 ms | max ms |',
       '|---|---:|---:|---:|---:|---:|---:|---:|',

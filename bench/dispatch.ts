@@ -5,7 +5,7 @@
 //  2. latency from a host's run.delta frame to the SSE client (GET
 //     /sessions/{id}/events) receiving the message.delta, at a fixed total
 //     delta rate spread over 20 running turns.
-// By default the hub runs in a child process (bench/dispatch-hub.ts) and the
+// By default the hub runs in a child process (bench/hub-child.ts) and the
 // load generators (client, hosts, SSE readers) in this one, each with a core
 // of this 2-core machine; BENCH_HUB=inline puts all in one process (the
 // earlier figures, which include the generators' contention).
@@ -15,10 +15,11 @@ import { appendFileSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { fork } from 'node:child_process';
-import { get as httpGet, request as httpRequest, Agent } from 'node:http';
+import { get as httpGet } from 'node:http';
 import { startTestHub } from '../test/helpers/hub.js';
 import { call } from '../test/helpers/nodes.js';
+import { forkHub, type BenchHub, type LoopDelay } from './hub-process.js';
+import { LoadClient } from './load-client.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from '../test/helpers/host.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
 
@@ -54,10 +55,6 @@ export interface DispatchResult {
   loop: { hub?: LoopDelay; bench: LoopDelay };
 }
 
-export interface LoopDelay {
-  p99: number;
-  max: number;
-}
 
 const pct = (xs: number[]) => {
   if (!xs.length) return { p50: NaN, p99: NaN, max: NaN };
@@ -76,63 +73,15 @@ interface Sim {
   sessions: string[];
 }
 
-/** What the bench needs of a hub, wherever it runs. */
-interface BenchHub {
-  url: string;
-  key: string;
-  api(method: string, path: string, opts: { token: string; body?: unknown }): Promise<{ status: number; body: any; text: string }>;
-  /** Tasks queued or running. */
-  open(): Promise<number>;
-  /** Starts the hub's CPU profile (BENCH_HUB_PROFILE, child hub only). */
-  profile(): void;
-  /** The hub's event-loop delay: 'reset' starts a window, 'read' ends it (child hub only). */
-  loopDelay?(op: 'reset' | 'read'): Promise<LoopDelay | undefined>;
-  close(): Promise<void>;
-}
-
-
 async function inlineHub(): Promise<BenchHub> {
   const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 });
   const u = await t.user('bench');
   const conn = t.hub.ctx.em().getConnection();
   return {
-    url: t.url, key: u.key, api: (m, p, o) => call(t.url, m, p, o),
+    url: t.url, key: u.key, adminKey: t.adminKey, api: (m, p, o) => call(t.url, m, p, o),
     open: async () => Number((await conn.execute(`select count(*) as c from session_tasks where status in ('queued', 'running')`))[0].c),
     profile: () => undefined,
     close: () => t.close(),
-  };
-}
-
-async function childHub(): Promise<BenchHub> {
-  const child = fork(new URL('./dispatch-hub.ts', import.meta.url), [], { execArgv: ['--import', 'tsx', ...(process.env.BENCH_HUB_ARGS?.split(' ').filter(Boolean) ?? [])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const waiters = new Map<number, (n: number) => void>();
-  let loopWaiter: ((l: LoopDelay) => void) | undefined;
-  let seq = 0;
-  const ready = await new Promise<{ url: string; key: string }>((res, rej) => {
-    child.once('exit', (c) => rej(new Error(`bench hub exited: ${c}`)));
-    child.on('message', (m: any) => {
-      if (m.t === 'ready') res(m);
-      else if (m.t === 'open') waiters.get(m.id)?.(m.n);
-      else if (m.t === 'loop') loopWaiter?.(m.loop);
-    });
-  });
-  return {
-    url: ready.url, key: ready.key, api: (m, p, o) => call(ready.url, m, p, o),
-    open: () => new Promise((res) => {
-      const id = ++seq;
-      waiters.set(id, (n) => (waiters.delete(id), res(n)));
-      child.send({ t: 'open', id });
-    }),
-    profile: () => void child.send({ t: 'profile' }),
-    loopDelay: (op) => new Promise((res) => {
-      if (op === 'reset') return void child.send({ t: 'loop-reset' }, () => res(undefined));
-      loopWaiter = (l) => ((loopWaiter = undefined), res(l));
-      child.send({ t: 'loop-read' });
-    }),
-    close: () => new Promise((res) => {
-      child.once('exit', () => res());
-      child.send({ t: 'close' });
-    }),
   };
 }
 
@@ -156,35 +105,6 @@ async function setup(t: BenchHub, key: string): Promise<Sim[]> {
   return sims;
 }
 
-// The load client: node:http on keep-alive sockets. fetch costs the bench's event loop several
-// times more per request, and at 500 requests/s that loop's lag would be counted as dispatch latency.
-const keepAlive = new Agent({ keepAlive: true, maxSockets: 128 });
-function postJson(url: string, key: string, body: unknown): Promise<{ status: number; body: any }> {
-  const data = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, {
-      method: 'POST', agent: keepAlive,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        let parsed: any = {};
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          /* not JSON: the status says enough */
-        }
-        resolve({ status: res.statusCode ?? 0, body: parsed });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(data);
-  });
-}
-
 /** Calls `onStart` for every run.start a host receives (decoded once more here, off the helper's list). */
 function onRunStart(h: FakeHost, onStart: (f: { runId: string; sessionId: string }) => void) {
   h.ws.on('message', (data: Buffer) => {
@@ -198,7 +118,8 @@ export async function run(opts: { seconds?: number; rate?: number; deltaRate?: n
   const rate = opts.rate ?? Number(process.env.BENCH_RATE ?? 500);
   const deltaRate = opts.deltaRate ?? Number(process.env.BENCH_DELTA_RATE ?? 20_000);
   const where = opts.hub ?? (process.env.BENCH_HUB === 'inline' ? 'inline' : 'child');
-  const t = where === 'child' ? await childHub() : await inlineHub();
+  const t = where === 'child' ? await forkHub() : await inlineHub();
+  const client = new LoadClient();
   try {
     const u = { key: t.key };
     const sims = await setup(t, u.key);
@@ -243,7 +164,7 @@ export async function run(opts: { seconds?: number; rate?: number; deltaRate?: n
           errors++;
         };
         inflight.push(
-          postJson(`${t.url}/api/v1/sessions/${sid}/messages`, u.key, { content: `m${sent}` }).then(({ status, body }) => {
+          client.post(`${t.url}/api/v1/sessions/${sid}/messages`, u.key, { content: `m${sent}` }).then(({ status, body }) => {
             if (status !== 202) drop();
             else if (body.status === 'queued') queued++;
             else accepted++;
@@ -333,7 +254,7 @@ export async function run(opts: { seconds?: number; rate?: number; deltaRate?: n
     for (const s of sims) s.host.close();
     return result;
   } finally {
-    keepAlive.destroy();
+    client.close();
     await t.close();
   }
 }

@@ -1,7 +1,10 @@
-// The hub of bench/dispatch.ts in a process of its own, so the load
-// generators (HTTP client, simulated hosts, SSE readers) do not share its
-// event loop. Talks to the parent over the IPC channel:
-//   → {t: 'ready', url, key}      once the hub listens and the bench user exists
+// A bench hub in a process of its own (started by bench/hub-process.ts), so
+// the load generators (HTTP client, simulated hosts, SSE readers) and other
+// nodes do not share its event loop. Configured by BENCH_HUB_CONFIG (JSON
+// config overrides: a shared database, Redis, node id, admin key) and
+// BENCH_HUB_USER=0 (no bench user: another node made it). Talks to the
+// parent over the IPC channel:
+//   → {t: 'ready', url, key, adminKey}   once the hub listens (and the bench user exists)
 //   ← {t: 'open', id}             → {t: 'open', id, n}: tasks queued or running
 //   ← {t: 'loop-reset'}           starts an event-loop delay window
 //   ← {t: 'loop-read'}            → {t: 'loop', loop: {p99, max}} (ms) since the reset
@@ -11,8 +14,8 @@ import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startTestHub } from '../test/helpers/hub.js';
 
-const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 });
-const u = await t.user('bench');
+const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0, ...JSON.parse(process.env.BENCH_HUB_CONFIG ?? '{}') });
+const u = process.env.BENCH_HUB_USER === '0' ? undefined : await t.user('bench');
 const conn = t.hub.ctx.em().getConnection();
 const loop = monitorEventLoopDelay({ resolution: 1 });
 loop.enable();
@@ -37,4 +40,4 @@ process.on('message', async (m: { t: string; id?: number }) => {
 process.on('disconnect', () => void t.close().finally(() => process.exit(0))); // the bench died: do not linger
 // BENCH_HUB_PROFILE=file.cpuprofile: a CPU profile of the hub from {t: 'profile'} (setup done) to close.
 const prof = process.env.BENCH_HUB_PROFILE ? new Session() : undefined;
-process.send!({ t: 'ready', url: t.url, key: u.key });
+process.send!({ t: 'ready', url: t.url, key: u?.key, adminKey: t.adminKey });

@@ -1,0 +1,68 @@
+// The parent's side of bench/hub-child.ts: starts a hub in a process of its
+// own and talks to it over IPC. Used by bench/dispatch.ts (one hub) and
+// bench/cross-node.ts (two nodes on one database and one Redis).
+import { fork } from 'node:child_process';
+import { call } from '../test/helpers/nodes.js';
+
+export interface LoopDelay {
+  p99: number;
+  max: number;
+}
+
+/** What a bench needs of a hub, wherever it runs. */
+export interface BenchHub {
+  url: string;
+  /** The bench user's API key (unset for a node started with `user: false`). */
+  key: string;
+  adminKey: string;
+  api(method: string, path: string, opts: { token: string; body?: unknown }): Promise<{ status: number; body: any; text: string }>;
+  /** Tasks queued or running. */
+  open(): Promise<number>;
+  /** Starts the hub's CPU profile (BENCH_HUB_PROFILE, child hub only). */
+  profile(): void;
+  /** The hub's event-loop delay: 'reset' starts a window, 'read' ends it (child hub only). */
+  loopDelay?(op: 'reset' | 'read'): Promise<LoopDelay | undefined>;
+  close(): Promise<void>;
+}
+
+/**
+ * Forks a hub. `config`: overrides of the test hub's config (JSON-safe); `user: false` skips the
+ * bench user (a second node of one database). BENCH_HUB_ARGS adds Node flags to the child.
+ */
+export async function forkHub(opts: { config?: Record<string, unknown>; user?: boolean; name?: string } = {}): Promise<BenchHub> {
+  const child = fork(new URL('./hub-child.ts', import.meta.url), [], {
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_HUB_ARGS?.split(' ').filter(Boolean) ?? [])],
+    env: { ...process.env, BENCH_HUB_CONFIG: JSON.stringify(opts.config ?? {}), BENCH_HUB_USER: opts.user === false ? '0' : '1' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const waiters = new Map<number, (n: number) => void>();
+  let loopWaiter: ((l: LoopDelay) => void) | undefined;
+  let seq = 0;
+  const ready = await new Promise<{ url: string; key: string; adminKey: string }>((res, rej) => {
+    child.once('exit', (c) => rej(new Error(`bench hub ${opts.name ?? ''} exited: ${c}`)));
+    child.on('message', (m: any) => {
+      if (m.t === 'ready') res(m);
+      else if (m.t === 'open') waiters.get(m.id)?.(m.n);
+      else if (m.t === 'loop') loopWaiter?.(m.loop);
+    });
+  });
+  return {
+    url: ready.url, key: ready.key, adminKey: ready.adminKey, api: (m, p, o) => call(ready.url, m, p, o),
+    open: () => new Promise((res) => {
+      const id = ++seq;
+      waiters.set(id, (n) => (waiters.delete(id), res(n)));
+      child.send({ t: 'open', id });
+    }),
+    profile: () => void child.send({ t: 'profile' }),
+    loopDelay: (op) => new Promise((res) => {
+      if (op === 'reset') return void child.send({ t: 'loop-reset' }, () => res(undefined));
+      loopWaiter = (l) => ((loopWaiter = undefined), res(l));
+      child.send({ t: 'loop-read' });
+    }),
+    close: () => new Promise((res) => {
+      if (child.exitCode !== null) return res();
+      child.once('exit', () => res());
+      child.send({ t: 'close' });
+    }),
+  };
+}
