@@ -14,6 +14,7 @@ import { BindingsMigration } from '../accounts/bindings-migration.js';
 import { modelConfigEntities } from '../model-configs/entities.js';
 import { sessionEntities } from '../sessions/entities.js';
 import { SessionsMigration } from '../sessions/migration.js';
+import { SessionsAcceptMigration } from '../sessions/migration-accept.js';
 import { ModelConfigsMigration } from '../model-configs/migration.js';
 
 export const allEntities: EntitySchema<any, any>[] = [...accountEntities, ...hostEntities, ...agentEntities, ...billingEntities, ...modelConfigEntities, ...sessionEntities];
@@ -26,4 +27,5 @@ export const allMigrations: MigrationObject[] = [
   { name: '0004b_bindings', class: BindingsMigration },
   { name: '0005_sessions', class: SessionsMigration },
   { name: '0006_model_configs', class: ModelConfigsMigration },
+  { name: '0007_sessions_accept', class: SessionsAcceptMigration },
 ];

@@ -33,7 +33,13 @@ export class GroupCommit<I, O> {
     /** Runs inside the batch's transaction; an error result is that item's own (it wrote nothing). */
     private readonly many: (em: Em, items: I[]) => Promise<Array<O | HubError>>,
     private readonly keyOf: (item: I) => string,
+    /** false: `many` is one atomic statement and needs no BEGIN/COMMIT round trips around it. */
+    private readonly transactional = true,
   ) {}
+
+  private write(items: I[]): Promise<Array<O | HubError>> {
+    return this.transactional ? tx(this.em(), (t) => this.many(t, items)) : this.many(this.em(), items);
+  }
 
   submit(item: I): Promise<O> {
     return new Promise((resolve, reject) => {
@@ -82,12 +88,12 @@ export class GroupCommit<I, O> {
     const keys = new Set(batch.map((p) => this.keyOf(p.item)));
     for (const k of keys) this.busy.add(k);
     try {
-      const out = await tx(this.em(), (t) => this.many(t, batch.map((p) => p.item)));
+      const out = await this.write(batch.map((p) => p.item));
       out.forEach((r, i) => this.settle(batch[i], r));
     } catch (e) {
       if (batch.length === 1) batch[0].reject(e);
       // The batch failed as a whole (a database error): each item alone, so each gets its own answer.
-      else await Promise.all(batch.map((p) => tx(this.em(), (t) => this.many(t, [p.item])).then(([r]) => this.settle(p, r), p.reject)));
+      else await Promise.all(batch.map((p) => this.write([p.item]).then(([r]) => this.settle(p, r), p.reject)));
     } finally {
       for (const k of keys) this.busy.delete(k);
       this.inflight--;

@@ -53,7 +53,8 @@ export class Messaging {
     return this.ctx.em() as unknown as Em;
   }
 
-  private readonly groups = new GroupCommit<AcceptInput, Accepted>(() => this.em(), acceptManyIn, (a) => a.sessionId);
+  // One call of hub_accept per batch: atomic on its own, so no transaction around it.
+  private readonly groups = new GroupCommit<AcceptInput, Accepted>(() => this.em(), acceptManyIn, (a) => a.sessionId, false);
 
   /** sessionId → its owner and agent: facts that never change, so sends skip a lookup. */
   private owners = new Map<string, { userId: string; agentId: string }>();

@@ -1,0 +1,77 @@
+// The queue rule as one PostgreSQL function: accepting a batch of user
+// messages (one per session) is one round trip whose statements keep their
+// plans cached per connection, instead of BEGIN, three statements and COMMIT
+// from the hub. The function body runs its statements in order, each with a
+// fresh snapshot (READ COMMITTED), which the rule needs:
+//   1. lock the sessions, in id order;
+//   2. lock their hosts, in id order (sessions → hosts: the lock order of
+//      every transaction on this path; the claim side never waits for a
+//      session, see queue.ts);
+//   3. one statement, whose snapshot starts after both locks are held:
+//      count each session's waiting messages and each host's running runs,
+//      decide every message (run now, wait with its reason, or refuse), bump
+//      the sessions, insert the messages and their tasks.
+// Outcomes: running | session_busy | host_capacity (wait) | not_found |
+// no_host | queue_full (refused: nothing written for that message).
+// A change to the rule is a new migration that replaces the function.
+export const ACCEPT_FUNCTION_SQL = `
+create or replace function hub_accept(p_batch jsonb, p_max_waiting int)
+returns table (o_ord int, o_outcome text, o_engine_session_id text, o_mode text, o_effort text)
+language plpgsql as $fn$
+begin
+  perform 1 from (
+    select s.id from sessions s where s.id in (select e->>'sid' from jsonb_array_elements(p_batch) e) order by s.id for no key update
+  ) locked_sessions;
+  perform 1 from (
+    select h.id from hosts h where h.id in (select e->>'hid' from jsonb_array_elements(p_batch) e) order by h.id for no key update
+  ) locked_hosts;
+  return query
+  with v as (
+    select (e->>'ord')::int as ord, e->>'sid' as sid, e->>'uid' as uid, e->>'tid' as tid, e->>'mid' as mid,
+           e->>'content' as content, e->>'hid' as hid, (e->>'cap')::int as cap, e->>'aid' as aid,
+           e->>'engine' as engine, e->>'wd' as wd, e->>'mode' as mode, e->>'effort' as effort
+      from jsonb_array_elements(p_batch) e),
+  w as (select t.session_id, count(*) as n from session_tasks t
+         where t.status = 'queued' and t.session_id in (select v.sid from v) group by t.session_id),
+  r as (select t.host_id, count(*) as n from session_tasks t
+         where t.status = 'running' and t.host_id in (select v.hid from v) group by t.host_id),
+  c as (
+    select v.*, s.engine_session_id, coalesce(v.mode, s.mode) as run_mode, coalesce(v.effort, s.effort) as run_effort,
+           case when s.id is null or s.user_id <> v.uid then 'not_found'
+                when s.running_task_id is not null or coalesce(w.n, 0) > 0 then
+                  case when coalesce(w.n, 0) >= p_max_waiting then 'queue_full'
+                       when s.running_task_id is not null then 'session_busy'
+                       else 'host_capacity' end
+                when h.id is null then 'no_host'
+                else 'candidate' end as kind
+      from v left join sessions s on s.id = v.sid left join w on w.session_id = v.sid left join hosts h on h.id = v.hid),
+  d as (
+    select c.*, c.kind = 'candidate'
+             and coalesce(r.n, 0) + row_number() over (partition by c.hid, c.kind = 'candidate' order by c.ord) <= c.cap as go
+      from c left join r on r.host_id = c.hid
+     where c.kind in ('candidate', 'session_busy', 'host_capacity')),
+  upd as (
+    update sessions s set next_seq = s.next_seq + 1, message_count = s.message_count + 1, last_message = left(d.content, 500),
+           last_msg_at = now(), last_active_at = now(), updated_at = now(),
+           running_task_id = case when d.go then d.tid else s.running_task_id end
+      from d where s.id = d.sid
+    returning s.id, s.next_seq - 1 as seq),
+  m as (
+    insert into session_messages (id, session_id, task_id, role, kind, content, seq, provider)
+    select d.mid, d.sid, d.tid, 'user', 'text', d.content, upd.seq, d.engine from d join upd on upd.id = d.sid order by d.ord
+    returning id),
+  t as (
+    insert into session_tasks (id, session_id, user_id, agent_id, host_id, engine, work_dir, message_id, status, queue_reason, mode, effort, started_at)
+    select d.tid, d.sid, d.uid, d.aid, d.hid, d.engine, d.wd, d.mid, case when d.go then 'running' else 'queued' end,
+           case when d.go then null when d.kind = 'session_busy' then 'session_busy' else 'host_capacity' end,
+           d.run_mode, d.run_effort, case when d.go then now() else null end
+      from d join m on m.id = d.mid order by d.ord
+    returning id)
+  select c.ord,
+         case when c.kind in ('not_found', 'no_host', 'queue_full', 'session_busy') then c.kind
+              when d.go then 'running' else 'host_capacity' end,
+         c.engine_session_id, c.run_mode, c.run_effort
+    from c left join d on d.ord = c.ord
+   order by c.ord;
+end
+$fn$`;
