@@ -102,30 +102,11 @@ export interface RunCount {
   modelName?: string;
 }
 
-/**
- * Runs (turns) finished: per agent runs + n, cost + costs, lastUsedAt = now;
- * for a paid agent, earn grows by the cost of the runs of users other than
- * its owner. Several runs of one agent fold into one update; agents are
- * locked in id order first, so concurrent batches cannot deadlock on them.
- */
+/** Runs (turns) finished: the agents' counters, in one call of hub_record_runs (record-runs-function.ts holds the rule). */
 export async function recordRuns(em: Em, runs: RunCount[]): Promise<void> {
   if (!runs.length) return;
-  const ids = [...new Set(runs.map((r) => r.agentId))].sort();
-  if (ids.length > 1) await em.execute(`select id from agents where id in (${ids.map(() => '?').join(', ')}) order by id for no key update`, ids);
-  const params: unknown[] = [];
-  const values = runs.map((r) => {
-    params.push(r.agentId, Math.max(0, Math.round(r.cost)), r.userId ?? null, r.modelName?.slice(0, 200) ?? null);
-    return '(?::text, ?::bigint, ?::text, ?::text)';
-  });
-  await em.execute(
-    `with v(agent_id, cost, user_id, model) as (values ${values.join(', ')}),
-     agg as (select agent_id, count(*) as n, sum(cost) as cost, (array_agg(model) filter (where model is not null))[1] as model from v group by agent_id)
-     update agents a set runs = a.runs + agg.n, cost = a.cost + agg.cost, last_used_at = now(),
-       earn = a.earn + case when a.pricing = 'paid'
-         then (select coalesce(sum(v.cost), 0) from v where v.agent_id = a.id and v.user_id is not null and v.user_id <> a.owner_id) else 0 end,
-       model_name = coalesce(agg.model, a.model_name)
-     from agg where a.id = agg.agent_id`,
-    params);
+  const batch = runs.map((r) => ({ aid: r.agentId, cost: Math.round(r.cost), uid: r.userId ?? null, model: r.modelName ?? null }));
+  await em.execute(`select hub_record_runs(?::jsonb)`, [JSON.stringify(batch)]);
 }
 
 /** recordRuns for one run. */

@@ -15,6 +15,8 @@ import { modelConfigEntities } from '../model-configs/entities.js';
 import { sessionEntities } from '../sessions/entities.js';
 import { SessionsMigration } from '../sessions/migration.js';
 import { SessionsAcceptMigration } from '../sessions/migration-accept.js';
+import { SessionsEndRunsMigration } from '../sessions/migration-end-runs.js';
+import { AgentsRecordRunsMigration } from '../agents/migration-record-runs.js';
 import { ModelConfigsMigration } from '../model-configs/migration.js';
 
 export const allEntities: EntitySchema<any, any>[] = [...accountEntities, ...hostEntities, ...agentEntities, ...billingEntities, ...modelConfigEntities, ...sessionEntities];
@@ -28,4 +30,6 @@ export const allMigrations: MigrationObject[] = [
   { name: '0005_sessions', class: SessionsMigration },
   { name: '0006_model_configs', class: ModelConfigsMigration },
   { name: '0007_sessions_accept', class: SessionsAcceptMigration },
+  { name: '0008_agents_record_runs', class: AgentsRecordRunsMigration },
+  { name: '0009_sessions_end_runs', class: SessionsEndRunsMigration },
 ];

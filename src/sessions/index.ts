@@ -24,7 +24,7 @@ export function buildSessions(ctx: HubContext, api: HttpApi, gateway: HostGatewa
   const events = new SessionEvents(ctx.bus);
   let runs!: RunTracker;
   const scheduler = new Scheduler(ctx, gateway, () => runs, opts.stopping ?? (() => false));
-  runs = new RunTracker(ctx, events, (hostId) => scheduler.ended(hostId));
+  runs = new RunTracker(ctx, events, (hostId, waiting) => scheduler.ended(hostId, waiting));
   const messaging = new Messaging(ctx, gateway, scheduler, runs, events);
   const service = new SessionService(ctx, messaging);
   sessionRoutes(api, service, messaging, events);

@@ -1,21 +1,13 @@
 // One batch of a run's normalized rows (and, at its end, the task's end and
 // the agent's counters) written in a single statement; the run state types
 // shared with runs.ts. Split from runs.ts, which keeps the frame handling.
-import type { Block, FrameOf, HostToHub, Usage } from '../../host-protocol/frames.js';
+import type { Block, FrameOf, HostToHub } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
 import { one, type Em } from './sql.js';
 import type { SessionEventName } from './events.js';
 
 export type Ev = [SessionEventName, Record<string, unknown>];
 export type RunEnd = Omit<FrameOf<HostToHub, 'run.end'>, 't' | 'runId'>;
-/** What a run's end adds to its last write. */
-export interface Fin {
-  status: string;
-  usage: Usage;
-  error?: RunEnd['error'];
-  interrupted: boolean;
-}
-
 /** Pending rows are written at most this long after they arrive. */
 export const FLUSH_MS = 20;
 
@@ -60,15 +52,16 @@ export interface RunState {
 export const costOf = (u: { inputTokens: number; outputTokens: number }) => u.inputTokens + u.outputTokens * 2;
 
 
-/**
- * Writes a batch in ONE statement: the session's counters (and, at a run's end, `fin`: the task's
- * end, the running slot) plus the new rows, whose seq is numbered from the
- * counter the same statement bumps.
- */
-export async function writeRunBatch(em: Em, st: RunState, batch: Row[], fin?: Fin): Promise<Array<[string, Ev]>> {
-  const evs: Array<[string, Ev]> = [];
-  // A tool_result takes its tool_use's seq: known from an earlier flush, earlier in this batch, or stored.
-  // Each row gets either a known seq or an offset from the base the statement returns.
+/** How a batch's rows are numbered: a known seq (a tool_result takes its tool_use's) or an offset from the base the write returns. */
+export interface SeqPlan {
+  known: Array<number | null>;
+  offset: Array<number | null>;
+  /** Rows that take a new seq. */
+  fresh: number;
+}
+
+/** Numbers a batch's rows; a tool_result's tool_use is known from an earlier flush, earlier in this batch, or stored. */
+export async function planSeqs(em: Em, st: RunState, batch: Row[]): Promise<SeqPlan> {
   const known: Array<number | null> = [];
   const offset: Array<number | null> = [];
   const inBatch = new Map<string, number>();
@@ -95,14 +88,47 @@ export async function writeRunBatch(em: Em, st: RunState, batch: Row[], fin?: Fi
     known.push(seq ?? null);
     offset.push(seq === undefined ? fresh++ : null);
   }
+  return { known, offset, fresh };
+}
+
+/** After a batch is written from `base`: remembers its tool_use seqs and returns the tool events its rows describe. */
+export function rowEvents(st: RunState, batch: Row[], plan: SeqPlan, base: number): Array<[string, Ev]> {
+  const evs: Array<[string, Ev]> = [];
+  batch.forEach((r, i) => {
+    const seq = plan.known[i] ?? base + plan.offset[i]!;
+    if (r.kind === 'tool_use' && r.toolId && plan.known[i] === null) {
+      st.toolSeq.set(r.toolId, seq);
+      st.toolNames.set(r.toolId, r.toolName ?? '');
+    }
+    if (r.kind === 'tool_use') evs.push([r.id, ['tool.started', { toolName: r.toolName ?? '', toolId: r.toolId }]]);
+    if (r.kind === 'tool_result') {
+      const tr = r.toolResult as { isError?: boolean };
+      evs.push([r.id, ['tool.completed', { toolName: st.toolNames.get(r.toolId ?? '') ?? '', toolId: r.toolId, isError: tr?.isError === true }]]);
+    }
+  });
+  return evs;
+}
+
+/** The assistant text rows of a batch: how many, and the last one's content. */
+export function assistantTexts(batch: Row[]): { count: number; last: string | null } {
   const texts = batch.filter((r) => r.kind === 'text' && r.role === 'assistant');
-  const lastText = texts.length ? texts[texts.length - 1].content : null;
-  const params: unknown[] = [fresh, batch.length, texts.length, lastText?.slice(0, 500) ?? null, batch.length, st.model ?? null, st.engineSessionId ?? null,
-    fin ? st.runId : null, st.sessionId, fresh];
+  return { count: texts.length, last: texts.length ? texts[texts.length - 1].content : null };
+}
+
+/**
+ * Writes a mid-run batch in ONE statement: the session's counters (model, engine session) plus the
+ * new rows, whose seq is numbered from the counter the same statement bumps. A run's end is
+ * written by hub_end_runs (end-function.ts) instead.
+ */
+export async function writeRunBatch(em: Em, st: RunState, batch: Row[]): Promise<Array<[string, Ev]>> {
+  const plan = await planSeqs(em, st, batch);
+  const { known, offset, fresh } = plan;
+  const texts = assistantTexts(batch);
+  const params: unknown[] = [fresh, batch.length, texts.count, texts.last?.slice(0, 500) ?? null, batch.length, st.model ?? null, st.engineSessionId ?? null,
+    st.sessionId, fresh];
   const ctes = [`s as (update sessions set next_seq = next_seq + ?, message_count = message_count + ?, unread = unread + ?,
        last_message = coalesce(?, last_message), last_msg_at = case when ? > 0 then now() else last_msg_at end,
-       last_active_at = now(), updated_at = now(), model = coalesce(?, model), engine_session_id = coalesce(?, engine_session_id),
-       running_task_id = case when running_task_id = ?::text then null else running_task_id end
+       last_active_at = now(), updated_at = now(), model = coalesce(?, model), engine_session_id = coalesce(?, engine_session_id)
      where id = ? returning next_seq - ? as base)`];
   if (batch.length) {
     const values: string[] = [];
@@ -117,29 +143,7 @@ export async function writeRunBatch(em: Em, st: RunState, batch: Row[], fin?: Fi
         from (values ${values.join(', ')}) as v(id, role, kind, content, seq, off, tool_name, tool_id, tool_input, tool_result, interrupted), s
       returning 1)`);
   }
-  if (fin) {
-    if (fin.interrupted) {
-      ctes.push(`i as (update session_messages set interrupted = true where task_id = ? and role = 'assistant' returning 1)`);
-      params.push(st.runId);
-    }
-    ctes.push(`t as (update session_tasks set status = ?, input_tokens = ?, output_tokens = ?, model = coalesce(?, model), error_code = ?, error_message = ?, ended_at = now() where id = ? returning 1)`);
-    params.push(fin.status, fin.usage.inputTokens, fin.usage.outputTokens, st.model ?? null, fin.error?.code ?? null, fin.error?.message ?? null, st.runId);
-  }
   const base = await one<{ base: number }>(em, `with ${ctes.join(',\n')} select base from s`, params);
-  if (!base || !batch.length) return evs; // session deleted meanwhile, or nothing but model / engine session
-  const b0 = Number(base.base);
-  batch.forEach((r, i) => {
-    const seq = known[i] ?? b0 + offset[i]!;
-    if (r.kind === 'tool_use' && r.toolId && known[i] === null) {
-      st.toolSeq.set(r.toolId, seq);
-      st.toolNames.set(r.toolId, r.toolName ?? '');
-    }
-    if (r.kind === 'tool_use') evs.push([r.id, ['tool.started', { toolName: r.toolName ?? '', toolId: r.toolId }]]);
-    if (r.kind === 'tool_result') {
-      const tr = r.toolResult as { isError?: boolean };
-      evs.push([r.id, ['tool.completed', { toolName: st.toolNames.get(r.toolId ?? '') ?? '', toolId: r.toolId, isError: tr?.isError === true }]]);
-    }
-  });
-  return evs;
+  if (!base || !batch.length) return []; // session deleted meanwhile, or nothing but model / engine session
+  return rowEvents(st, batch, plan, Number(base.base));
 }
-

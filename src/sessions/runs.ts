@@ -6,10 +6,10 @@ import type { HubContext } from '../context.js';
 import type { Block, FrameOf, HostToHub, Usage } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
 import { newId } from '../ids.js';
-import { notifyAgentChanged, recordRuns, type RunCount } from '../agents/usage.js';
-import { rows, one, tx, marks, type Em } from './sql.js';
+import { notifyAgentChanged } from '../agents/usage.js';
+import { rows, one, tx, type Em } from './sql.js';
 import { GroupCommit } from './group.js';
-import { writeRunBatch, costOf, FLUSH_MS, type Ev, type RunEnd, type Row, type RunState } from './run-batch.js';
+import { writeRunBatch, planSeqs, rowEvents, assistantTexts, costOf, FLUSH_MS, type Ev, type RunEnd, type Row, type RunState } from './run-batch.js';
 import type { SessionEvents } from './events.js';
 import type { ClaimedTask } from './queue.js';
 
@@ -31,6 +31,16 @@ interface EndOut {
   evs: Array<[string, Ev]>;
   publishEnd: boolean;
   status: string;
+  /** The run's host has waiting work. */
+  waiting: boolean;
+}
+
+/** A row as hub_end_runs reads it (see end-function.ts). */
+function rowJson(r: Row, seq: number | null, off: number | null, partial = false) {
+  return {
+    id: r.id, role: r.role, kind: r.kind, content: r.content, seq, off, tool_name: r.toolName, tool_id: r.toolId,
+    tool_input: r.toolInput, tool_result: r.toolResult, interrupted: r.interrupted, ...(partial ? { partial: true } : {}),
+  };
 }
 export class RunTracker {
   private states = new Map<string, RunState>();
@@ -40,8 +50,8 @@ export class RunTracker {
   constructor(
     private readonly ctx: HubContext,
     private readonly events: SessionEvents,
-    /** Called after a run's end is committed (the host's running count changed). */
-    private readonly onEnded: (hostId: string) => void,
+    /** Called after a run's end is committed (the host's running count changed); `waiting`: whether the host has waiting work, undefined when unknown. */
+    private readonly onEnded: (hostId: string, waiting?: boolean) => void,
   ) {}
 
   /** A claimed task was sent to its host. */
@@ -177,69 +187,77 @@ export class RunTracker {
     }
     st.model = end.model ?? st.model;
     st.engineSessionId = end.engineSessionId ?? st.engineSessionId;
+    let waiting: boolean | undefined; // unknown when the write failed: the scheduler looks for itself
     st.chain = st.chain
       .then(() => this.finalize(st, end))
+      .then((w) => void (waiting = w))
       .catch((e) => this.ctx.log.error('session run end failed', { runId: st.runId, err: e }))
       .finally(() => {
         setTimeout(() => this.states.get(st.runId) === st && this.states.delete(st.runId), 60_000).unref?.();
-        this.onEnded(st.hostId);
+        this.onEnded(st.hostId, waiting);
       });
     return st.chain;
   }
 
-  /** Run ends arriving together are written in one transaction (group commit). */
-  private readonly ends = new GroupCommit<EndItem, EndOut | undefined>(() => this.ctx.em() as unknown as Em, (t, items) => this.endMany(t, items), (i) => i.st.sessionId);
+  /** Run ends arriving together are written with one call (group commit; hub_end_runs is atomic on its own). */
+  private readonly ends = new GroupCommit<EndItem, EndOut | undefined>(() => this.ctx.em() as unknown as Em, (em, items) => this.endMany(em, items), (i) => i.st.sessionId, false);
 
-  private async finalize(st: RunState, end: RunEnd): Promise<void> {
+  /** Writes the run's end; answers whether its host has waiting work (undefined: the end was written before). */
+  private async finalize(st: RunState, end: RunEnd): Promise<boolean | undefined> {
     // Taken out of the state once, so a retried batch writes the same rows.
     const item: EndItem = { st, end, rows: st.pending.splice(0), partial: st.partial.join(''), usage: end.usage ?? { inputTokens: 0, outputTokens: 0 } };
     st.partial = [];
     const out = await this.ends.submit(item);
-    if (!out) return;
+    if (!out) return false; // ended before: whoever ended it saw to the queue
     this.publish(st, out.evs, true);
     if (st.agentId) {
       if (st.model) this.models.set(st.agentId, st.model);
       this.agentChanged(st.agentId);
     }
-    if (!out.publishEnd) return; // aborted: the abort already told the readers
-    if (out.status === 'completed') this.events.emit(st.sessionId, st.runId, 'run.completed', { status: 'completed' });
-    else this.events.emit(st.sessionId, st.runId, 'run.error', { status: 'error', code: end.error?.code ?? 'ENGINE_FAILED', message: end.error?.message ?? 'the engine failed' });
+    if (out.publishEnd) {
+      if (out.status === 'completed') this.events.emit(st.sessionId, st.runId, 'run.completed', { status: 'completed' });
+      else this.events.emit(st.sessionId, st.runId, 'run.error', { status: 'error', code: end.error?.code ?? 'ENGINE_FAILED', message: end.error?.message ?? 'the engine failed' });
+    } // else aborted: the abort already told the readers
+    return out.waiting;
   }
 
   /**
-   * Ends several runs in the caller's transaction. Lock order, the same in every batch: sessions
-   * (sorted), their tasks, then one statement per run in session order, then the agents' counters
-   * of the whole batch (agents sorted, see recordRuns).
+   * Ends several runs with one call of hub_end_runs (end-function.ts: the locks, the final status,
+   * the last rows, the running slot, the agents' counters, and which hosts have waiting work).
    */
-  private async endMany(t: Em, items: EndItem[]): Promise<Array<EndOut | undefined>> {
-    // One statement locks each session (in id order) and then its ended task: ORDER BY with FOR UPDATE
-    // locks rows in output order. A deleted session leaves its run nothing to end.
-    const rids = items.map((i) => i.st.runId);
-    const prevs = new Map((await rows<{ id: string; status: string; ended_at: unknown; user_id: string }>(t,
-      `select t.id, t.status, t.ended_at, t.user_id from sessions s join session_tasks t on t.session_id = s.id
-        where t.id in (${marks(rids.length)}) order by s.id, t.id for no key update of s, t`, rids)).map((r) => [r.id, r]));
-    const out = new Map<EndItem, EndOut | undefined>();
-    const counts: RunCount[] = [];
-    for (const item of [...items].sort((a, b) => (a.st.sessionId < b.st.sessionId ? -1 : a.st.sessionId > b.st.sessionId ? 1 : 0))) {
-      const { st, end, rows: rowsIn, partial, usage } = item;
-      const prev = prevs.get(st.runId);
-      if (!prev || prev.ended_at) {
-        out.set(item, undefined);
-        continue;
-      }
-      const batch = [...rowsIn];
-      const interrupted = end.aborted === true || prev.status === 'aborted';
-      if (interrupted) for (const r of batch) if (r.role === 'assistant') r.interrupted = true;
-      if (interrupted && partial) batch.push(this.row('assistant', { kind: 'text', content: partial }, true));
-      const status = prev.status !== 'running' ? prev.status : end.ok ? 'completed' : interrupted ? 'aborted' : 'failed';
-      const model = st.agentId && st.model && this.models.get(st.agentId) !== st.model ? st.model : undefined;
-      // One statement: the rows, the task's end, the session's running slot.
-      const evs = await writeRunBatch(t, st, batch, { status, usage, error: end.error, interrupted });
-      if (st.agentId) counts.push({ agentId: st.agentId, cost: costOf(usage), userId: prev.user_id, modelName: model });
-      out.set(item, { evs, publishEnd: prev.status === 'running', status });
-    }
-    await recordRuns(t, counts);
-    return items.map((i) => out.get(i));
+  private async endMany(em: Em, items: EndItem[]): Promise<Array<EndOut | undefined>> {
+    const planned = await Promise.all(items.map(async (item) => {
+      const { st, end, rows: batch, partial, usage } = item;
+      const plan = await planSeqs(em, st, batch);
+      const texts = assistantTexts(batch);
+      const model = st.agentId && st.model && this.models.get(st.agentId) !== st.model ? st.model : null;
+      const rowsOut = batch.map((r, i) => rowJson(r, plan.known[i], plan.offset[i]));
+      // The turn's streamed text not covered by a complete message: stored only if the run was interrupted.
+      if (partial) rowsOut.push(rowJson(this.row('assistant', { kind: 'text', content: partial }, true), null, plan.fresh, true));
+      return {
+        item, plan,
+        json: {
+          run: st.runId, sid: st.sessionId, hid: st.hostId, aid: st.agentId || null, engine: st.engine,
+          ok: end.ok, aborted: end.aborted === true, tin: usage.inputTokens, tout: usage.outputTokens, cost: costOf(usage),
+          model: st.model ?? null, esid: st.engineSessionId ?? null, ecode: end.error?.code ?? null, emsg: end.error?.message ?? null,
+          amodel: model, n: batch.length, texts: texts.count, fresh: plan.fresh, last: texts.last, partial: partial || null, rows: rowsOut,
+        },
+      };
+    }));
+    const res = await rows<{ o_run: string | null; o_status: string | null; o_prev: string | null; o_base: string | null; o_waiting_host: string | null }>(em,
+      `select * from hub_end_runs(?::jsonb)`, [JSON.stringify(planned.map((p) => p.json))]);
+    const ended = new Map(res.filter((r) => r.o_run).map((r) => [r.o_run!, r]));
+    const waiting = new Set(res.filter((r) => r.o_waiting_host).map((r) => r.o_waiting_host!));
+    return planned.map(({ item, plan }) => {
+      const r = ended.get(item.st.runId);
+      if (!r) return undefined; // ended before, or its session is gone
+      return {
+        evs: rowEvents(item.st, item.rows, plan, Number(r.o_base)),
+        publishEnd: r.o_prev === 'running',
+        status: r.o_status!,
+        waiting: waiting.has(item.st.hostId),
+      };
+    });
   }
 
   /** Agent counters changed: tell the market caches, batched (one notice per agent per NOTIFY_MS). */

@@ -110,13 +110,17 @@ export class Scheduler {
 
   private endedHosts = new Set<string>();
   /**
-   * A run ended (committed): capacity freed, the next waiting message may start. The hosts whose
-   * runs ended in one loop turn are looked at with one unlocked query, and only those with waiting
-   * work are drained (a drain locks the host row, which accepts need too). A message queued for
-   * host capacity concurrently with this look is drained by its own accept (Messaging.send).
+   * A run ended (committed): capacity freed, the next waiting message may start. `waiting` says
+   * whether the host has waiting work, as hub_end_runs saw it after taking the session locks (a
+   * message queued for host capacity after that drains its host itself, Messaging.send). When it is
+   * unknown, the hosts whose runs ended in one loop turn are looked at with one unlocked query, and
+   * only those with waiting work are drained (a drain locks the host row, which accepts need too).
    */
-  ended(hostId: string): void {
+  ended(hostId: string, waiting?: boolean): void {
     if (this.closed) return;
+    this.countSoon(hostId); // presence shows the freed capacity (and idle hosts get owed settings)
+    if (waiting === true) return void this.drain(hostId);
+    if (waiting === false) return;
     if (this.endedHosts.size === 0) setImmediate(() => void this.drainEnded());
     this.endedHosts.add(hostId);
   }
@@ -124,7 +128,6 @@ export class Scheduler {
   private async drainEnded(): Promise<void> {
     const ids = [...this.endedHosts];
     this.endedHosts.clear();
-    for (const h of ids) this.countSoon(h); // presence shows the freed capacity (and idle hosts get owed settings)
     try {
       const waiting = await rows<{ host_id: string }>(this.em(),
         `select distinct host_id from session_tasks where host_id in (${marks(ids.length)}) and status = 'queued'`, ids);

@@ -1,0 +1,32 @@
+// The agents' run counters as one PostgreSQL function, so the rule has one
+// home whether a run's end is written by the hub (recordRuns) or inside the
+// sessions' hub_end_runs. Input: [{aid, cost, uid, model}], one per finished
+// run. Per agent: runs + n, cost + costs, lastUsedAt = now, modelName = the
+// model the runs reported; for a paid agent, earn grows by the cost of the
+// runs of users other than its owner. Agents are locked in id order first,
+// so concurrent batches cannot deadlock on them.
+// A change is a new migration that replaces the function.
+export const RECORD_RUNS_FUNCTION_SQL = `
+create or replace function hub_record_runs(p_runs jsonb)
+returns void
+language plpgsql as $fn$
+begin
+  if p_runs is null or jsonb_array_length(p_runs) = 0 then
+    return;
+  end if;
+  perform 1 from (
+    select a.id from agents a where a.id in (select e->>'aid' from jsonb_array_elements(p_runs) e) order by a.id for no key update
+  ) locked_agents;
+  with v as (
+    select e->>'aid' as aid, greatest(0, (e->>'cost')::bigint) as cost, e->>'uid' as uid, e->>'model' as model
+      from jsonb_array_elements(p_runs) e),
+  agg as (
+    select v.aid, count(*) as n, sum(v.cost) as cost, (array_agg(v.model) filter (where v.model is not null))[1] as model
+      from v group by v.aid)
+  update agents a set runs = a.runs + agg.n, cost = a.cost + agg.cost, last_used_at = now(),
+         earn = a.earn + case when a.pricing = 'paid'
+           then (select coalesce(sum(v.cost), 0) from v where v.aid = a.id and v.uid is not null and v.uid <> a.owner_id) else 0 end,
+         model_name = coalesce(left(agg.model, 200), a.model_name)
+    from agg where a.id = agg.aid;
+end
+$fn$`;

@@ -1,0 +1,87 @@
+// The end of runs as one PostgreSQL function: a batch of run ends is one
+// round trip (instead of BEGIN, a lock, a statement per run, the agents'
+// counters, COMMIT and a look for waiting work), with plans cached per
+// connection. Its statements run in order, each with a fresh snapshot:
+//   1. lock each run's session and then its task, in session id order;
+//   2. one statement: skip runs already ended (or whose session is gone),
+//      decide each run's final status from the status it had (an aborted run
+//      stays aborted and its assistant text is marked interrupted), write the
+//      run's last rows (numbered from the session's seq counter, which the
+//      same statement bumps), end the task, free the session's running slot,
+//      add to the agents' counters, and report the batch's hosts that have
+//      waiting work (this snapshot sees every message queued before the
+//      session locks were taken; one queued later drains its host itself).
+// Batch element: {run, sid, hid, aid, engine, ok, aborted, tin, tout, model,
+// esid, ecode, emsg, amodel, n, texts, fresh, last, partial, rows}; `rows`
+// as writeRunBatch numbers them (seq known, or off from the base), a row with
+// `partial: true` (the streamed text of the turn) only when interrupted.
+// A change is a new migration that replaces the function.
+export const END_FUNCTION_SQL = `
+create or replace function hub_end_runs(p_batch jsonb)
+returns table (o_run text, o_status text, o_prev text, o_base bigint, o_waiting_host text)
+language plpgsql as $fn$
+declare
+  v_rows jsonb;
+begin
+  perform 1 from (
+    select s.id from sessions s join session_tasks t on t.session_id = s.id
+     where t.id in (select e->>'run' from jsonb_array_elements(p_batch) e) order by s.id, t.id for no key update of s, t
+  ) locked_runs;
+  with v as (
+    select e->>'run' as run, e->>'sid' as sid, e->>'aid' as aid, e->>'engine' as engine,
+           (e->>'ok')::boolean as ok, coalesce((e->>'aborted')::boolean, false) as aborted,
+           (e->>'tin')::bigint as tin, (e->>'tout')::bigint as tout, (e->>'cost')::bigint as cost, e->>'model' as model, e->>'esid' as esid,
+           e->>'ecode' as ecode, e->>'emsg' as emsg, e->>'amodel' as amodel,
+           (e->>'n')::int as n, (e->>'texts')::int as texts, (e->>'fresh')::int as fresh, e->>'last' as last_text,
+           e->>'partial' as partial, e->'rows' as rows
+      from jsonb_array_elements(p_batch) e),
+  q as (
+    select v.*, t.status as prev, t.user_id, (v.aborted or t.status = 'aborted') as intr,
+           case when t.status <> 'running' then t.status when v.ok then 'completed'
+                when v.aborted or t.status = 'aborted' then 'aborted' else 'failed' end as final,
+           case when (v.aborted or t.status = 'aborted') and v.partial is not null then 1 else 0 end as extra
+      from v join session_tasks t on t.id = v.run
+     where t.ended_at is null),
+  rr as (
+    select q.run, q.sid, q.engine, q.intr, x.*
+      from q, jsonb_to_recordset(q.rows) as x(id text, role text, kind text, content text, seq int, off int, tool_name text,
+                                                tool_id text, tool_input jsonb, tool_result jsonb, interrupted boolean, partial boolean)
+     where not coalesce(x.partial, false) or q.intr),
+  s as (
+    update sessions s set next_seq = s.next_seq + q.fresh + q.extra, message_count = s.message_count + q.n + q.extra,
+           unread = s.unread + q.texts + q.extra,
+           last_message = coalesce(left(case when q.extra = 1 then q.partial else q.last_text end, 500), s.last_message),
+           last_msg_at = case when q.n + q.extra > 0 then now() else s.last_msg_at end,
+           last_active_at = now(), updated_at = now(), model = coalesce(q.model, s.model),
+           engine_session_id = coalesce(q.esid, s.engine_session_id),
+           running_task_id = case when s.running_task_id = q.run then null else s.running_task_id end
+      from q where s.id = q.sid
+    returning s.id, s.next_seq - q.fresh - q.extra as base),
+  m as (
+    insert into session_messages (id, session_id, task_id, role, kind, content, seq, tool_name, tool_id, tool_input, tool_result, provider, interrupted)
+    select rr.id, rr.sid, rr.run, rr.role, rr.kind, rr.content, coalesce(rr.seq, s.base + rr.off), rr.tool_name, rr.tool_id,
+           rr.tool_input, rr.tool_result, rr.engine, coalesce(rr.interrupted, false) or (rr.intr and rr.role = 'assistant')
+      from rr join s on s.id = rr.sid
+    returning 1),
+  i as (
+    update session_messages sm set interrupted = true
+     where sm.task_id in (select q.run from q where q.intr) and sm.role = 'assistant' and not sm.interrupted
+    returning 1),
+  t as (
+    update session_tasks st set status = q.final, input_tokens = q.tin, output_tokens = q.tout, model = coalesce(q.model, st.model),
+           error_code = q.ecode, error_message = q.emsg, ended_at = now()
+      from q where st.id = q.run
+    returning 1)
+  select coalesce(jsonb_agg(jsonb_build_object('run', q.run, 'final', q.final, 'prev', q.prev, 'base', s.base,
+                                               'aid', q.aid, 'cost', q.cost, 'uid', q.user_id, 'model', q.amodel)), '[]'::jsonb)
+    into v_rows
+    from q join s on s.id = q.sid;
+  perform hub_record_runs((select jsonb_agg(r) from jsonb_array_elements(v_rows) r where r->>'aid' is not null));
+  return query
+  select r->>'run', r->>'final', r->>'prev', (r->>'base')::bigint, null::text from jsonb_array_elements(v_rows) r
+  union all
+  select null::text, null::text, null::text, null::bigint, w.host_id
+    from (select distinct tk.host_id from session_tasks tk
+           where tk.status = 'queued' and tk.host_id in (select e->>'hid' from jsonb_array_elements(p_batch) e)) w;
+end
+$fn$`;

@@ -1,0 +1,13 @@
+import { Migration } from '@mikro-orm/migrations';
+import { END_FUNCTION_SQL } from './end-function.js';
+
+// The end of runs as a database function (see end-function.ts).
+export class SessionsEndRunsMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(END_FUNCTION_SQL);
+  }
+
+  override async down(): Promise<void> {
+    this.addSql(`drop function if exists hub_end_runs(jsonb)`);
+  }
+}
