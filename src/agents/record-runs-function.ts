@@ -9,14 +9,19 @@
 export const RECORD_RUNS_FUNCTION_SQL = `
 create or replace function hub_record_runs(p_runs jsonb)
 returns void
+-- Every table access here is a lookup by key: while a table is small or its statistics are
+-- stale, a cached plan would otherwise scan it whole on every call.
+set enable_seqscan = off
 language plpgsql as $fn$
+declare
+  v_aids text[];
 begin
   if p_runs is null or jsonb_array_length(p_runs) = 0 then
     return;
   end if;
-  perform 1 from (
-    select a.id from agents a where a.id in (select e->>'aid' from jsonb_array_elements(p_runs) e) order by a.id for no key update
-  ) locked_agents;
+  -- Ids as an array: "= any(array)" keeps the lookups on the primary key (see hub_accept).
+  v_aids := array(select distinct e->>'aid' from jsonb_array_elements(p_runs) e);
+  perform 1 from (select a.id from agents a where a.id = any(v_aids) order by a.id for no key update) locked_agents;
   with v as (
     select e->>'aid' as aid, greatest(0, (e->>'cost')::bigint) as cost, e->>'uid' as uid, e->>'model' as model
       from jsonb_array_elements(p_runs) e),
@@ -27,6 +32,6 @@ begin
          earn = a.earn + case when a.pricing = 'paid'
            then (select coalesce(sum(v.cost), 0) from v where v.aid = a.id and v.uid is not null and v.uid <> a.owner_id) else 0 end,
          model_name = coalesce(left(agg.model, 200), a.model_name)
-    from agg where a.id = agg.aid;
+    from agg where a.id = agg.aid and a.id = any(v_aids);
 end
 $fn$`;

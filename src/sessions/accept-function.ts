@@ -17,24 +17,30 @@
 export const ACCEPT_FUNCTION_SQL = `
 create or replace function hub_accept(p_batch jsonb, p_max_waiting int)
 returns table (o_ord int, o_outcome text, o_engine_session_id text, o_mode text, o_effort text)
+-- Every table access here is a lookup by key: while a table is small or its statistics are
+-- stale, a cached plan would otherwise scan it whole on every call.
+set enable_seqscan = off
 language plpgsql as $fn$
+declare
+  -- Ids as arrays: "= any(array)" keeps every lookup on an index whatever the batch size (a join
+  -- to the batch's rows gets a generic plan that may scan whole tables).
+  v_sids text[] := array(select e->>'sid' from jsonb_array_elements(p_batch) e);
+  v_hids text[] := array(select distinct e->>'hid' from jsonb_array_elements(p_batch) e);
 begin
-  perform 1 from (
-    select s.id from sessions s where s.id in (select e->>'sid' from jsonb_array_elements(p_batch) e) order by s.id for no key update
-  ) locked_sessions;
-  perform 1 from (
-    select h.id from hosts h where h.id in (select e->>'hid' from jsonb_array_elements(p_batch) e) order by h.id for no key update
-  ) locked_hosts;
+  perform 1 from (select s.id from sessions s where s.id = any(v_sids) order by s.id for no key update) locked_sessions;
+  perform 1 from (select h.id from hosts h where h.id = any(v_hids) order by h.id for no key update) locked_hosts;
   return query
   with v as (
     select (e->>'ord')::int as ord, e->>'sid' as sid, e->>'uid' as uid, e->>'tid' as tid, e->>'mid' as mid,
            e->>'content' as content, e->>'hid' as hid, (e->>'cap')::int as cap, e->>'aid' as aid,
            e->>'engine' as engine, e->>'wd' as wd, e->>'mode' as mode, e->>'effort' as effort
       from jsonb_array_elements(p_batch) e),
+  sx as (select s.id, s.user_id, s.running_task_id, s.engine_session_id, s.mode, s.effort from sessions s where s.id = any(v_sids)),
+  hx as (select h.id from hosts h where h.id = any(v_hids)),
   w as (select t.session_id, count(*) as n from session_tasks t
-         where t.status = 'queued' and t.session_id in (select v.sid from v) group by t.session_id),
+         where t.status = 'queued' and t.session_id = any(v_sids) group by t.session_id),
   r as (select t.host_id, count(*) as n from session_tasks t
-         where t.status = 'running' and t.host_id in (select v.hid from v) group by t.host_id),
+         where t.status = 'running' and t.host_id = any(v_hids) group by t.host_id),
   c as (
     select v.*, s.engine_session_id, coalesce(v.mode, s.mode) as run_mode, coalesce(v.effort, s.effort) as run_effort,
            case when s.id is null or s.user_id <> v.uid then 'not_found'
@@ -44,7 +50,7 @@ begin
                        else 'host_capacity' end
                 when h.id is null then 'no_host'
                 else 'candidate' end as kind
-      from v left join sessions s on s.id = v.sid left join w on w.session_id = v.sid left join hosts h on h.id = v.hid),
+      from v left join sx s on s.id = v.sid left join w on w.session_id = v.sid left join hx h on h.id = v.hid),
   d as (
     select c.*, c.kind = 'candidate'
              and coalesce(r.n, 0) + row_number() over (partition by c.hid, c.kind = 'candidate' order by c.ord) <= c.cap as go
@@ -54,7 +60,7 @@ begin
     update sessions s set next_seq = s.next_seq + 1, message_count = s.message_count + 1, last_message = left(d.content, 500),
            last_msg_at = now(), last_active_at = now(), updated_at = now(),
            running_task_id = case when d.go then d.tid else s.running_task_id end
-      from d where s.id = d.sid
+      from d where s.id = d.sid and s.id = any(v_sids)
     returning s.id, s.next_seq - 1 as seq),
   m as (
     insert into session_messages (id, session_id, task_id, role, kind, content, seq, provider)

@@ -19,13 +19,21 @@
 export const END_FUNCTION_SQL = `
 create or replace function hub_end_runs(p_batch jsonb)
 returns table (o_run text, o_status text, o_prev text, o_base bigint, o_waiting_host text)
+-- Every table access here is a lookup by key: while a table is small or its statistics are
+-- stale, a cached plan would otherwise scan it whole on every call.
+set enable_seqscan = off
 language plpgsql as $fn$
 declare
+  -- Ids as arrays: "= any(array)" keeps every lookup on an index (see hub_accept).
+  v_runs text[] := array(select e->>'run' from jsonb_array_elements(p_batch) e);
+  v_sids text[] := array(select e->>'sid' from jsonb_array_elements(p_batch) e);
+  v_hids text[] := array(select distinct e->>'hid' from jsonb_array_elements(p_batch) e);
   v_rows jsonb;
+  v_intr text[];
 begin
   perform 1 from (
     select s.id from sessions s join session_tasks t on t.session_id = s.id
-     where t.id in (select e->>'run' from jsonb_array_elements(p_batch) e) order by s.id, t.id for no key update of s, t
+     where s.id = any(v_sids) and t.id = any(v_runs) order by s.id, t.id for no key update of s, t
   ) locked_runs;
   with v as (
     select e->>'run' as run, e->>'sid' as sid, e->>'aid' as aid, e->>'engine' as engine,
@@ -41,7 +49,7 @@ begin
                 when v.aborted or t.status = 'aborted' then 'aborted' else 'failed' end as final,
            case when (v.aborted or t.status = 'aborted') and v.partial is not null then 1 else 0 end as extra
       from v join session_tasks t on t.id = v.run
-     where t.ended_at is null),
+     where t.id = any(v_runs) and t.ended_at is null),
   rr as (
     select q.run, q.sid, q.engine, q.intr, x.*
       from q, jsonb_to_recordset(q.rows) as x(id text, role text, kind text, content text, seq int, off int, tool_name text,
@@ -55,7 +63,7 @@ begin
            last_active_at = now(), updated_at = now(), model = coalesce(q.model, s.model),
            engine_session_id = coalesce(q.esid, s.engine_session_id),
            running_task_id = case when s.running_task_id = q.run then null else s.running_task_id end
-      from q where s.id = q.sid
+      from q where s.id = q.sid and s.id = any(v_sids)
     returning s.id, s.next_seq - q.fresh - q.extra as base),
   m as (
     insert into session_messages (id, session_id, task_id, role, kind, content, seq, tool_name, tool_id, tool_input, tool_result, provider, interrupted)
@@ -63,25 +71,26 @@ begin
            rr.tool_input, rr.tool_result, rr.engine, coalesce(rr.interrupted, false) or (rr.intr and rr.role = 'assistant')
       from rr join s on s.id = rr.sid
     returning 1),
-  i as (
-    update session_messages sm set interrupted = true
-     where sm.task_id in (select q.run from q where q.intr) and sm.role = 'assistant' and not sm.interrupted
-    returning 1),
   t as (
     update session_tasks st set status = q.final, input_tokens = q.tin, output_tokens = q.tout, model = coalesce(q.model, st.model),
            error_code = q.ecode, error_message = q.emsg, ended_at = now()
-      from q where st.id = q.run
+      from q where st.id = q.run and st.id = any(v_runs)
     returning 1)
-  select coalesce(jsonb_agg(jsonb_build_object('run', q.run, 'final', q.final, 'prev', q.prev, 'base', s.base,
+  select coalesce(jsonb_agg(jsonb_build_object('run', q.run, 'final', q.final, 'prev', q.prev, 'base', s.base, 'intr', q.intr,
                                                'aid', q.aid, 'cost', q.cost, 'uid', q.user_id, 'model', q.amodel)), '[]'::jsonb)
     into v_rows
     from q join s on s.id = q.sid;
+  -- Interrupted runs: their earlier assistant rows too (this statement sees the rows just written).
+  v_intr := array(select r->>'run' from jsonb_array_elements(v_rows) r where (r->>'intr')::boolean);
+  if cardinality(v_intr) > 0 then
+    update session_messages sm set interrupted = true where sm.task_id = any(v_intr) and sm.role = 'assistant' and not sm.interrupted;
+  end if;
   perform hub_record_runs((select jsonb_agg(r) from jsonb_array_elements(v_rows) r where r->>'aid' is not null));
   return query
   select r->>'run', r->>'final', r->>'prev', (r->>'base')::bigint, null::text from jsonb_array_elements(v_rows) r
   union all
   select null::text, null::text, null::text, null::bigint, w.host_id
     from (select distinct tk.host_id from session_tasks tk
-           where tk.status = 'queued' and tk.host_id in (select e->>'hid' from jsonb_array_elements(p_batch) e)) w;
+           where tk.status = 'queued' and tk.host_id = any(v_hids)) w;
 end
 $fn$`;
