@@ -173,7 +173,14 @@ export async function run(opts: { seconds?: number; rate?: number; write?: boole
       return { target, rate, sent: total, dispatched: lat.length, errors, p50ms: r2(pct(lat, 0.5)), p99ms: r2(pct(lat, 0.99)), maxms: r2(Math.max(...lat)) };
     };
 
+    // Warm-up, not reported: both nodes' request paths, JIT and database plans at the measured rate
+    // (a cold node's first few hundred milliseconds are slower, and the phase measured first would carry them).
+    await measure('warm-up (node A)', a, low);
     await measure('warm-up (node B)', b, low);
+    await measure('warm-up (node A)', a, rate);
+    await measure('warm-up (node B)', b, rate);
+    a.profile(); // BENCH_HUB_PROFILE: each node's CPU profile of the measured phases
+    b.profile();
     const same = await measure('same node: client on A, host on A', a, rate);
     const cross = await measure('cross node: client on B, host on A', b, rate);
     // Below saturation, where the difference is the cross-node hop and not queueing.

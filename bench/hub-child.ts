@@ -14,7 +14,8 @@ import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startTestHub } from '../test/helpers/hub.js';
 
-const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0, ...JSON.parse(process.env.BENCH_HUB_CONFIG ?? '{}') });
+const config = JSON.parse(process.env.BENCH_HUB_CONFIG ?? '{}');
+const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0, ...config });
 const u = process.env.BENCH_HUB_USER === '0' ? undefined : await t.user('bench');
 const conn = t.hub.ctx.em().getConnection();
 const loop = monitorEventLoopDelay({ resolution: 1 });
@@ -32,12 +33,14 @@ process.on('message', async (m: { t: string; id?: number }) => {
     const r = await conn.execute(`select count(*) as c from session_tasks where status in ('queued', 'running')`);
     process.send!({ t: 'open', id: m.id, n: Number(r[0].c) });
   } else if (m.t === 'close') {
-    if (prof) writeFileSync(process.env.BENCH_HUB_PROFILE!, JSON.stringify((await prof.post('Profiler.stop')).profile));
+    if (prof) writeFileSync(process.env.BENCH_HUB_PROFILE!.replace('%n', config.nodeId ?? 'hub'), JSON.stringify((await prof.post('Profiler.stop')).profile));
     await t.close().catch(() => undefined);
     process.exit(0);
   }
 });
 process.on('disconnect', () => void t.close().finally(() => process.exit(0))); // the bench died: do not linger
-// BENCH_HUB_PROFILE=file.cpuprofile: a CPU profile of the hub from {t: 'profile'} (setup done) to close.
+// BENCH_HUB_PROFILE=file.cpuprofile: a CPU profile of the hub from {t: 'profile'} (setup done) to close;
+// `%n` in the name is replaced by the node id. (Node's --cpu-prof, which profiles from the start,
+// breaks uWS's WebSocket upgrades here: connections close with 1006 before the welcome.)
 const prof = process.env.BENCH_HUB_PROFILE ? new Session() : undefined;
 process.send!({ t: 'ready', url: t.url, key: u?.key, adminKey: t.adminKey });

@@ -35,6 +35,8 @@ export async function forkHub(opts: { config?: Record<string, unknown>; user?: b
     env: { ...process.env, BENCH_HUB_CONFIG: JSON.stringify(opts.config ?? {}), BENCH_HUB_USER: opts.user === false ? '0' : '1' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  let closing = false;
+  child.on('exit', (code, signal) => void (!closing && console.error(`bench hub ${opts.name ?? ''} exited early: code ${code}, signal ${signal}`)));
   const waiters = new Map<number, (n: number) => void>();
   let loopWaiter: ((l: LoopDelay) => void) | undefined;
   let seq = 0;
@@ -60,6 +62,7 @@ export async function forkHub(opts: { config?: Record<string, unknown>; user?: b
       child.send({ t: 'loop-read' });
     }),
     close: () => new Promise((res) => {
+      closing = true;
       if (child.exitCode !== null) return res();
       child.once('exit', () => res());
       child.send({ t: 'close' });

@@ -6,6 +6,8 @@ export interface Config {
   host: string;
   /** PostgreSQL URL; unset → embedded PGlite under dataDir/pg. */
   databaseUrl?: string;
+  /** PostgreSQL connections per node, all opened at start and kept (a burst never waits for a new one). */
+  dbPoolSize: number;
   dataDir: string;
   redisUrl?: string;
   /** Master secret; unset → generated once into dataDir (see secrets.ts). */
@@ -69,6 +71,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: int(env.PORT, 8080),
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || undefined,
+    dbPoolSize: Math.max(1, int(env.DB_POOL_SIZE, 10)),
     dataDir: resolve(env.DATA_DIR || './data'),
     redisUrl: env.REDIS_URL || undefined,
     secretKey: env.SECRET_KEY || undefined,

@@ -15,13 +15,14 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'>, log: Logger): Promise<Database> {
+export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'dbPoolSize'>>, log: Logger): Promise<Database> {
   const embedded = cfg.databaseUrl ? undefined : await startEmbedded(cfg.dataDir);
   const options: Options = {
     entities: allEntities as EntitySchema[],
     clientUrl: cfg.databaseUrl ?? embedded!.url,
-    // PGlite serves one connection at a time.
-    pool: embedded ? { min: 0, max: 1 } : { min: 1, max: 10 },
+    // PGlite serves one connection at a time. On PostgreSQL the pool is opened whole at start and
+    // kept: a connection made during a burst costs its first requests a connect and cold plans.
+    pool: embedded ? { min: 0, max: 1 } : { min: cfg.dbPoolSize ?? 10, max: cfg.dbPoolSize ?? 10 },
     extensions: [Migrator],
     migrations: { migrationsList: allMigrations, transactional: true, allOrNothing: true, snapshot: false, silent: true },
     allowGlobalContext: false,
