@@ -12,23 +12,23 @@ test('the ring keeps the last RING_SIZE events of the turn: older resumes are re
     events.emit('ses_1', 'run_a', 'accepted', {});
     for (let i = 0; i < RING_SIZE + 10; i++) events.emit('ses_1', 'run_a', 'message.delta', { delta: `d${i}` });
     // 1 + RING_SIZE + 10 events: the first 11 are gone.
-    assert.equal(events.replay('ses_1'), null, 'a replay from the start cannot be served');
-    assert.equal(events.replay('ses_1', 'run_a:5'), null, 'a resume from an evicted event is refused');
-    const tail = events.replay('ses_1', `run_a:${RING_SIZE + 1}`);
+    assert.equal(events.replay('ses_1', 'run_a'), null, 'a replay from the start cannot be served');
+    assert.equal(events.replay('ses_1', 'run_a', 5), null, 'a resume from an evicted event is refused');
+    const tail = events.replay('ses_1', 'run_a', RING_SIZE + 1);
     assert.ok(tail);
     assert.deepEqual(tail.map((e) => e.n), Array.from({ length: 10 }, (_, i) => RING_SIZE + 2 + i));
     assert.equal(tail[0].event, 'message.delta');
     assert.equal(tail[0].frame, `id: run_a:${RING_SIZE + 2}\nevent: message.delta\ndata: ${JSON.stringify({ sessionId: 'ses_1', status: 'processing', delta: `d${RING_SIZE}` })}\n\n`);
-    assert.deepEqual(events.replay('ses_1', 'run_other:3'), null, 'another turn\'s id is not resumable');
+    assert.equal(events.replay('ses_1', 'run_other', 3), undefined, 'another turn is not in this ring');
 
     // A new turn replaces the ring; its end sorts after every other event.
     events.emit('ses_1', 'run_b', 'accepted', {});
     events.emit('ses_1', 'run_b', 'run.completed', { status: 'completed' });
-    const b = events.replay('ses_1');
+    assert.equal(events.replay('ses_1', 'run_a'), undefined, 'the new turn replaced the old one');
+    const b = events.replay('ses_1', 'run_b');
     assert.ok(b);
     assert.deepEqual(b.map((e) => e.event), ['accepted', 'run.completed']);
     assert.ok(b[1].n > b[0].n);
-    assert.equal(events.ringRun('ses_1'), 'run_b');
   } finally {
     events.close();
   }

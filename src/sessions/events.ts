@@ -21,7 +21,8 @@ export const RING_SIZE = 2000;
 /** How long a finished turn's ring stays for late resumers. */
 export const RING_KEEP_MS = 60_000;
 
-const FINAL_N = 2 ** 50;
+/** The number of a run's end event: it sorts after every other, whichever node numbers it. */
+export const FINAL_N = 2 ** 50;
 const isEnd = (e: SessionEvent) => e.event === 'run.completed' || e.event === 'run.error';
 
 /** An event as the ring keeps it: its SSE frame, already encoded. */
@@ -130,21 +131,17 @@ export class SessionEvents {
     }
   }
 
-  /** Events of the session's latest turn after `afterId` (undefined: from the start); null when the window no longer holds it. */
-  replay(sessionId: string, afterId?: string): RingEntry[] | null {
+  /**
+   * Events of run `runId` kept here, after event number `after` (undefined: from the start):
+   * undefined when this node's ring does not hold that run, null when the window no longer
+   * reaches back that far.
+   */
+  replay(sessionId: string, runId: string, after?: number): RingEntry[] | null | undefined {
     const ring = this.rings.get(sessionId);
-    if (!ring) return afterId ? null : [];
-    if (!afterId) return ring.dropped ? null : ring.after(0);
-    const [runId, nStr] = afterId.split(':');
-    const n = Number(nStr);
-    if (runId !== ring.runId || !Number.isInteger(n)) return null;
-    if (n < ring.dropped) return null;
-    return ring.after(n);
-  }
-
-  /** The run whose events the ring holds for this session, if any. */
-  ringRun(sessionId: string): string | undefined {
-    return this.rings.get(sessionId)?.runId;
+    if (!ring || ring.runId !== runId) return undefined;
+    if (after === undefined) return ring.dropped ? null : ring.after(0);
+    if (!Number.isInteger(after) || after < ring.dropped) return null;
+    return ring.after(after);
   }
 
   /** Subscribes now and buffers until a stream is attached (nothing published meanwhile is missed). */

@@ -4,6 +4,7 @@ import type { HubContext } from '../context.js';
 import type { HttpApi } from '../server/http.js';
 import type { HostGateway } from '../hosts/gateway.js';
 import { SessionEvents } from './events.js';
+import { SessionResume } from './resume.js';
 import { RunTracker } from './runs.js';
 import { Scheduler } from './scheduler.js';
 import { Messaging } from './messaging.js';
@@ -22,12 +23,13 @@ export interface SessionsModule {
 
 export function buildSessions(ctx: HubContext, api: HttpApi, gateway: HostGateway, opts: { stopping?: () => boolean } = {}): SessionsModule {
   const events = new SessionEvents(ctx.bus);
+  const resume = new SessionResume(events, ctx.bus, ctx.config.nodeId);
   let runs!: RunTracker;
   const scheduler = new Scheduler(ctx, gateway, () => runs, opts.stopping ?? (() => false));
   runs = new RunTracker(ctx, events, (hostId, waiting) => scheduler.ended(hostId, waiting));
   const messaging = new Messaging(ctx, gateway, scheduler, runs, events);
   const service = new SessionService(ctx, messaging);
-  sessionRoutes(api, service, messaging, events);
+  sessionRoutes(api, service, messaging, events, resume);
   return {
     service,
     messaging,
@@ -40,6 +42,7 @@ export function buildSessions(ctx: HubContext, api: HttpApi, gateway: HostGatewa
     async close() {
       await scheduler.close();
       await runs.close();
+      resume.close();
       events.close();
     },
   };

@@ -8,6 +8,7 @@ import { fail } from '../errors.js';
 import type { SessionService } from './service.js';
 import type { Messaging, SendResult } from './messaging.js';
 import type { Feed, SessionEvents } from './events.js';
+import type { SessionResume } from './resume.js';
 
 const Mode = Type.Union([Type.Literal('default'), Type.Literal('accept-edits'), Type.Literal('auto'), Type.Literal('plan')]);
 const Effort = Type.Union([Type.Literal('low'), Type.Literal('default'), Type.Literal('medium'), Type.Literal('high')]);
@@ -57,7 +58,7 @@ function wantsStream(req: Req): boolean {
   return /text\/event-stream/i.test(accept);
 }
 
-export function sessionRoutes(api: HttpApi, sessions: SessionService, messaging: Messaging, events: SessionEvents): void {
+export function sessionRoutes(api: HttpApi, sessions: SessionService, messaging: Messaging, events: SessionEvents, resume: SessionResume): void {
   /** 202 JSON when queued (never a stream); otherwise the stream when asked for. */
   const answer = (r: SendResult, feed: Feed | undefined) => {
     if (!feed || r.queued) {
@@ -126,8 +127,7 @@ export function sessionRoutes(api: HttpApi, sessions: SessionService, messaging:
         throw e;
       }
       const lastId = req.headers['last-event-id'] || req.query.lastEventId;
-      const runId = row.running_task_id ?? (lastId && events.ringRun(id) === lastId.split(':')[0] ? events.ringRun(id) : undefined);
-      const replay = runId ? events.replay(id, lastId || undefined) : null;
+      const { runId, replay } = await resume.resume(id, row.running_task_id ?? undefined, lastId || undefined);
       const snapshot = { sessionId: id, status: row.running_task_id ? 'processing' : Number(row.pending ?? 0) > 0 ? 'queued' : 'active', runId: runId ?? null, messageCount: Number(row.message_count), pendingRuns: Number(row.pending ?? 0), resumed: replay !== null };
       return stream(async (s) => {
         s.send('snapshot', snapshot, lastId || undefined);

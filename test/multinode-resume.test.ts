@@ -1,0 +1,76 @@
+// Last-Event-ID across nodes: a turn dispatched through node B runs on a host
+// held by node A, so A numbers and keeps its events. A reader on B leaves
+// mid-turn and comes back to B with Last-Event-ID: B asks the other nodes over
+// the Bus (sessions/resume.ts) and replays what it missed before the live
+// events, in order and without duplicates.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestHub, createTestDatabase, type TestHub } from './helpers/hub.js';
+import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
+import { openSse } from './helpers/sse.js';
+import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
+
+const redis = await redisUrlOrSkip();
+const skip = 'skip' in redis ? redis.skip : !process.env.DATABASE_URL ? 'DATABASE_URL is not set (two hubs need one shared PostgreSQL)' : undefined;
+
+let a: TestHub;
+let b: TestHub;
+let host: FakeHost | undefined;
+let drop: (() => Promise<void>) | undefined;
+before(async () => {
+  if (skip) return;
+  const db = await createTestDatabase();
+  drop = db.drop;
+  const shared = { databaseUrl: db.url, redisUrl: (redis as { url: string }).url, redisPrefix: testPrefix(), rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 };
+  a = await startTestHub({ ...shared, nodeId: 'resume-a' });
+  b = await startTestHub({ ...shared, nodeId: 'resume-b', adminApiKey: a.adminKey });
+});
+after(async () => {
+  host?.close();
+  await b?.close();
+  await a?.close();
+  await drop?.();
+});
+
+test('a reader resuming on another node than the host\'s gets the missed events, then the live ones', { skip, timeout: 60_000 }, async () => {
+  const u = await a.user();
+  const { credential } = await pairHost(a, u.key);
+  host = await connectFakeHost(a, credential, { capacity: 2 });
+  const h = host;
+  const agent = await eventually(async () => {
+    const r = await a.api('POST', '/api/v1/agents', { token: u.key, body: { name: 'resume', scope: 'private', hostId: h.hostId, engine: 'claude-code' } });
+    return r.status === 201 ? r.body.data : undefined;
+  }, 10_000, 50);
+  // Runs missing from the hello's `running` list are failed LOST_RUN_GRACE_MS after it (scheduler.ts).
+  await new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS + 300));
+  const sid = (await b.api('POST', '/api/v1/sessions', { token: u.key, body: { agentId: agent.id } })).body.data.id;
+  const sent = await b.api('POST', `/api/v1/sessions/${sid}/messages`, { token: u.key, body: { content: 'stream' } });
+  assert.equal(sent.status, 202, sent.text);
+  const start: any = await h.next((f) => f.t === 'run.start');
+  const auth = { authorization: `Bearer ${u.key}` };
+
+  const first = await openSse(`${b.url}/api/v1/sessions/${sid}/events`, { headers: auth });
+  await first.until((f) => f.event === 'snapshot');
+  h.send({ t: 'run.delta', runId: start.runId, text: 'one ' });
+  h.send({ t: 'run.delta', runId: start.runId, text: 'two ' });
+  const two = await first.until((f) => f.event === 'message.delta' && f.data.delta === 'two ');
+  first.close();
+  h.send({ t: 'run.delta', runId: start.runId, text: 'three ' });
+  h.send({ t: 'run.delta', runId: start.runId, text: 'four ' });
+  // Node A has numbered them once node B's readers could have seen them.
+  await new Promise((r) => setTimeout(r, 200));
+
+  const again = await openSse(`${b.url}/api/v1/sessions/${sid}/events`, { headers: { ...auth, 'last-event-id': two.id! } });
+  const snap = await again.until((f) => f.event === 'snapshot');
+  assert.equal(snap.data.resumed, true, 'node B could replay the turn');
+  await again.until((f) => f.event === 'message.delta' && f.data.delta === 'four ');
+  h.send({ t: 'run.delta', runId: start.runId, text: 'five' });
+  h.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+  await again.ended;
+  const deltas = again.frames.filter((f) => f.event === 'message.delta').map((f) => f.data.delta);
+  assert.deepEqual(deltas, ['three ', 'four ', 'five'], 'what was missed, then what is live, once each');
+  assert.equal(again.frames.at(-1)!.event, 'run.completed');
+  const ids = again.frames.filter((f) => f.id && f.event !== 'snapshot').map((f) => Number(f.id!.split(':')[1]));
+  assert.deepEqual(ids, [...ids].sort((x, y) => x - y), 'event ids increase');
+});
