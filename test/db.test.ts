@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase } from './helpers/hub.js';
-import { openDatabase } from '../src/db/orm.js';
+import { existsSync } from 'node:fs';
+import { openDatabase, clientUrlOf } from '../src/db/orm.js';
 import { createLogger } from '../src/log.js';
 
 test('two nodes starting at once on an empty PostgreSQL database both migrate cleanly', { skip: process.env.DATABASE_URL ? false : 'needs DATABASE_URL (PostgreSQL); the embedded database has one process' }, async () => {
@@ -17,5 +18,26 @@ test('two nodes starting at once on an empty PostgreSQL database both migrate cl
     await b.close();
   } finally {
     await db.drop();
+  }
+});
+
+test('a libpq-style ?host=/socket/dir URL connects over that Unix socket', async (t) => {
+  assert.equal(clientUrlOf('postgresql://u:p@localhost:5432/db?host=/var/run/postgresql&sslmode=disable'), 'postgresql://u:p@%2Fvar%2Frun%2Fpostgresql:5432/db?sslmode=disable');
+  assert.equal(clientUrlOf('postgresql://u@127.0.0.1:5432/db'), 'postgresql://u@127.0.0.1:5432/db', 'a TCP URL is left alone');
+  const socketDir = '/var/run/postgresql';
+  if (!process.env.DATABASE_URL || !existsSync(`${socketDir}/.s.PGSQL.5432`)) return t.skip('needs DATABASE_URL and a local PostgreSQL socket');
+  const fresh = await createTestDatabase();
+  try {
+    const u = new URL(fresh.url!);
+    u.searchParams.set('host', socketDir);
+    const db = await openDatabase({ databaseUrl: u.toString(), dataDir: ':memory:' }, createLogger('silent'));
+    try {
+      const [r] = await db.orm.em.fork().getConnection().execute(`select inet_server_addr() as addr`);
+      assert.equal(r.addr, null, 'a Unix-socket connection has no server address');
+    } finally {
+      await db.close();
+    }
+  } finally {
+    await fresh.drop();
   }
 });

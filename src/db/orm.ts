@@ -19,7 +19,7 @@ export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> 
   const embedded = cfg.databaseUrl ? undefined : await startEmbedded(cfg.dataDir);
   const options: Options = {
     entities: allEntities as EntitySchema[],
-    clientUrl: cfg.databaseUrl ?? embedded!.url,
+    clientUrl: cfg.databaseUrl ? clientUrlOf(cfg.databaseUrl) : embedded!.url,
     // PGlite serves one connection at a time. On PostgreSQL the pool is opened whole at start and
     // kept: a connection made during a burst costs its first requests a connect and cold plans.
     pool: embedded ? { min: 0, max: 1 } : { min: cfg.dbPoolSize ?? 10, max: cfg.dbPoolSize ?? 10 },
@@ -43,6 +43,24 @@ export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> 
       await embedded?.close();
     },
   };
+}
+
+/**
+ * libpq's `?host=/socket/dir` (a Unix socket), which MikroORM ignores (it would connect over TCP
+ * to the URL's host instead), as the percent-encoded host it reads.
+ */
+export function clientUrlOf(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return url;
+  }
+  const socketDir = u.searchParams.get('host');
+  if (!socketDir?.startsWith('/')) return url;
+  u.searchParams.delete('host');
+  u.hostname = encodeURIComponent(socketDir);
+  return u.toString();
 }
 
 /** Several nodes may start at once on one database: migrate under an advisory lock. */
