@@ -3,37 +3,21 @@
 // at once, one host of capacity 3 on node A. Every task is started exactly
 // once and the host never holds more runs than its capacity, though both
 // nodes claim (FOR UPDATE SKIP LOCKED in sessions/queue.ts) at the same time.
-import { test, before, after } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestHub, createTestDatabase, type TestHub } from './helpers/hub.js';
+import { useCluster, clusterSkipReason } from './helpers/cluster.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
-import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
 import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
 
-const redis = await redisUrlOrSkip();
-const skip = 'skip' in redis ? redis.skip : !process.env.DATABASE_URL ? 'DATABASE_URL is not set (two hubs need one shared PostgreSQL)' : undefined;
+const skip = await clusterSkipReason();
 
-let a: TestHub;
-let b: TestHub;
+const nodes = useCluster(skip, [{ nodeId: 'claim-a' }, { nodeId: 'claim-b' }]);
 let host: FakeHost | undefined;
-let drop: (() => Promise<void>) | undefined;
-before(async () => {
-  if (skip) return;
-  const db = await createTestDatabase();
-  drop = db.drop;
-  const shared = { databaseUrl: db.url, redisUrl: (redis as { url: string }).url, redisPrefix: testPrefix(), rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 };
-  a = await startTestHub({ ...shared, nodeId: 'claim-a' });
-  b = await startTestHub({ ...shared, nodeId: 'claim-b', adminApiKey: a.adminKey });
-});
-after(async () => {
-  host?.close();
-  await b?.close();
-  await a?.close();
-  await drop?.();
-});
+after(() => host?.close());
 
 test('two nodes claiming at once start each task exactly once, within the host capacity', { skip, timeout: 60_000 }, async () => {
+  const [a, b] = nodes.hubs;
   const CAPACITY = 3;
   const SESSIONS = 16;
   const ROUNDS = 3;

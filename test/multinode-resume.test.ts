@@ -3,37 +3,21 @@
 // mid-turn and comes back to B with Last-Event-ID: B asks the other nodes over
 // the Bus (sessions/resume.ts) and replays what it missed before the live
 // events, in order and without duplicates.
-import { test, before, after } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestHub, createTestDatabase, type TestHub } from './helpers/hub.js';
+import { useCluster, clusterSkipReason } from './helpers/cluster.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
-import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
 import { openSse } from './helpers/sse.js';
 import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
 
-const redis = await redisUrlOrSkip();
-const skip = 'skip' in redis ? redis.skip : !process.env.DATABASE_URL ? 'DATABASE_URL is not set (two hubs need one shared PostgreSQL)' : undefined;
+const skip = await clusterSkipReason();
 
-let a: TestHub;
-let b: TestHub;
+const nodes = useCluster(skip, [{ nodeId: 'resume-a' }, { nodeId: 'resume-b' }]);
 let host: FakeHost | undefined;
-let drop: (() => Promise<void>) | undefined;
-before(async () => {
-  if (skip) return;
-  const db = await createTestDatabase();
-  drop = db.drop;
-  const shared = { databaseUrl: db.url, redisUrl: (redis as { url: string }).url, redisPrefix: testPrefix(), rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 };
-  a = await startTestHub({ ...shared, nodeId: 'resume-a' });
-  b = await startTestHub({ ...shared, nodeId: 'resume-b', adminApiKey: a.adminKey });
-});
-after(async () => {
-  host?.close();
-  await b?.close();
-  await a?.close();
-  await drop?.();
-});
+after(() => host?.close());
 
 test('a reader resuming on another node than the host\'s gets the missed events, then the live ones', { skip, timeout: 60_000 }, async () => {
+  const [a, b] = nodes.hubs;
   const u = await a.user();
   const { credential } = await pairHost(a, u.key);
   host = await connectFakeHost(a, credential, { capacity: 2 });

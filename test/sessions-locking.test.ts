@@ -4,38 +4,28 @@
 // agents sorted; hosts after sessions), so PostgreSQL never has to break a
 // deadlock (each one costs its victims deadlock_timeout, a second, and a
 // retry). The agents' counters stay exact when a batch folds many runs.
-import { test, before, after } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestHub, createTestDatabase, type TestHub } from './helpers/hub.js';
+import { useCluster, clusterSkipReason } from './helpers/cluster.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
 
-const skip = !process.env.DATABASE_URL ? 'DATABASE_URL is not set (deadlocks need concurrent connections; embedded PGlite has one)' : undefined;
+const skip = (await clusterSkipReason({ redis: false })) && 'DATABASE_URL is not set (deadlocks need concurrent connections; embedded PGlite has one)';
 
-let t: TestHub;
+const nodes = useCluster(skip, [{}], { redis: false });
 let host: FakeHost | undefined;
-let drop: (() => Promise<void>) | undefined;
-before(async () => {
-  if (skip) return;
-  const db = await createTestDatabase();
-  drop = db.drop;
-  t = await startTestHub({ databaseUrl: db.url, rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 });
-});
-after(async () => {
-  host?.close();
-  await t?.close();
-  await drop?.();
-});
+after(() => host?.close());
 
 async function deadlocks(): Promise<number> {
-  const conn = t.hub.ctx.em().getConnection();
+  const conn = nodes.hubs[0].hub.ctx.em().getConnection();
   await conn.execute(`select pg_stat_clear_snapshot()`);
   const r = await conn.execute(`select deadlocks from pg_stat_database where datname = current_database()`);
   return Number(r[0].deadlocks);
 }
 
 test('bursts of sends and run ends across agents cause no deadlock, and the counters stay exact', { skip, timeout: 90_000 }, async () => {
+  const [t] = nodes.hubs;
   const AGENTS = 6;
   const PER_AGENT = 6;
   const ROUNDS = 8;

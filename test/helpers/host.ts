@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import WebSocket from 'ws';
 import { encodeFrame, decodeHubFrame, type HostToHub, type HubToHost, type Engine } from '../../host-protocol/index.js';
 import { HOST_WS_PATH, PROTOCOL_VERSION } from '../../host-protocol/version.js';
+import { Arrivals } from './waiters.js';
 
 type HubLike = { url: string };
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -63,8 +64,8 @@ export interface FakeHost {
 export function connectFakeHost(t: HubLike | string, credential: string, opts: FakeHostOptions = {}): Promise<FakeHost> {
   const url = typeof t === 'string' ? t : wsUrl(t.url);
   const ws = new WebSocket(url, { headers: { authorization: `Bearer ${credential}` }, localAddress: opts.localAddress, perMessageDeflate: false });
-  const frames: HubToHost[] = [];
-  const waiters: Array<{ pred: (f: HubToHost) => boolean; resolve: (f: any) => void }> = [];
+  const arrivals = new Arrivals<HubToHost>('fake host: frame');
+  const frames = arrivals.items;
   let pingId = 0;
   const pings = new Map<number, (ms: number) => void>();
   const engines = opts.engines ?? [CLAUDE_ENGINE];
@@ -79,19 +80,7 @@ export function connectFakeHost(t: HubLike | string, credential: string, opts: F
     send,
     closed,
     next(pred, timeoutMs = 5000) {
-      const seen = frames.find(pred);
-      if (seen) return Promise.resolve(seen as any);
-      return new Promise((resolve, reject) => {
-        const w = { pred, resolve };
-        waiters.push(w);
-        setTimeout(() => {
-          const i = waiters.indexOf(w);
-          if (i >= 0) {
-            waiters.splice(i, 1);
-            reject(new Error('fake host: frame not received in time'));
-          }
-        }, timeoutMs).unref();
-      });
+      return arrivals.until(pred, timeoutMs) as Promise<any>;
     },
     ping() {
       const id = ++pingId;
@@ -112,11 +101,7 @@ export function connectFakeHost(t: HubLike | string, credential: string, opts: F
       pings.delete(f.id);
       return;
     }
-    frames.push(f);
-    for (const w of waiters.filter((w) => w.pred(f))) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve(f);
-    }
+    arrivals.push(f);
     if (f.t === 'ping') return send({ t: 'pong', id: f.id, ts: f.ts });
     if (f.t === 'dirs.list' || f.t === 'engines.refresh' || f.t === 'settings.apply') {
       const reply = (opts.answer ?? defaultAnswer(engines))(f as HubToHost & { id: number });

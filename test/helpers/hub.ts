@@ -46,7 +46,7 @@ export async function createTestDatabase(): Promise<{ url: string | undefined; d
 
 export async function startTestHub(overrides: Partial<Config> = {}, env: NodeJS.ProcessEnv = {}): Promise<TestHub> {
   const db = overrides.databaseUrl ? { url: overrides.databaseUrl, drop: async () => {} } : await createTestDatabase();
-  const adminKey = 'ahk_' + randomBytes(24).toString('hex');
+  const adminKey = overrides.adminApiKey ?? 'ahk_' + randomBytes(24).toString('hex');
   const config: Config = {
     ...loadConfig({ SECRET_KEY: 'test-secret-' + randomBytes(8).toString('hex'), ...env }),
     port: 0,

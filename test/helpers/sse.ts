@@ -1,4 +1,5 @@
 // A minimal SSE reader for tests: frames with their id, event and parsed data.
+import { Arrivals } from './waiters.js';
 export interface SseFrame {
   id?: string;
   event: string;
@@ -21,8 +22,8 @@ export interface SseReader {
 export async function openSse(url: string, init: RequestInit): Promise<SseReader> {
   const ctl = new AbortController();
   const res = await fetch(url, { ...init, signal: ctl.signal });
-  const frames: SseFrame[] = [];
-  const waiters: Array<{ pred: (f: SseFrame) => boolean; resolve: (f: SseFrame) => void }> = [];
+  const arrivals = new Arrivals<SseFrame>('sse: frame');
+  const frames = arrivals.items;
   const reader: SseReader = {
     status: res.status,
     headers: res.headers,
@@ -30,19 +31,7 @@ export async function openSse(url: string, init: RequestInit): Promise<SseReader
     ended: Promise.resolve(),
     close: () => ctl.abort(),
     until(pred, timeoutMs = 10_000) {
-      const seen = frames.find(pred);
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        const w = { pred, resolve };
-        waiters.push(w);
-        setTimeout(() => {
-          const i = waiters.indexOf(w);
-          if (i >= 0) {
-            waiters.splice(i, 1);
-            reject(new Error(`sse: frame not received in time; got ${JSON.stringify(frames.map((f) => f.event))}`));
-          }
-        }, timeoutMs).unref();
-      });
+      return arrivals.until(pred, timeoutMs, () => JSON.stringify(frames.map((f) => f.event)));
     },
   };
   if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
@@ -70,11 +59,7 @@ export async function openSse(url: string, init: RequestInit): Promise<SseReader
             else if (k === 'data') f.data = JSON.parse(v);
           }
           if (!f.event) continue;
-          frames.push(f as SseFrame);
-          for (const w of waiters.filter((w) => w.pred(f as SseFrame))) {
-            waiters.splice(waiters.indexOf(w), 1);
-            w.resolve(f as SseFrame);
-          }
+          arrivals.push(f as SseFrame);
         }
       }
     } catch {
