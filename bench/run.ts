@@ -7,7 +7,7 @@
 //
 //   npm run bench                      (BENCH_ONLY=http,cross-node to pick; BENCH_SECONDS for every module)
 import { execSync } from 'node:child_process';
-import { existsSync, writeFileSync, appendFileSync } from 'node:fs';
+import { existsSync, writeFileSync, appendFileSync, readFileSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -34,6 +34,23 @@ function machine(): string {
   ].join(', ');
 }
 
+/** The machine's CPU time counters (Linux /proc/stat): total and the part the hypervisor gave to other guests. */
+function cpuTimes(): { total: number; steal: number } | undefined {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal (guest times are inside user/nice)
+    return { total: f.slice(0, 8).reduce((a, b) => a + b, 0), steal: f[7] ?? 0 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Share of the CPU time stolen by the hypervisor between two readings, e.g. "3 %". */
+function stolen(a: ReturnType<typeof cpuTimes>, b: ReturnType<typeof cpuTimes>): string {
+  if (!a || !b || b.total <= a.total) return 'n/a';
+  return `${Math.round(((b.steal - a.steal) / (b.total - a.total)) * 100)} %`;
+}
+
 export async function runAll(only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean)): Promise<number> {
   const started = new Date();
   (only ? appendFileSync : writeFileSync)(
@@ -52,27 +69,29 @@ export async function runAll(only = process.env.BENCH_ONLY?.split(',').map((s) =
     if (only && !only.includes(name)) continue;
     const file = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
     if (!existsSync(file)) {
-      summary.push(`| ${name} | missing (bench/${name}.ts not present) | |`);
+      summary.push(`| ${name} | missing (bench/${name}.ts not present) | | |`);
       continue;
     }
     const t0 = Date.now();
+    const cpu0 = cpuTimes();
     console.log(`bench ${name}: running`);
     try {
       const mod = (await import(pathToFileURL(file).href)) as { run?: (o: { write?: boolean }) => Promise<unknown> };
       if (typeof mod.run !== 'function') throw new Error('exports no run()');
       await mod.run({ write: true });
-      summary.push(`| ${name} | done | ${((Date.now() - t0) / 1000).toFixed(1)} s |`);
+      summary.push(`| ${name} | done | ${((Date.now() - t0) / 1000).toFixed(1)} s | ${stolen(cpu0, cpuTimes())} |`);
     } catch (e) {
       failures++;
       const msg = e instanceof Error ? e.message : String(e);
       console.error(`bench ${name} failed:`, e);
       appendFileSync(RESULTS, `\n## ${name} — failed\n\n\`${msg.replace(/`/g, "'").slice(0, 500)}\`\n`);
-      summary.push(`| ${name} | failed | ${((Date.now() - t0) / 1000).toFixed(1)} s |`);
+      summary.push(`| ${name} | failed | ${((Date.now() - t0) / 1000).toFixed(1)} s | ${stolen(cpu0, cpuTimes())} |`);
     }
   }
   appendFileSync(
     RESULTS,
-    ['', '## Suite summary', '', '| module | outcome | time |', '|---|---|---:|', ...summary, '', `Finished ${new Date().toISOString()}; load average at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}.`, ''].join('\n'),
+    ['', '## Suite summary', '', '| module | outcome | time | CPU stolen by the hypervisor |', '|---|---|---:|---:|', ...summary, '',
+      'This machine is a virtual one: CPU time stolen by the hypervisor (other guests) slows every figure of a module, baselines included; a module run with more than a few percent stolen reads slower than the machine is.', '', `Finished ${new Date().toISOString()}; load average at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}.`, ''].join('\n'),
   );
   console.log(summary.join('\n'));
   return failures;
