@@ -70,7 +70,7 @@ export class Messaging {
   }
 
   async send(userId: string, sessionId: string, content: string, options: SendOptions, fresh?: NewSession, beforeDispatch?: (sessionId: string) => void): Promise<SendResult> {
-    // A deleted session is caught by the lock in acceptIn (404) even when the cache still knows it.
+    // A deleted session is caught by hub_accept (404) even when the owners cache still knows it.
     const agent = fresh?.agent ?? (await resolveUsableAgent(this.ctx, userId, await this.agentOf(userId, sessionId)));
     if (!agent.hostId || !agent.engine) throw fail('AGENT_UNUSABLE', 'the agent has no host or engine');
     const presence = await this.gateway.presence(agent.hostId);

@@ -1,7 +1,8 @@
 // The queue rule in SQL. A user message and its run task are written in one
-// transaction; a task is claimed for a host under the host row's lock with
-// `FOR UPDATE SKIP LOCKED`, so two hub nodes never start one task and a host
-// never gets more runs than its capacity.
+// transaction (hub_accept, accept-function.ts); a waiting task is claimed for
+// a host under the host row's lock with `SKIP LOCKED` on tasks and sessions,
+// so two hub nodes never start one task and a host never gets more runs than
+// its capacity.
 import { fail, HubError } from '../errors.js';
 import { newId } from '../ids.js';
 import { rows, one, marks, type Em } from './sql.js';
@@ -50,8 +51,9 @@ export interface ClaimedTask {
 }
 
 /**
- * Runs inside the caller's transaction: persists the user message and its
- * task, claimed or queued. See acceptManyIn for the locks.
+ * Persists one user message and its task, claimed or queued, inside the
+ * caller's transaction (a session created with its first message). See
+ * accept-function.ts for the rule and its locks.
  */
 export async function acceptIn(em: Em, a: AcceptInput): Promise<Accepted> {
   const [r] = await acceptManyIn(em, [a]);
@@ -115,7 +117,8 @@ function claimed(r: any): ClaimedTask {
 /** Claims the next runnable tasks of a host (oldest first, one per idle session), up to its free capacity. */
 export async function claimForHost(em: Em, hostId: string, capacity: number): Promise<{ tasks: ClaimedTask[]; skipped: boolean }> {
   const none = { tasks: [], skipped: false };
-  // Lock, then count in a later statement (a fresh snapshot that sees the previous holder's claims; see acceptIn).
+  // Lock, then count in a later statement: under READ COMMITTED a statement's snapshot is taken
+  // before it waits for a lock, so only a later one sees the previous holder's claims.
   if (!(await one(em, `select id from hosts where id = ? for no key update`, [hostId]))) return none;
   // One statement: the host's running count and the oldest waiting tasks of its idle sessions.
   const candidates = await rows<{ id: string; session_id: string; running: string }>(em,
