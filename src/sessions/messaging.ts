@@ -78,7 +78,7 @@ export class Messaging {
     if (presence.status === 'offline') throw fail('UNAVAILABLE', 'the agent\'s host is offline');
     const a = agent;
     if (!fresh) {
-      // The common case goes through the group commit: one transaction for the accepts of a burst.
+      // The common case goes through the group commit: one hub_accept call for the accepts of a burst.
       const acc = await this.groups.submit({
         sessionId, userId, agentId: a.id, hostId: a.hostId, engine: a.engine, workDir: a.workDir, capacity: presence.capacity, content,
         mode: options.permissionMode, effort: options.effort,

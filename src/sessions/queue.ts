@@ -12,13 +12,17 @@ export const MAX_WAITING = 10;
 
 export type QueueReason = 'session_busy' | 'host_capacity';
 
-export interface AcceptInput {
+/** Where a message's run goes: its session, owner, agent and the agent's host, engine and directory. */
+export interface RunPlace {
   sessionId: string;
   userId: string;
   agentId: string;
   hostId: string;
   engine: string;
   workDir: string;
+}
+
+export interface AcceptInput extends RunPlace {
   capacity: number;
   content: string;
   /** Overrides of this run only (options.permissionMode / options.effort); else the session's. */
@@ -36,14 +40,8 @@ export interface Accepted {
 }
 
 /** A claimed task with everything run.start needs. */
-export interface ClaimedTask {
+export interface ClaimedTask extends RunPlace {
   id: string;
-  sessionId: string;
-  userId: string;
-  agentId: string;
-  hostId: string;
-  engine: string;
-  workDir: string;
   prompt: string;
   resume?: string;
   mode: string;

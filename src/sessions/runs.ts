@@ -1,13 +1,13 @@
 // Frames of running turns → normalized history, session state and events.
 // One RunState per run on the node that holds the host's channel. Messages
-// are buffered and written in batches (one transaction per flush, never per
+// are buffered and written in batches (one statement per flush, never per
 // delta); events describing persisted rows are published after the commit.
 import type { HubContext } from '../context.js';
 import type { Block, FrameOf, HostToHub, Usage } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
 import { newId } from '../ids.js';
 import { notifyAgentChanged } from '../agents/usage.js';
-import { rows, one, tx, type Em } from './sql.js';
+import { rows, one, type Em } from './sql.js';
 import { GroupCommit } from './group.js';
 import { writeRunBatch, planSeqs, rowEvents, assistantTexts, costOf, FLUSH_MS, type Ev, type RunEnd, type Row, type RunState } from './run-batch.js';
 import type { SessionEvents } from './events.js';
@@ -155,11 +155,11 @@ export class RunTracker {
     }, soon ? 0 : FLUSH_MS);
   }
 
-  /** Writes pending rows (and model / engine session) in one transaction, then publishes their events. */
+  /** Writes pending rows (and model / engine session) in one statement, then publishes their events. */
   private async flush(st: RunState): Promise<void> {
     const batch = st.pending.splice(0);
-    const em = this.ctx.em() as unknown as Em;
-    const evs = await tx(em, (t) => writeRunBatch(t, st, batch));
+    // One statement (writeRunBatch), atomic on its own: no BEGIN/COMMIT round trips around it.
+    const evs = await writeRunBatch(this.ctx.em() as unknown as Em, st, batch);
     this.publish(st, evs);
   }
 
