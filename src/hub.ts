@@ -4,7 +4,8 @@
 // named shutdown hooks in reverse.
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
-import { uws, type TemplatedApp, type us_listen_socket } from './server/uws.js';
+import { uws, type TemplatedApp } from './server/uws.js';
+import { listenExclusive } from './server/listen.js';
 import { HttpApi } from './server/http.js';
 import { openDatabase } from './db/orm.js';
 import { LocalBus } from './bus/local.js';
@@ -95,9 +96,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     // WebSocket endpoints first: the HTTP catch-all below would shadow them.
     hosts.attach(app);
     api.attach(app);
-    const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
-      app.listen(config.host, config.port, (s) => (s ? resolve(s) : reject(new Error(`cannot listen on ${config.host}:${config.port}`))));
-    });
+    const listenSocket = await listenExclusive(app, config.host, config.port);
     onShutdown('listener', async () => {
       // Graceful part first (see server/shutdown.ts), bounded by half the shutdown budget.
       await drain.run({

@@ -60,7 +60,13 @@ export async function startTestHub(overrides: Partial<Config> = {}, env: NodeJS.
     logLevel: (process.env.TEST_LOG_LEVEL as Config['logLevel']) ?? 'silent',
     ...overrides,
   };
-  const hub = await buildHub(config);
+  let hub: Hub;
+  try {
+    hub = await buildHub(config);
+  } catch (e) {
+    await db.drop(); // a hub that did not start leaves no database behind
+    throw e;
+  }
   const url = hub.url;
   const api: TestHub['api'] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
