@@ -1,9 +1,10 @@
 // The master secret and the keys derived from it. SECRET_KEY wins; otherwise
 // one is generated on first start into DATA_DIR/secret-key (mode 0600).
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hkdfSync, randomBytes } from 'node:crypto';
 import type { Config } from './config.js';
+import { ensurePrivateDir, restrictUmask } from './data-dir.js';
 
 export interface Secrets {
   /** 32-byte key for JWT signing. */
@@ -21,10 +22,11 @@ export function loadSecrets(cfg: Pick<Config, 'secretKey' | 'dataDir'>): Secrets
     if (cfg.dataDir === ':memory:') {
       master = randomBytes(32).toString('base64url');
     } else {
+      restrictUmask();
+      ensurePrivateDir(cfg.dataDir);
       const file = join(cfg.dataDir, 'secret-key');
       if (existsSync(file)) master = readFileSync(file, 'utf8').trim();
       else {
-        mkdirSync(cfg.dataDir, { recursive: true });
         master = randomBytes(32).toString('base64url');
         writeFileSync(file, master + '\n', { mode: 0o600 });
         generated = true;

@@ -2,11 +2,12 @@
 //  - ADMIN_API_KEY set: an admin account owns exactly that key (created if needed).
 //  - otherwise, on an empty database: create an admin and write its fresh key
 //    to DATA_DIR/admin-api-key (mode 0600); the log says where, never what.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HubContext } from '../context.js';
 import type { AccountService } from './service.js';
 import { API_KEY_PREFIX, hashSecret } from './keys.js';
+import { ensurePrivateDir } from '../data-dir.js';
 
 export async function ensureAdministrator(ctx: HubContext, accounts: AccountService): Promise<void> {
   const conn = ctx.em().getConnection();
@@ -29,7 +30,7 @@ export async function ensureAdministrator(ctx: HubContext, accounts: AccountServ
     ctx.log.info('administrator created; in-memory data dir, key not written');
     return;
   }
-  mkdirSync(dataDir, { recursive: true });
+  ensurePrivateDir(dataDir);
   const file = join(dataDir, 'admin-api-key');
   writeFileSync(file, apiKey + '\n', { mode: 0o600 });
   ctx.log.info('administrator created; its API key is in the file', { file });
