@@ -11,6 +11,7 @@ import type { HostLookup } from './hostinfo.js';
 import type { AgentWriteBody, MineQueryT } from './schemas.js';
 import { checkWorkDir, defaultEnable, effectivePricing, idStem, initialState, isSubstantive, nextState, SUBSTANTIVE } from './rules.js';
 import { manageView, ownerView } from './views.js';
+import { DEFAULT_GUEST_MODE } from './modes.js';
 
 const MAX_PATH_ID = 120;
 
@@ -60,6 +61,7 @@ export class AgentManager {
       workDir: b.workDir ?? '',
       expectedInput: b.expectedInput ?? '',
       expectedOutput: b.expectedOutput ?? '',
+      maxGuestMode: b.maxGuestMode ?? DEFAULT_GUEST_MODE,
       createdAt: now,
       updatedAt: now,
       ...initialState(scope, b.step, now),
@@ -93,6 +95,7 @@ export class AgentManager {
     if (b.workDir !== undefined) a.workDir = b.workDir;
     if (b.expectedInput !== undefined) a.expectedInput = b.expectedInput;
     if (b.expectedOutput !== undefined) a.expectedOutput = b.expectedOutput;
+    if (b.maxGuestMode !== undefined) a.maxGuestMode = b.maxGuestMode;
     if (b.enable !== undefined) a.enable = b.enable;
     const cur = { scope: a.scope, usageStatus: a.usageStatus, reviewStatus: a.reviewStatus, rejectReason: a.rejectReason, version: a.version, submittedAt: a.submittedAt };
     Object.assign(a, nextState(cur, scope, b.step, isSubstantive(before, a), new Date()));
