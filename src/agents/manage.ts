@@ -32,7 +32,12 @@ function byRecent(x: Entry, y: Entry) {
   return y.a.updatedAt.getTime() - x.a.updatedAt.getTime() || (x.a.id < y.a.id ? -1 : 1);
 }
 
+/** Runs before an agent's rows go; resolves when what the agent runs has stopped (bounded by the implementer). */
+export type BeforeAgentDelete = (agentId: string) => Promise<void>;
+
 export class AgentManager {
+  private beforeDelete: BeforeAgentDelete[] = [];
+
   constructor(
     private readonly ctx: HubContext,
     private readonly catalog: AgentCatalog,
@@ -105,9 +110,21 @@ export class AgentManager {
     return this.ownerResult(p.userId, a.id);
   }
 
-  /** Deletes the agent; favorites, shares and sessions go with it (ON DELETE CASCADE). */
+  onBeforeDelete(hook: BeforeAgentDelete): void {
+    this.beforeDelete.push(hook);
+  }
+
+  /**
+   * Deletes the agent; favorites, shares and sessions go with it (ON DELETE CASCADE). First the
+   * agent is disabled (no new message is accepted for it) and the registered hooks stop what it
+   * runs on hosts, so no engine keeps running for sessions that no longer exist.
+   */
   async remove(p: Principal, id: string): Promise<void> {
     checkPathId(id);
+    const own = await this.ctx.em().getConnection().execute(`update agents set enable = false where id = ? and owner_id = ? returning id`, [id, p.userId]);
+    if (!own.length) throw fail('NOT_FOUND', 'agent not found');
+    this.catalog.agentsChanged(id);
+    for (const hook of this.beforeDelete) await hook(id);
     const touched = await this.ctx.em().transactional(async (em) => {
       const rows = await em.execute(`select 1 from agents where id = ? and owner_id = ? for update`, [id, p.userId]);
       if (!rows.length) throw fail('NOT_FOUND', 'agent not found');
