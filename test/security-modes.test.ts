@@ -8,6 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { capMode, modeAllowed, defaultModeFor } from '../src/agents/modes.js';
 
 const S = '/api/v1/sessions';
 let t: TestHub;
@@ -151,4 +152,27 @@ test('the ceiling lowered after a session (or a queued message) was accepted: th
   host.send({ t: 'run.end', runId: ns.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
   await idle(guest.key, sid);
   answering = true;
+});
+
+test('the rule: owner unlimited, others up to the ceiling, unknown values count as the lowest', () => {
+  const a = { ownerId: 'u_owner', maxGuestMode: 'default' };
+  for (const m of ['plan', 'default', 'accept-edits', 'auto']) assert.equal(modeAllowed(a, 'u_owner', m), true, m);
+  assert.deepEqual(['plan', 'default', 'accept-edits', 'auto'].map((m) => modeAllowed(a, 'u_guest', m)), [true, true, false, false]);
+  assert.equal(modeAllowed(a, 'u_guest', 'bypassPermissions'), false);
+  assert.equal(capMode(a, 'u_guest', 'auto'), 'default');
+  assert.equal(capMode(a, 'u_owner', 'auto'), 'auto');
+  assert.equal(capMode({ ownerId: 'u_owner', maxGuestMode: 'nonsense' }, 'u_guest', 'default'), 'plan');
+  assert.equal(capMode(a, 'u_guest', '__proto__'), 'plan');
+  assert.equal(defaultModeFor({ ownerId: 'u_owner', maxGuestMode: 'plan' }, 'u_guest'), 'plan');
+  assert.equal(defaultModeFor({ ownerId: 'u_owner', maxGuestMode: 'plan' }, 'u_owner'), 'default');
+});
+
+test('a ceiling of plan: a guest\'s new session starts in plan, default is refused', async () => {
+  assert.equal((await t.api('PATCH', A(), { token: owner.key, body: { maxGuestMode: 'plan' } })).status, 200);
+  const c = await t.api('POST', S, { token: guest.key, body: { agentId } });
+  assert.equal(c.status, 201, c.text);
+  assert.equal(c.body.data.mode, 'plan');
+  assert.equal((await t.api('POST', S, { token: guest.key, body: { agentId, mode: 'default' } })).status, 403);
+  assert.equal((await t.api('POST', S, { token: owner.key, body: { agentId } })).body.data.mode, 'default');
+  assert.equal((await t.api('PATCH', A(), { token: owner.key, body: { maxGuestMode: 'default' } })).status, 200);
 });
