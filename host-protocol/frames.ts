@@ -114,7 +114,11 @@ export const RunStart = Type.Object({
   mode: Str(40),
   effort: Type.Optional(Str(40)),
 });
-export const RunAbort = Type.Object({ t: Type.Literal('run.abort'), runId: Id });
+/**
+ * Ends a run early. With `id` (added in v1, optional) it is a request: the host answers `reply {id, ok: true}`
+ * once the engine process is gone (at once when it does not run that run); an older host ignores `id`.
+ */
+export const RunAbort = Type.Object({ t: Type.Literal('run.abort'), runId: Id, id: Type.Optional(ReqId) });
 /** Model settings for one engine; `config: null` reverts to the engine's default. */
 export const SettingsApply = Type.Object({
   t: Type.Literal('settings.apply'),

@@ -13,6 +13,7 @@ export const ErrorCatalogue = {
   TOKEN_EXPIRED: { status: 401, code: '4011', message: 'token expired' },
   FORBIDDEN: { status: 403, code: '4030', message: 'forbidden' },
   ADMIN_ONLY: { status: 403, code: '4031', message: 'administrator only' },
+  MODE_NOT_ALLOWED: { status: 403, code: '4032', message: 'mode not allowed on this agent for this user' },
   NOT_FOUND: { status: 404, code: '4040', message: 'not found' },
   ROUTE_NOT_FOUND: { status: 404, code: '4041', message: 'no such endpoint' },
   METHOD_NOT_ALLOWED: { status: 405, code: '4050', message: 'method not allowed' },

@@ -88,6 +88,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     await agents.warm();
     const sessions = buildSessions(ctx, api, hosts.gateway, { stopping: () => drain.draining });
     onShutdown('sessions', () => sessions.close());
+    agents.onBeforeDelete((agentId) => sessions.stopAgentRuns(agentId)); // engines stop before the agent's rows go
     await sessions.start();
     const modelConfigs = buildModelConfigs(ctx, api, hosts);
     onShutdown('model-configs', () => modelConfigs.close());

@@ -49,6 +49,7 @@ const validHub: HubToHost[] = [
   { t: 'welcome', hostId: 'hst_1', heartbeatMs: 5000 },
   { t: 'run.start', runId: 'r', sessionId: 's', engine: 'claude-code', prompt: 'p', workDir: 'a', mode: 'default' },
   { t: 'run.abort', runId: 'r' },
+  { t: 'run.abort', runId: 'r', id: 9 },
   { t: 'settings.apply', id: 1, engine: 'claude-code', config: null },
   { t: 'settings.apply', id: 2, engine: 'claude-code', config: { baseUrl: 'http://x', authMode: 'bearer', apiKey: 'k', model: 'm' } },
   { t: 'dirs.list', id: 3, path: '' },

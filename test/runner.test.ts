@@ -58,12 +58,13 @@ test('a turn: prompt on stdin, stream-json argv, cwd under the work root, normal
 });
 
 test('resume and permission mode reach the engine argv', async () => {
-  await run(frame({ resume: 'eng-session-1', mode: 'accept-edits' }));
-  assert.deepEqual(logs().at(-1).argv.slice(5), ['--resume', 'eng-session-1', '--permission-mode', 'acceptEdits']);
+  const esid = '5d2c0a44-8a51-4d0e-b1f4-0c6a3f9e7b21';
+  await run(frame({ resume: esid, mode: 'accept-edits' }));
+  assert.deepEqual(logs().at(-1).argv.slice(5), [`--resume=${esid}`, '--permission-mode=acceptEdits']);
   await run(frame({ mode: 'plan' }));
-  assert.deepEqual(logs().at(-1).argv.slice(5), ['--permission-mode', 'plan']);
+  assert.deepEqual(logs().at(-1).argv.slice(5), ['--permission-mode=plan']);
   await run(frame({ mode: 'auto' }));
-  assert.deepEqual(logs().at(-1).argv.slice(5), ['--permission-mode', 'bypassPermissions']);
+  assert.deepEqual(logs().at(-1).argv.slice(5), ['--permission-mode=bypassPermissions']);
 });
 
 test('non-zero exit and is_error end with ok:false and an error', async () => {

@@ -35,13 +35,15 @@ async function setup(capacity = 1, workDir = 'proj'): Promise<Setup> {
   return { user, credential, host, hostId, agentId: a.body.data.id, S: '/api/v1/sessions' };
 }
 
+/** The engine session id the fake host reports (Claude Code's are UUIDs; the hub drops anything else). */
+const ENGINE_SESSION = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
 const runStarts = (h: FakeHost) => h.frames.filter((f) => f.t === 'run.start') as any[];
 const nextStart = (h: FakeHost, n: number) => eventually(async () => runStarts(h)[n], 5000, 10);
 
 /** Plays one engine turn on the fake host. */
 function play(h: FakeHost, runId: string, opts: { text?: string; tools?: boolean; usage?: { inputTokens: number; outputTokens: number }; model?: string } = {}) {
   const text = opts.text ?? 'hello there';
-  h.send({ t: 'run.init', runId, engineSessionId: 'eng-1', model: opts.model ?? 'claude-test-9' });
+  h.send({ t: 'run.init', runId, engineSessionId: ENGINE_SESSION, model: opts.model ?? 'claude-test-9' });
   h.send({ t: 'run.delta', runId, text: text.slice(0, 5) });
   h.send({ t: 'run.delta', runId, text: text.slice(5) });
   if (opts.tools) {
@@ -49,7 +51,7 @@ function play(h: FakeHost, runId: string, opts: { text?: string; tools?: boolean
     h.send({ t: 'run.message', runId, role: 'user', blocks: [{ kind: 'tool_result', toolId: 'tu_1', toolResult: { content: 'a.txt', isError: false } }] });
   }
   h.send({ t: 'run.message', runId, role: 'assistant', blocks: [{ kind: 'text', content: text }] });
-  h.send({ t: 'run.end', runId, ok: true, usage: opts.usage ?? { inputTokens: 10, outputTokens: 4 }, engineSessionId: 'eng-1', model: opts.model ?? 'claude-test-9' });
+  h.send({ t: 'run.end', runId, ok: true, usage: opts.usage ?? { inputTokens: 10, outputTokens: 4 }, engineSessionId: ENGINE_SESSION, model: opts.model ?? 'claude-test-9' });
 }
 
 async function waitStatus(s: Setup, id: string, status: string) {
@@ -233,7 +235,7 @@ test('a turn: 202 processing, run.start to the host, normalized history, model, 
   const m2 = await t.api('POST', `${s.S}/${sid}/messages`, { token: s.user.key, body: { content: 'again', options: { permissionMode: 'plan', effort: 'low' } } });
   assert.equal(m2.status, 202);
   const start2 = await nextStart(s.host, 1);
-  assert.equal(start2.resume, 'eng-1');
+  assert.equal(start2.resume, ENGINE_SESSION);
   assert.equal(start2.mode, 'plan');
   assert.equal(start2.effort, 'low');
   play(s.host, start2.runId, { usage: { inputTokens: 7, outputTokens: 3 } });

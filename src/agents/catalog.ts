@@ -269,6 +269,7 @@ function entryOf(r: any): Entry {
     workDir: r.work_dir,
     expectedInput: r.expected_input,
     expectedOutput: r.expected_output,
+    maxGuestMode: r.max_guest_mode ?? 'default',
     modelName: r.model_name,
     usageCount: num(r.usage_count),
     sessionCount: num(r.session_count),

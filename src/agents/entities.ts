@@ -1,6 +1,7 @@
 // The agent row. Writes go through this entity; the in-memory catalog
 // (catalog.ts) reads rows with one SQL join so it also has the owner's name.
 import { EntitySchema, BigIntType } from '@mikro-orm/postgresql';
+import { DEFAULT_GUEST_MODE, type Mode } from './modes.js';
 
 export type Scope = 'public' | 'private';
 export type Pricing = 'free' | 'paid';
@@ -29,6 +30,8 @@ export class Agent {
   workDir = '';
   expectedInput = '';
   expectedOutput = '';
+  /** The most permissive mode users other than the owner may use (agents/modes.ts). */
+  maxGuestMode: Mode = DEFAULT_GUEST_MODE;
   /** Actual model reported by the engine after a run (usage.ts). */
   modelName: string | null = null;
   // Counters: written only by usage.ts, with SQL increments. favoriteCount is counted from agent_favorites (read-only here).
@@ -70,6 +73,7 @@ export const AgentSchema = new EntitySchema<Agent>({
     workDir: { type: 'string' },
     expectedInput: { type: 'string' },
     expectedOutput: { type: 'string' },
+    maxGuestMode: { type: 'string' },
     modelName: { type: 'string', nullable: true },
     usageCount: counter,
     sessionCount: counter,

@@ -11,6 +11,7 @@ import type { HostLookup } from './hostinfo.js';
 import type { AgentWriteBody, MineQueryT } from './schemas.js';
 import { checkWorkDir, defaultEnable, effectivePricing, idStem, initialState, isSubstantive, nextState, SUBSTANTIVE } from './rules.js';
 import { manageView, ownerView } from './views.js';
+import { DEFAULT_GUEST_MODE } from './modes.js';
 
 const MAX_PATH_ID = 120;
 
@@ -31,7 +32,12 @@ function byRecent(x: Entry, y: Entry) {
   return y.a.updatedAt.getTime() - x.a.updatedAt.getTime() || (x.a.id < y.a.id ? -1 : 1);
 }
 
+/** Runs before an agent's rows go; resolves when what the agent runs has stopped (bounded by the implementer). */
+export type BeforeAgentDelete = (agentId: string) => Promise<void>;
+
 export class AgentManager {
+  private beforeDelete: BeforeAgentDelete[] = [];
+
   constructor(
     private readonly ctx: HubContext,
     private readonly catalog: AgentCatalog,
@@ -60,6 +66,7 @@ export class AgentManager {
       workDir: b.workDir ?? '',
       expectedInput: b.expectedInput ?? '',
       expectedOutput: b.expectedOutput ?? '',
+      maxGuestMode: b.maxGuestMode ?? DEFAULT_GUEST_MODE,
       createdAt: now,
       updatedAt: now,
       ...initialState(scope, b.step, now),
@@ -93,6 +100,7 @@ export class AgentManager {
     if (b.workDir !== undefined) a.workDir = b.workDir;
     if (b.expectedInput !== undefined) a.expectedInput = b.expectedInput;
     if (b.expectedOutput !== undefined) a.expectedOutput = b.expectedOutput;
+    if (b.maxGuestMode !== undefined) a.maxGuestMode = b.maxGuestMode;
     if (b.enable !== undefined) a.enable = b.enable;
     const cur = { scope: a.scope, usageStatus: a.usageStatus, reviewStatus: a.reviewStatus, rejectReason: a.rejectReason, version: a.version, submittedAt: a.submittedAt };
     Object.assign(a, nextState(cur, scope, b.step, isSubstantive(before, a), new Date()));
@@ -102,9 +110,21 @@ export class AgentManager {
     return this.ownerResult(p.userId, a.id);
   }
 
-  /** Deletes the agent; favorites, shares and sessions go with it (ON DELETE CASCADE). */
+  onBeforeDelete(hook: BeforeAgentDelete): void {
+    this.beforeDelete.push(hook);
+  }
+
+  /**
+   * Deletes the agent; favorites, shares and sessions go with it (ON DELETE CASCADE). First the
+   * agent is disabled (no new message is accepted for it) and the registered hooks stop what it
+   * runs on hosts, so no engine keeps running for sessions that no longer exist.
+   */
   async remove(p: Principal, id: string): Promise<void> {
     checkPathId(id);
+    const own = await this.ctx.em().getConnection().execute(`update agents set enable = false where id = ? and owner_id = ? returning id`, [id, p.userId]);
+    if (!own.length) throw fail('NOT_FOUND', 'agent not found');
+    this.catalog.agentsChanged(id);
+    for (const hook of this.beforeDelete) await hook(id);
     const touched = await this.ctx.em().transactional(async (em) => {
       const rows = await em.execute(`select 1 from agents where id = ? and owner_id = ? for update`, [id, p.userId]);
       if (!rows.length) throw fail('NOT_FOUND', 'agent not found');

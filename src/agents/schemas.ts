@@ -1,6 +1,7 @@
 // Request schemas of the agent endpoints, compiled once at module load.
 import Type from 'typebox';
 import { compileBody, compileQuery, type Checker } from '../server/schema.js';
+import { MODES } from './modes.js';
 
 const lit = <T extends string>(...v: T[]) => Type.Union(v.map((x) => Type.Literal(x)));
 const Page = { page: Type.Integer({ minimum: 1, default: 1 }), pageSize: Type.Integer({ minimum: 1, maximum: 100, default: 20 }) };
@@ -23,6 +24,8 @@ export const AgentWrite = compileBody(
       workDir: Type.Optional(Type.String({ maxLength: 500 })),
       expectedInput: Type.Optional(Type.String({ maxLength: 500 })),
       expectedOutput: Type.Optional(Type.String({ maxLength: 500 })),
+      /** The most permissive mode other users may use (agents/modes.ts). */
+      maxGuestMode: Type.Optional(lit(...MODES)),
     },
     { additionalProperties: false },
   ),

@@ -6,7 +6,7 @@ import type { HostGateway } from '../hosts/gateway.js';
 import { AgentCatalog } from './catalog.js';
 import { HostLookup } from './hostinfo.js';
 import { AgentMarket } from './market.js';
-import { AgentManager } from './manage.js';
+import { AgentManager, type BeforeAgentDelete } from './manage.js';
 import { AgentReview } from './review.js';
 import { AgentSharing } from './sharing.js';
 
@@ -28,6 +28,11 @@ export class AgentService {
     this.manager = new AgentManager(ctx, this.catalog, this.hosts);
     this.review = new AgentReview(ctx, this.catalog, this.hosts);
     this.sharing = new AgentSharing(ctx, this.catalog, this.manager);
+  }
+
+  /** Registers work that must finish before an agent's rows are deleted (the sessions domain stops its runs). */
+  onBeforeDelete(hook: BeforeAgentDelete): void {
+    this.manager.onBeforeDelete(hook);
   }
 
   setGateway(g: HostGateway): void {

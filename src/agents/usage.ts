@@ -14,6 +14,9 @@ import { publishObj } from '../bus/bus.js';
 import { fail, HubError } from '../errors.js';
 import { AGENTS_TOPIC, catalogOn, type AgentEvent } from './catalog.js';
 import { canRead, unusableReason } from './rules.js';
+import { modeAllowed, ceilingFor, type ModeFacts } from './modes.js';
+
+export { capMode, defaultModeFor, type ModeFacts } from './modes.js';
 
 export interface UsableAgent {
   id: string;
@@ -24,6 +27,8 @@ export interface UsableAgent {
   workDir: string;
   displayName: string;
   pricing: 'free' | 'paid';
+  /** The most permissive mode users other than the owner may use (modes.ts). */
+  maxGuestMode: string;
 }
 
 type Em = Pick<EntityManager, 'execute'>;
@@ -38,7 +43,7 @@ export async function resolveUsableAgent(ctx: HubContext, userId: string, agentI
   const hit = await fromCatalog(ctx, userId, agentId);
   if (hit) return hit;
   const rows = await ctx.em().getConnection().execute(
-    `select a.id, a.owner_id, a.scope, a.review_status, a.usage_status, a.enable, a.host_id, a.engine, a.work_dir, a.display_name, a.pricing,
+    `select a.id, a.owner_id, a.scope, a.review_status, a.usage_status, a.enable, a.host_id, a.engine, a.work_dir, a.display_name, a.pricing, a.max_guest_mode,
             exists (select 1 from agent_members m where m.agent_id = a.id and m.user_id = ?) as shared
        from agents a where a.id = ?`,
     [userId, agentId],
@@ -49,7 +54,7 @@ export async function resolveUsableAgent(ctx: HubContext, userId: string, agentI
   if (!canRead(a, { userId, shared: r.shared ? new Set([a.id]) : undefined })) throw fail('NOT_FOUND', 'agent not found');
   const why = unusableReason(a, userId);
   if (why) throw fail('AGENT_UNUSABLE', why);
-  return { id: a.id, ownerId: a.ownerId, hostId: r.host_id, engine: r.engine, workDir: r.work_dir, displayName: r.display_name, pricing: r.pricing };
+  return { id: a.id, ownerId: a.ownerId, hostId: r.host_id, engine: r.engine, workDir: r.work_dir, displayName: r.display_name, pricing: r.pricing, maxGuestMode: r.max_guest_mode };
 }
 
 /**
@@ -69,11 +74,40 @@ async function fromCatalog(ctx: HubContext, userId: string, agentId: string): Pr
     if (!canRead(a, { userId, shared: us.shared.has(a.id) ? new Set([a.id]) : undefined })) throw fail('NOT_FOUND', 'agent not found');
     const why = unusableReason(a, userId);
     if (why) throw fail('AGENT_UNUSABLE', why);
-    return { id: a.id, ownerId: a.ownerId, hostId: a.hostId as string, engine: a.engine as string, workDir: a.workDir as string, displayName: a.displayName, pricing: a.pricing };
+    return { id: a.id, ownerId: a.ownerId, hostId: a.hostId as string, engine: a.engine as string, workDir: a.workDir as string, displayName: a.displayName, pricing: a.pricing, maxGuestMode: a.maxGuestMode };
   } catch (e) {
     if (e instanceof HubError) throw e;
     return undefined; // the catalog could not refresh: the database answers
   }
+}
+
+/**
+ * A mode a user asks for (session create or PATCH `mode`, `options.permissionMode`)
+ * must be within the agent's ceiling for that user: MODE_NOT_ALLOWED (403) otherwise.
+ */
+export function requireMode(a: ModeFacts, userId: string, mode: string | undefined): void {
+  if (mode === undefined || modeAllowed(a, userId, mode)) return;
+  throw fail('MODE_NOT_ALLOWED', `mode "${mode}" is not allowed on this agent: its owner lets other users use modes up to "${ceilingFor(a, userId)}"`);
+}
+
+/**
+ * The agent's owner and ceiling, from this node's catalog (kept true by the
+ * `agents` Bus events, so the dispatch path makes no database round trip),
+ * the database on a miss; undefined when the agent is gone.
+ */
+export async function modeFactsOf(ctx: HubContext, agentId: string): Promise<ModeFacts | undefined> {
+  const cat = catalogOn(ctx.bus);
+  if (cat) {
+    try {
+      await cat.fresh();
+      const e = cat.get(agentId);
+      if (e) return { ownerId: e.a.ownerId, maxGuestMode: e.a.maxGuestMode };
+    } catch {
+      // the catalog could not refresh: the database answers
+    }
+  }
+  const rows = await ctx.em().getConnection().execute(`select owner_id, max_guest_mode from agents where id = ?`, [agentId]);
+  return rows.length ? { ownerId: rows[0].owner_id, maxGuestMode: rows[0].max_guest_mode } : undefined;
 }
 
 /**

@@ -63,6 +63,7 @@ export function ownerView(e: { a: Agent; base: BaseView; plain: MarketView }, st
     hostName: host?.name ?? '',
     hostUp: host?.up ?? false,
     workDir: a.workDir,
+    maxGuestMode: a.maxGuestMode,
     ...(a.rejectReason ? { rejectReason: a.rejectReason } : {}),
   };
 }

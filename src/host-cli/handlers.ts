@@ -33,8 +33,13 @@ const runStart: Handler<'run.start'> = (f, ch, s) => {
   void handle.done.finally(() => s.runs.delete(f.runId));
 };
 
-const runAbort: Handler<'run.abort'> = (f, _ch, s) => {
-  s.runs.get(f.runId)?.abort();
+/** With `id`, the hub waits for the engine to be gone (agent deletion): reply once the run has ended. */
+const runAbort: Handler<'run.abort'> = async (f, ch, s) => {
+  const h = s.runs.get(f.runId);
+  h?.abort();
+  if (f.id === undefined) return;
+  await h?.done; // resolves after run.end, which is sent only once the process has exited
+  ch.send({ t: 'reply', id: f.id, ok: true });
 };
 
 const settingsApply: Handler<'settings.apply'> = async (f, ch, s) => {

@@ -7,6 +7,7 @@ import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { FrameOf, HubToHost, HostToHub } from '../../host-protocol/frames.js';
 import { ClaudeStream } from './claude-stream.js';
+import { isEngineSessionId } from '../../host-protocol/engine-values.js';
 
 export type RunStartFrame = FrameOf<HubToHost, 'run.start'>;
 
@@ -26,16 +27,24 @@ export interface RunOptions {
   killGraceMs?: number;
 }
 
-/** The hub's session modes → Claude Code `--permission-mode` values. */
-export const PERMISSION_MODES: Record<string, string | undefined> = {
-  default: undefined,
-  'accept-edits': 'acceptEdits',
-  auto: 'bypassPermissions',
-  plan: 'plan',
-};
+/** The hub's session modes → Claude Code `--permission-mode` values (null: the flag is omitted). */
+export const PERMISSION_MODES: ReadonlyMap<string, string | null> = new Map([
+  ['default', null],
+  ['accept-edits', 'acceptEdits'],
+  ['auto', 'bypassPermissions'],
+  ['plan', 'plan'],
+]);
 
 /** Effort → thinking budget (Claude Code has no effort flag; MAX_THINKING_TOKENS is its knob). */
-export const EFFORT_THINKING_TOKENS: Record<string, string | undefined> = { low: '1024', medium: '8000', high: '31999', default: undefined };
+export const EFFORT_THINKING_TOKENS: ReadonlyMap<string, string | null> = new Map([
+  ['low', '1024'],
+  ['medium', '8000'],
+  ['high', '31999'],
+  ['default', null],
+]);
+
+/** A run.start value outside its whitelist: the run is refused (run.end BAD_RUN), the engine never starts. */
+export class BadRunError extends Error {}
 
 /** Resolves workDir under workRoot; undefined when it escapes (.., absolute, or a symlink out). */
 export function confineWorkDir(workRoot: string, workDir: string): string | undefined {
@@ -63,12 +72,28 @@ function isDir(p: string): boolean {
   }
 }
 
+/**
+ * The engine's argv for one turn. Every value that comes from the hub is
+ * whitelisted and passed as `--flag=value` (never as an argv element of its
+ * own), so no value can ever be read as another option. Throws BadRunError.
+ */
 export function claudeArgs(frame: RunStartFrame): string[] {
   const args = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages'];
-  if (frame.resume) args.push('--resume', frame.resume);
-  const pm = PERMISSION_MODES[frame.mode];
-  if (pm) args.push('--permission-mode', pm);
+  if (frame.resume !== undefined) {
+    if (!isEngineSessionId(frame.resume)) throw new BadRunError('resume: not an engine session id');
+    args.push(flag('--resume', frame.resume));
+  }
+  const pm = PERMISSION_MODES.get(frame.mode);
+  if (pm === undefined) throw new BadRunError(`mode ${JSON.stringify(frame.mode.slice(0, 40))} is not allowed`);
+  if (pm) args.push(flag('--permission-mode', pm));
+  if (frame.effort !== undefined && !EFFORT_THINKING_TOKENS.has(frame.effort)) throw new BadRunError(`effort ${JSON.stringify(frame.effort.slice(0, 40))} is not allowed`);
   return args;
+}
+
+/** `--name=value`; a value starting with "-" (or empty) is refused even when a whitelist let it through. */
+function flag(name: string, value: string): string {
+  if (!value || value.startsWith('-')) throw new BadRunError(`${name}: value is not allowed`);
+  return `${name}=${value}`;
 }
 
 /** Starts the engine; emits run.init / run.delta / run.message and exactly one run.end through `emit`. */
@@ -103,12 +128,20 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
     return { abort() {}, done };
   }
 
+  let argv: string[];
+  try {
+    argv = claudeArgs(frame);
+  } catch (e) {
+    if (!(e instanceof BadRunError)) throw e;
+    queueMicrotask(() => end({ ok: false, error: { code: 'BAD_RUN', message: `refused: ${e.message}` } }));
+    return { abort() {}, done };
+  }
   const env: NodeJS.ProcessEnv = { ...process.env };
-  const thinking = frame.effort ? EFFORT_THINKING_TOKENS[frame.effort] : undefined;
+  const thinking = frame.effort ? EFFORT_THINKING_TOKENS.get(frame.effort) : undefined;
   if (thinking) env.MAX_THINKING_TOKENS = thinking;
   let stderrTail = '';
   try {
-    child = spawn(opts.claudeBin, claudeArgs(frame), { cwd: cwd!, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    child = spawn(opts.claudeBin, argv, { cwd: cwd!, env, stdio: ['pipe', 'pipe', 'pipe'] });
   } catch (e) {
     queueMicrotask(() => end({ ok: false, error: { code: 'ENGINE_UNAVAILABLE', message: (e as Error).message } }));
     return { abort() {}, done };

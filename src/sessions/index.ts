@@ -10,12 +10,15 @@ import { Scheduler } from './scheduler.js';
 import { Messaging } from './messaging.js';
 import { SessionService } from './service.js';
 import { sessionRoutes } from './routes.js';
+import { stopAgentRuns } from './agent-stop.js';
 
 export interface SessionsModule {
   service: SessionService;
   messaging: Messaging;
   scheduler: Scheduler;
   events: SessionEvents;
+  /** Stops every run of the agent on its hosts and waits (bounded) until the engines are gone: before the agent is deleted. */
+  stopAgentRuns(agentId: string): Promise<void>;
   /** Re-scans waiting work (hub start). */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -35,6 +38,7 @@ export function buildSessions(ctx: HubContext, api: HttpApi, gateway: HostGatewa
     messaging,
     scheduler,
     events,
+    stopAgentRuns: (agentId) => stopAgentRuns(ctx, gateway, events, agentId),
     start: async () => {
       scheduler.startSweep(ctx.config.hostHeartbeatTimeoutMs);
       await scheduler.drainAll();

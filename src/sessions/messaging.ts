@@ -4,7 +4,7 @@
 import type { HubContext } from '../context.js';
 import { fail } from '../errors.js';
 import type { HostGateway } from '../hosts/gateway.js';
-import { resolveUsableAgent, type UsableAgent } from '../agents/usage.js';
+import { resolveUsableAgent, requireMode, type UsableAgent } from '../agents/usage.js';
 import { acceptIn, acceptManyIn, discardWaiting, type AcceptInput, type Accepted, type QueueReason } from './queue.js';
 import { GroupCommit } from './group.js';
 import { one, rows, tx, type Em } from './sql.js';
@@ -73,6 +73,7 @@ export class Messaging {
     // A deleted session is caught by hub_accept (404) even when the owners cache still knows it.
     const agent = fresh?.agent ?? (await resolveUsableAgent(this.ctx, userId, await this.agentOf(userId, sessionId)));
     if (!agent.hostId || !agent.engine) throw fail('AGENT_UNUSABLE', 'the agent has no host or engine');
+    requireMode(agent, userId, options.permissionMode); // 403 above the owner's ceiling, before anything is stored
     const presence = await this.gateway.presence(agent.hostId);
     // Nothing is stored: a 503 means "do not assume the task ran", and a retry must not duplicate it.
     if (presence.status === 'offline') throw fail('UNAVAILABLE', 'the agent\'s host is offline');

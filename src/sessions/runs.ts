@@ -12,6 +12,7 @@ import { GroupCommit } from './group.js';
 import { writeRunBatch, planSeqs, rowEvents, assistantTexts, costOf, FLUSH_MS, type Ev, type RunEnd, type Row, type RunState } from './run-batch.js';
 import type { SessionEvents } from './events.js';
 import type { ClaimedTask } from './queue.js';
+import { engineSessionIdOf } from './engine-session.js';
 
 export { costOf, FLUSH_MS };
 
@@ -113,7 +114,7 @@ export class RunTracker {
     switch (f.t) {
       case 'run.init':
         st.model = f.model ?? st.model;
-        st.engineSessionId = f.engineSessionId ?? st.engineSessionId;
+        st.engineSessionId = engineSessionIdOf(f.engineSessionId, this.ctx.log, st.runId) ?? st.engineSessionId;
         this.schedule(st, true);
         return;
       case 'run.delta':
@@ -186,7 +187,7 @@ export class RunTracker {
       st.timer = undefined;
     }
     st.model = end.model ?? st.model;
-    st.engineSessionId = end.engineSessionId ?? st.engineSessionId;
+    st.engineSessionId = engineSessionIdOf(end.engineSessionId, this.ctx.log, st.runId) ?? st.engineSessionId;
     let waiting: boolean | undefined; // unknown when the write failed: the scheduler looks for itself
     st.chain = st.chain
       .then(() => this.finalize(st, end))

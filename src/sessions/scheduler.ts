@@ -6,6 +6,8 @@ import type { HostGateway } from '../hosts/gateway.js';
 import { claimForHost, type ClaimedTask } from './queue.js';
 import { marks, rows, tx, type Em } from './sql.js';
 import type { RunTracker } from './runs.js';
+import { isEngineSessionId } from '../../host-protocol/engine-values.js';
+import { capMode, modeFactsOf } from '../agents/usage.js';
 
 /** After a host's hello, how long its buffered run frames get before its unknown runs count as lost. */
 export const LOST_RUN_GRACE_MS = 3000;
@@ -43,15 +45,30 @@ export class Scheduler {
   async dispatch(t: ClaimedTask): Promise<void> {
     this.runs().started(t);
     try {
+      const mode = await this.runMode(t);
       await this.gateway.send(t.hostId, {
         t: 'run.start', runId: t.id, sessionId: t.sessionId, engine: t.engine, prompt: t.prompt, workDir: t.workDir,
-        ...(t.resume ? { resume: t.resume } : {}), mode: t.mode, ...(t.effort ? { effort: t.effort } : {}),
+        // A value stored before it was checked (runs.ts) never reaches the engine's argv.
+        ...(t.resume && isEngineSessionId(t.resume) ? { resume: t.resume } : {}),
+        mode, ...(t.effort ? { effort: t.effort } : {}),
       });
     } catch (e) {
       this.ctx.log.warn('dispatch failed', { runId: t.id, hostId: t.hostId, err: (e as Error).message });
       await this.runs().end(t.id, { ok: false, error: { code: 'HOST_OFFLINE', message: 'the host went offline before the run started' } });
     }
     this.countSoon(t.hostId);
+  }
+
+  /**
+   * The task's mode capped to the agent's current ceiling for the task's user (agents/modes.ts):
+   * a session, or a message queued, while the ceiling was higher never runs above it now.
+   * Served from the in-process agents catalog; an agent that cannot be found gets the lowest mode.
+   */
+  private async runMode(t: ClaimedTask): Promise<string> {
+    const facts = await modeFactsOf(this.ctx, t.agentId).catch(() => undefined);
+    const mode = capMode(facts ?? { ownerId: '', maxGuestMode: 'plan' }, t.userId, t.mode);
+    if (mode !== t.mode) this.ctx.log.info('run mode capped to the agent\'s ceiling', { runId: t.id, asked: t.mode, mode });
+    return mode;
   }
 
   private counting = new Set<string>();

@@ -5,7 +5,7 @@ import type { HubContext } from '../context.js';
 import { fail } from '../errors.js';
 import { newId } from '../ids.js';
 import { pageOf, offsetOf } from '../paging.js';
-import { resolveUsableAgent, recordSessionOpened, notifyAgentChanged, type UsableAgent } from '../agents/usage.js';
+import { resolveUsableAgent, recordSessionOpened, notifyAgentChanged, requireMode, defaultModeFor, modeFactsOf, type UsableAgent } from '../agents/usage.js';
 import { one, rows, tx, likeEscape, type Em } from './sql.js';
 import { sessionView, messageView, type SessionRow, type MessageRow } from './views.js';
 import { bodyHash, findAnswer, storeAnswer, IdempotencyRace, type StoredAnswer } from './idempotency.js';
@@ -75,11 +75,15 @@ export class SessionService {
       if (prior) return { kind: 'replay', answer: prior };
     }
     const agent = await resolveUsableAgent(this.ctx, userId, input.agentId);
+    // Modes above the owner's ceiling for this user: 403, nothing stored (agents/modes.ts).
+    requireMode(agent, userId, input.mode);
+    requireMode(agent, userId, input.options?.permissionMode);
+    const mode = input.mode ?? defaultModeFor(agent, userId);
     const id = newId('ses');
     const insert = async (t: Em) => {
       await rows(t,
         `insert into sessions (id, user_id, agent_id, agent_name, title, mode, effort, last_active_at) values (?, ?, ?, ?, ?, ?, ?, now())`,
-        [id, userId, agent.id, agent.displayName, input.title ?? titleFrom(input.content), input.mode ?? 'default', input.effort ?? 'default']);
+        [id, userId, agent.id, agent.displayName, input.title ?? titleFrom(input.content), mode, input.effort ?? 'default']);
       await recordSessionOpened(t, agent.id, userId);
     };
     try {
@@ -152,6 +156,12 @@ export class SessionService {
       }
     }
     const em = this.em();
+    if (patch.mode !== undefined) {
+      const s = await one<{ agent_id: string }>(em, `select agent_id from sessions where id = ? and user_id = ?`, [id, userId]);
+      const facts = s && (await modeFactsOf(this.ctx, s.agent_id));
+      if (!facts) throw fail('NOT_FOUND', 'session not found');
+      requireMode(facts, userId, patch.mode);
+    }
     if (sets.length) {
       const r = await rows(em, `update sessions set ${sets.join(', ')}, updated_at = now() where id = ? and user_id = ? returning id`, [...params, id, userId]);
       if (!r.length) throw fail('NOT_FOUND', 'session not found');
