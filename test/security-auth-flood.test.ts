@@ -9,12 +9,14 @@ import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, wsUrl, connectFakeHost } from './helpers/host.js';
+import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
 
 const BUDGET = 12;
 let t: TestHub;
 before(async () => {
-  // trustProxy: the test speaks for several client IPs through X-Forwarded-For.
-  t = await startTestHub({ authFailuresPerIpPerMinute: BUDGET, trustProxy: true });
+  // trustProxy: the test speaks for several client IPs through X-Forwarded-For. With Redis, the failures are counted there.
+  const redis = await redisUrlOrSkip();
+  t = await startTestHub({ authFailuresPerIpPerMinute: BUDGET, trustProxy: true, ...('url' in redis ? { redisUrl: redis.url, redisPrefix: testPrefix() } : {}) });
 });
 after(async () => {
   await t.close();
