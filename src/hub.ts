@@ -14,6 +14,7 @@ import type { Bus } from './bus/bus.js';
 import { RateLimits } from './ratelimit/policy.js';
 import { MemoryLimiter } from './ratelimit/limiter.js';
 import { RedisLimiter } from './ratelimit/redis.js';
+import { FailedAuth } from './ratelimit/failures.js';
 import { healthRoutes } from './server/health.js';
 import { Drain } from './server/shutdown.js';
 import { loadSecrets } from './secrets.js';
@@ -25,6 +26,7 @@ import { ensureAdministrator } from './accounts/bootstrap.js';
 import { buildAccountFlows } from './accounts/flows.js';
 import { buildBilling } from './billing/index.js';
 import { buildHosts } from './hosts/index.js';
+import type { HostStore } from './hosts/store.js';
 import { RedisPresence } from './hosts/presence-redis.js';
 import { abortRunsOfLostNodes } from './bus/orphans.js';
 import { buildModelConfigs } from './model-configs/index.js';
@@ -37,6 +39,9 @@ export interface Hub {
   url: string;
   ctx: HubContext;
   app: TemplatedApp;
+  /** The credential caches (tests count their database lookups). */
+  auth: Authenticator;
+  hostStore: HostStore;
   close(): Promise<void>;
 }
 
@@ -69,9 +74,10 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
 
     const limits = new RateLimits(config, bus instanceof RedisBus ? new RedisLimiter(bus.client, (k) => bus.key(k), log) : new MemoryLimiter());
     onShutdown('rate limits', () => limits.close());
+    const failedAuth = new FailedAuth(limits.limiter, config);
     const drain = new Drain();
     const api = new HttpApi(
-      { authenticate: (t) => authenticator.authenticate(t), before: (r, route) => limits.check(r, route), streamOpened: (s) => drain.track(s) },
+      { authenticate: (t, from) => failedAuth.guard(from, () => authenticator.authenticate(t)), before: (r, route) => limits.check(r, route), streamOpened: (s) => drain.track(s) },
       log,
       config.bodyLimit,
     );
@@ -79,8 +85,9 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     accountRoutes(api, accounts);
     const accountFlows = buildAccountFlows(ctx, api, authenticator);
     buildBilling(ctx, api, (userId, verifyToken) => accountFlows.phone.stepUp(userId, verifyToken));
-    const hosts = buildHosts(ctx, api, bus instanceof RedisBus ? new RedisPresence(bus.client, (k) => bus.key(k), config.nodeId, log) : undefined);
+    const hosts = buildHosts(ctx, api, bus instanceof RedisBus ? new RedisPresence(bus.client, (k) => bus.key(k), config.nodeId, log) : undefined, failedAuth);
     onShutdown('hosts', () => hosts.close());
+    accounts.onHostsRemoved = (list) => hosts.service.removed(list);
     if (hosts.presence instanceof RedisPresence) abortRunsOfLostNodes(hosts.gateway, hosts.presence, config.nodeId, log);
     const agents = new AgentService(ctx, { gateway: hosts.gateway });
     onShutdown('agents', () => agents.close());
@@ -111,7 +118,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     });
     const port = uws.us_socket_local_port(listenSocket);
     log.info('hub listening', { host: config.host, port, database: db.embedded ? 'embedded' : 'postgresql', bus: bus.kind });
-    return { port, url: `http://${config.host}:${port}`, ctx, app, close };
+    return { port, url: `http://${config.host}:${port}`, ctx, app, auth: authenticator, hostStore: hosts.store, close };
   } catch (e) {
     await close();
     throw e;

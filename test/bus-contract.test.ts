@@ -180,6 +180,24 @@ for (const impl of impls) {
       }
     });
 
+    test('onReconnect: registering and unregistering is allowed; an ordinary publish does not call it', async () => {
+      const [a, b] = await impl.nodes();
+      let calls = 0;
+      const off = a.onReconnect(() => calls++);
+      const offB = b.onReconnect(() => calls++);
+      const t = topic();
+      const c = collector();
+      b.subscribe(t, c.handler);
+      await b.ready();
+      a.publish(t, bytes('x'));
+      await c.until(1);
+      await settle();
+      off();
+      off();
+      offB();
+      assert.equal(calls, 0);
+    });
+
     test('fan-out: one publish reaches subscribers on both nodes, the publishing node included', async () => {
       const [a, b] = await impl.nodes();
       const t = topic();
@@ -241,6 +259,47 @@ describe('RedisBus specifics', { skip: 'skip' in redis ? redis.skip : undefined 
       await settle(200);
       assert.equal(got.length, 0);
     } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  test('onReconnect runs after a dropped connection comes back, subscriptions active again; a dropped command connection tells every node', async () => {
+    const url = (redis as { url: string }).url;
+    const prefix = testPrefix();
+    const a = await RedisBus.connect(url, { prefix });
+    const b = await RedisBus.connect(url, { prefix });
+    const probe = new Redis(url);
+    // Kills one of a bus's two connections by its address, as a network failure would.
+    const kill = (bus: RedisBus, which: 'sub' | 'client') => {
+      const conn = (bus as unknown as Record<string, Redis>)[which];
+      return probe.client('KILL', 'ADDR', `${conn.stream.localAddress}:${conn.stream.localPort}`);
+    };
+    try {
+      const t = topic();
+      const c = collector();
+      a.subscribe(t, c.handler);
+      await a.ready();
+      let onA = 0;
+      let onB = 0;
+      a.onReconnect(() => {
+        onA++;
+        // Called once the subscriptions are back: a publish now is delivered.
+        b.publish(t, bytes(`after-${onA}`));
+      });
+      b.onReconnect(() => onB++);
+
+      await kill(a, 'sub');
+      await c.until(1, 5000);
+      assert.equal(Buffer.from(c.got[0]).toString(), 'after-1');
+      assert.equal(onA, 1);
+      assert.equal(onB, 0, "another node's subscriber connection did not drop");
+
+      await kill(a, 'client');
+      for (let i = 0; i < 100 && onB === 0; i++) await settle(50);
+      assert.equal(onB, 1, "node A's publishes may have been lost: node B resynchronises too");
+      assert.ok(onA >= 2);
+    } finally {
+      probe.disconnect();
       await Promise.all([a.close(), b.close()]);
     }
   });

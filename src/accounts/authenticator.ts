@@ -3,10 +3,15 @@
 // JWT users in another, and both are kept true by invalidations published on
 // the Bus (topic `auth`), so a refreshed or deleted key is refused at once on
 // every node. `lastUsedAt` is written in batches, not per request.
+// An invalidation can be lost while Redis is unreachable, so every entry is
+// trusted for AUTH_CACHE_TTL_MS only and all of them go when the Bus
+// reconnects; the node that revokes applies it to itself at once, not on its
+// echo. Unknown API keys are cached as negative for a short while.
 import type { HubContext } from '../context.js';
 import type { Principal } from '../server/http.js';
 import { fail } from '../errors.js';
 import { publishObj, subscribeObj } from '../bus/bus.js';
+import { ExpiringMap } from '../bus/expiring.js';
 import { API_KEY_PREFIX, hashSecret } from './keys.js';
 import { looksLikeJwt, verifyAccessToken } from './tokens.js';
 
@@ -14,17 +19,25 @@ type AuthEvent = { t: 'key'; hash: string } | { t: 'user'; userId: string } | { 
 
 const TOUCH_FLUSH_MS = 10_000;
 const CACHE_MAX = 100_000;
+/** How long a hash with no key row is answered 401 from memory. */
+const NEGATIVE_TTL_MS = 60_000;
 
 export class Authenticator {
-  private keys = new Map<string, Principal>();
-  private users = new Map<string, { name: string; role: Principal['role'] }>();
-  private sessions = new Map<string, boolean>(); // sid → live
+  private readonly ttl = () => this.ctx.config.authCacheTtlMs;
+  private keys = new ExpiringMap<string, Principal>(this.ttl, CACHE_MAX);
+  private badKeys = new ExpiringMap<string, true>(() => NEGATIVE_TTL_MS, CACHE_MAX);
+  private users = new ExpiringMap<string, { name: string; role: Principal['role'] }>(this.ttl, CACHE_MAX);
+  private sessions = new ExpiringMap<string, boolean>(this.ttl, CACHE_MAX); // sid → live
+  /** Bumped by every invalidation: a lookup that straddles one does not cache what it read. */
+  private epoch = 0;
   private touched = new Map<string, Date>();
   private timer: NodeJS.Timeout;
-  private unsub: () => void;
+  private unsubs: Array<() => void>;
+  /** Database lookups made so far (a seam for tests and metrics). */
+  dbLookups = 0;
 
   constructor(private readonly ctx: HubContext) {
-    this.unsub = subscribeObj<AuthEvent>(ctx.bus, 'auth', (ev) => this.onEvent(ev));
+    this.unsubs = [subscribeObj<AuthEvent>(ctx.bus, 'auth', (ev) => this.onEvent(ev)), ctx.bus.onReconnect(() => this.forgetAll())];
     this.timer = setInterval(() => void this.flushTouches(), TOUCH_FLUSH_MS);
     this.timer.unref();
   }
@@ -39,15 +52,20 @@ export class Authenticator {
     const hash = hashSecret(token);
     let p = this.keys.get(hash);
     if (!p) {
+      if (this.badKeys.get(hash)) throw fail('UNAUTHENTICATED', 'invalid API key');
+      const epoch = this.epoch;
+      this.dbLookups++;
       const rows = await this.ctx.em().getConnection().execute(
         `select k.id as key_id, u.id as user_id, u.name, u.role from api_keys k join users u on u.id = k.user_id where k.hash = ?`,
         [hash],
       );
-      if (!rows.length) throw fail('UNAUTHENTICATED', 'invalid API key');
+      if (!rows.length) {
+        this.badKeys.set(hash, true);
+        throw fail('UNAUTHENTICATED', 'invalid API key');
+      }
       const r = rows[0];
       p = { userId: r.user_id, name: r.name, role: r.role, via: 'key', keyId: r.key_id };
-      if (this.keys.size >= CACHE_MAX) this.keys.clear();
-      this.keys.set(hash, p);
+      if (epoch === this.epoch) this.keys.set(hash, p);
     }
     this.touched.set(p.keyId!, new Date());
     return p;
@@ -58,37 +76,55 @@ export class Authenticator {
     let live = this.sessions.get(claims.sid);
     let user = this.users.get(claims.sub);
     if (live === undefined || !user) {
+      const epoch = this.epoch;
+      this.dbLookups++;
       const rows = await this.ctx.em().getConnection().execute(
         `select s.revoked_at, u.name, u.role from auth_sessions s join users u on u.id = s.user_id where s.id = ? and u.id = ?`,
         [claims.sid, claims.sub],
       );
       live = rows.length > 0 && rows[0].revoked_at === null;
-      if (this.sessions.size >= CACHE_MAX) this.sessions.clear();
-      this.sessions.set(claims.sid, live);
-      if (rows.length) this.users.set(claims.sub, (user = { name: rows[0].name, role: rows[0].role }));
+      if (rows.length) user = { name: rows[0].name, role: rows[0].role };
+      if (epoch === this.epoch) {
+        this.sessions.set(claims.sid, live);
+        if (user) this.users.set(claims.sub, user);
+      }
     }
     if (!live || !user) throw fail('UNAUTHENTICATED', 'session ended');
     return { userId: claims.sub, name: user.name, role: user.role, via: 'jwt' };
   }
 
-  /** Call after the change has committed. */
+  /** Call after the change has committed: applied here at once, then on every other node. */
   revokeKeyHash(hash: string): void {
-    publishObj(this.ctx.bus, 'auth', { t: 'key', hash } satisfies AuthEvent);
+    this.announce({ t: 'key', hash });
   }
   revokeUser(userId: string): void {
-    publishObj(this.ctx.bus, 'auth', { t: 'user', userId } satisfies AuthEvent);
+    this.announce({ t: 'user', userId });
   }
   revokeSession(sid: string): void {
-    publishObj(this.ctx.bus, 'auth', { t: 'sid', sid } satisfies AuthEvent);
+    this.announce({ t: 'sid', sid });
+  }
+
+  private announce(ev: AuthEvent): void {
+    this.onEvent(ev);
+    publishObj(this.ctx.bus, 'auth', ev);
   }
 
   private onEvent(ev: AuthEvent): void {
+    this.epoch++;
     if (ev.t === 'key') this.keys.delete(ev.hash);
     else if (ev.t === 'sid') this.sessions.set(ev.sid, false);
     else {
       this.users.delete(ev.userId);
-      for (const [h, p] of this.keys) if (p.userId === ev.userId) this.keys.delete(h);
+      this.keys.deleteWhere((p) => p.userId === ev.userId);
     }
+  }
+
+  /** Invalidations may have been lost (the Bus reconnected): read everything again. */
+  private forgetAll(): void {
+    this.epoch++;
+    this.keys.clear();
+    this.users.clear();
+    this.sessions.clear();
   }
 
   private async flushTouches(): Promise<void> {
@@ -108,7 +144,7 @@ export class Authenticator {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
-    this.unsub();
+    for (const u of this.unsubs) u();
     await this.flushTouches();
   }
 }

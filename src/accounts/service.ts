@@ -8,7 +8,16 @@ import { ApiKey, User, type Role } from './entities.js';
 import { generateApiKey, hashSecret, keyPreview } from './keys.js';
 import { keyView, userView } from './views.js';
 
+/** A host row that went with a deleted account. */
+export interface RemovedHost {
+  id: string;
+  credentialHash: string;
+}
+
 export class AccountService {
+  /** Set by the hosts domain: revokes the credentials and closes the channels of an account's hosts once it is deleted. */
+  onHostsRemoved?: (hosts: RemovedHost[]) => void;
+
   constructor(
     private readonly ctx: HubContext,
     private readonly auth: Authenticator,
@@ -94,10 +103,17 @@ export class AccountService {
   async deleteUser(actorId: string, userId: string) {
     if (actorId === userId) throw fail('CONFLICT', 'an administrator cannot delete their own account');
     const em = this.ctx.em();
-    const u = await em.findOne(User, { id: userId });
-    if (!u) throw fail('NOT_FOUND', 'user not found');
-    await em.remove(u).flush();
+    // One statement: the account goes (its hosts rows cascade with it) and we learn which hosts it had,
+    // so their credentials are revoked and their channels closed at once, on every node.
+    const rows = await em.getConnection().execute(
+      `with h as (select id, credential_hash from hosts where user_id = ?), d as (delete from users where id = ? returning id)
+       select (select count(*) from d)::int as deleted, h.id, h.credential_hash from (select 1) one left join h on true`,
+      [userId, userId],
+    );
+    if (!rows.length || rows[0].deleted === 0) throw fail('NOT_FOUND', 'user not found');
     this.auth.revokeUser(userId);
+    const hosts = rows.filter((r) => r.id !== null).map((r) => ({ id: r.id as string, credentialHash: r.credential_hash as string }));
+    if (hosts.length) this.onHostsRemoved?.(hosts);
     return { deleted: true };
   }
 }

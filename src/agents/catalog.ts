@@ -5,6 +5,7 @@
 // next read. A warm read makes no database round trip.
 import type { HubContext } from '../context.js';
 import { publishObj, subscribeObj, type Bus } from '../bus/bus.js';
+import { ExpiringMap } from '../bus/expiring.js';
 import { Agent } from './entities.js';
 import { isListed } from './rules.js';
 import { baseView, plainView, type BaseView, type MarketView } from './views.js';
@@ -59,8 +60,11 @@ export class AgentCatalog {
   /** Per-generation memo of filtered lists and of finished pages (anonymous market queries). */
   readonly results = new Map<string, Entry[]>();
   readonly pages = new Map<string, string>();
-  private users = new Map<string, UserState>();
+  /** Shares guard access: trusted for AUTH_CACHE_TTL_MS only, in case an invalidation was lost in a Redis outage. */
+  private users = new ExpiringMap<string, UserState>(() => this.ctx.config.authCacheTtlMs, USERS_MAX);
   private userEpoch = new Map<string, number>();
+  /** Bumped when every user's state is dropped at once (bus reconnect). */
+  private allUsersEpoch = 0;
   private unsubs: Array<() => void>;
   /** Bumped whenever any row changes; derived caches are keyed by it. */
   generation = 0;
@@ -74,6 +78,12 @@ export class AgentCatalog {
         if (ev.t !== 'user' || !ev.userId) return;
         this.stale = true;
         this.onEvent({ t: 'user', userIds: [ev.userId] });
+      }),
+      // Events may have been lost while the bus was down: reload every row and every user's state.
+      ctx.bus.onReconnect(() => {
+        this.stale = true;
+        this.allUsersEpoch++;
+        this.users.clear();
       }),
     ];
   }
@@ -217,13 +227,14 @@ export class AgentCatalog {
     this.pages.set(key, page);
   }
 
-  /** The caller's favorites and shares, cached until a `user` event. */
+  /** The caller's favorites and shares, cached until a `user` event (or the TTL). */
   userState(userId: string): UserState | Promise<UserState> {
     return this.users.get(userId) ?? this.loadUser(userId);
   }
 
   private async loadUser(userId: string): Promise<UserState> {
     const epoch = this.userEpoch.get(userId) ?? 0;
+    const all = this.allUsersEpoch;
     const rows = await this.ctx.em().getConnection().execute(
       `select agent_id, 'f' as k from agent_favorites where user_id = ? union all select agent_id, 'm' as k from agent_members where user_id = ?`,
       [userId, userId],
@@ -231,10 +242,7 @@ export class AgentCatalog {
     const st: UserState = { favs: new Set(), shared: new Set() };
     for (const r of rows) (r.k === 'f' ? st.favs : st.shared).add(r.agent_id);
     // An event that arrived while we read makes this result stale: do not keep it.
-    if ((this.userEpoch.get(userId) ?? 0) === epoch) {
-      if (this.users.size >= USERS_MAX) this.users.clear();
-      this.users.set(userId, st);
-    }
+    if ((this.userEpoch.get(userId) ?? 0) === epoch && this.allUsersEpoch === all) this.users.set(userId, st);
     return st;
   }
 

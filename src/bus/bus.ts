@@ -14,6 +14,13 @@ export interface Bus {
   ready(): Promise<void>;
   /** False while the transport is down (Redis unreachable); the in-process bus is always up. */
   healthy(): boolean;
+  /**
+   * Calls `handler` whenever publishes may have been lost: after this node's connection to the
+   * transport came back (its subscriptions active again), and when another node announces that its
+   * own came back. Caches kept true by Bus invalidations resynchronise here. The in-process bus
+   * never loses a publish and never calls it. Returns the unsubscribe function.
+   */
+  onReconnect(handler: () => void): () => void;
   close(): Promise<void>;
   readonly kind: 'local' | 'redis';
 }

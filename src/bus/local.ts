@@ -28,6 +28,11 @@ export class LocalBus implements Bus {
     };
   }
 
+  onReconnect(_handler: () => void): () => void {
+    // Nothing to reconnect: delivery is in process and never lost.
+    return () => {};
+  }
+
   healthy(): boolean {
     return true;
   }

@@ -3,6 +3,10 @@
 // presence: `client`), one only subscribes. A topic is SUBSCRIBEd once per
 // node however many local handlers it has. A node's own publishes come back
 // through Redis too, so every reader of a topic sees one order.
+// Pub/sub loses what is published while a connection is down: after either
+// connection comes back, `onReconnect` handlers run (the command connection
+// announces it to every node on a reserved channel, since its own publishes
+// may be what was lost).
 import { Redis } from 'ioredis';
 import type { Bus, BusHandler } from './bus.js';
 import type { Logger } from '../log.js';
@@ -29,6 +33,10 @@ export class RedisBus implements Bus {
   private held: Array<[string, Buffer]> = [];
   private idle: Array<() => void> = [];
   private lastErrorLog = 0;
+  private reconnectHandlers = new Set<() => void>();
+  private reconnectSoon = false;
+  /** The reserved channel on which a node announces that its command connection came back. */
+  private readonly resyncChannel: string;
 
   private constructor(url: string, opts: RedisBusOptions) {
     this.prefix = opts.prefix ?? '';
@@ -38,6 +46,40 @@ export class RedisBus implements Bus {
     this.sub = new Redis(url, { ...common, connectionName: 'hub-sub', autoResubscribe: true });
     for (const c of [this.client, this.sub]) c.on('error', (e) => this.logError(e));
     this.sub.on('messageBuffer', (channel: Buffer, message: Buffer) => this.deliver(channel, message));
+    this.resyncChannel = this.prefix + '_bus:reconnected';
+    this.afterDrop(this.sub, () => {
+      // ioredis re-sends SUBSCRIBE right after 'ready'; a PING queued behind it answers once they are active.
+      setImmediate(() => void this.sub.ping().then(() => this.reconnected(), (e) => this.logError(e)));
+    });
+    this.afterDrop(this.client, () => this.client.publish(this.resyncChannel, '').catch((e) => this.logError(e)));
+  }
+
+  /** Runs `then` each time `conn` is ready again after having lost its connection. */
+  private afterDrop(conn: Redis, then: () => void): void {
+    let dropped = false;
+    conn.on('close', () => (dropped = true));
+    conn.on('ready', () => {
+      if (!dropped) return;
+      dropped = false;
+      then();
+    });
+  }
+
+  /** Handlers run once per burst (a restart of Redis announces from every node). */
+  private reconnected(): void {
+    if (this.reconnectSoon) return;
+    this.reconnectSoon = true;
+    setImmediate(() => {
+      this.reconnectSoon = false;
+      this.log?.info('bus reconnected: resynchronising caches');
+      for (const h of [...this.reconnectHandlers]) {
+        try {
+          h();
+        } catch (e) {
+          this.log?.warn('bus reconnect handler failed', { err: e });
+        }
+      }
+    });
   }
 
   /** Connects both connections; rejects when Redis is unreachable. */
@@ -50,6 +92,7 @@ export class RedisBus implements Bus {
       bus.sub.disconnect();
       throw e;
     }
+    bus.track(bus.sub.subscribe(bus.resyncChannel));
     return bus;
   }
 
@@ -89,6 +132,11 @@ export class RedisBus implements Bus {
     };
   }
 
+  onReconnect(handler: () => void): () => void {
+    this.reconnectHandlers.add(handler);
+    return () => void this.reconnectHandlers.delete(handler);
+  }
+
   healthy(): boolean {
     return this.client.status === 'ready' && this.sub.status === 'ready';
   }
@@ -101,6 +149,7 @@ export class RedisBus implements Bus {
 
   async close(): Promise<void> {
     this.topics.clear();
+    this.reconnectHandlers.clear();
     // Send what is held rather than drop it, then leave politely.
     this.pendingSubs = 0;
     this.flush();
@@ -131,6 +180,7 @@ export class RedisBus implements Bus {
 
   private deliver(channel: Buffer, message: Buffer): void {
     const name = channel.toString('utf8');
+    if (name === this.resyncChannel) return this.reconnected();
     if (!name.startsWith(this.prefix)) return;
     const set = this.topics.get(name.slice(this.prefix.length));
     if (!set) return;

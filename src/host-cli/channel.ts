@@ -4,7 +4,7 @@
 import WebSocket from 'ws';
 import { decode } from '@msgpack/msgpack';
 import { encodeFrame, decodeHubFrame, type HostToHub, type HubToHost } from '../../host-protocol/index.js';
-import { HOST_WS_PATH, PROTOCOL_VERSION, closeCodeInfo } from '../../host-protocol/version.js';
+import { CloseCodes, HOST_WS_PATH, PROTOCOL_VERSION, closeCodeInfo } from '../../host-protocol/version.js';
 import { ReplyCodes, type Engine } from '../../host-protocol/frames.js';
 import { CLI_VERSION } from './version.js';
 
@@ -24,6 +24,8 @@ const BACKOFF_BASE_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
 /** Frames produced while disconnected wait here (run output), up to this many. */
 const OUTBOX_MAX = 10_000;
+/** Close codes after which this credential will never work again (host or account deleted, credential revoked). */
+const PAIR_AGAIN = new Set<number>([CloseCodes.UNAUTHORIZED.code, CloseCodes.HOST_DELETED.code]);
 
 export class Channel {
   private ws: WebSocket | undefined;
@@ -84,7 +86,7 @@ export class Channel {
       if (this.stopped || this.ws !== ws) return;
       if (refused === 401) return this.end(4401, 'the hub refused the credential (host deleted or revoked); pair again');
       const info = closeCodeInfo(code);
-      if (!info.reconnect) return this.end(code, `${info.reason} (${code})`);
+      if (!info.reconnect) return this.end(code, `${info.reason} (${code})${PAIR_AGAIN.has(code) ? '; pair again' : ''}`);
       if (wasReady) this.attempt = 0;
       const delay = this.backoff();
       const why = refused ? `HTTP ${refused}` : `${code}${reason.length ? ' ' + reason.toString() : info.reason ? ' ' + info.reason : ''}`;

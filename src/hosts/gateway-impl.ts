@@ -75,6 +75,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
       this.local.get(hostId)?.close(CloseCodes.HOST_DELETED);
       for (const c of this.waiting) if (c.hostId === hostId) c.close(CloseCodes.HOST_DELETED);
     };
+    store.liveHosts = () => [...this.local.keys(), ...[...this.waiting].map((c) => c.hostId)];
     this.sweepTimer = setInterval(() => this.sweep(), Math.max(250, Math.floor(timing.heartbeatTimeoutMs / 3)));
     this.sweepTimer.unref();
   }

@@ -9,11 +9,13 @@ import { HostChannels } from './gateway-impl.js';
 import { HostService } from './service.js';
 import { hostRoutes } from './routes.js';
 import { attachHostSocket } from './ws.js';
+import type { FailedAuth } from '../ratelimit/failures.js';
 
 export interface HostsModule {
   gateway: HostChannels;
   service: HostService;
   presence: Presence;
+  store: HostStore;
   /** Registers the WebSocket endpoint; must run before the HTTP catch-all is attached. */
   attach(app: TemplatedApp): void;
   close(): Promise<void>;
@@ -22,17 +24,18 @@ export interface HostsModule {
 /** A host request waits at most this long, and never longer than the heartbeat window. */
 const REQUEST_TIMEOUT_MS = 10_000;
 
-export function buildHosts(ctx: HubContext, api: HttpApi, presence: Presence = new LocalPresence()): HostsModule {
+export function buildHosts(ctx: HubContext, api: HttpApi, presence: Presence = new LocalPresence(), failures?: FailedAuth): HostsModule {
   const store = new HostStore(ctx);
   const heartbeatTimeoutMs = ctx.config.hostHeartbeatTimeoutMs;
   const gateway = new HostChannels(ctx, presence, store, { heartbeatTimeoutMs, requestTimeoutMs: Math.min(REQUEST_TIMEOUT_MS, heartbeatTimeoutMs) });
   const service = new HostService(ctx, gateway, presence, store);
-  hostRoutes(api, service);
+  hostRoutes(api, service, failures);
   return {
     gateway,
     service,
     presence,
-    attach: (app) => attachHostSocket(app, gateway, store, ctx.log),
+    store,
+    attach: (app) => attachHostSocket(app, gateway, store, ctx.log, failures),
     async close() {
       await gateway.close();
       await store.close();

@@ -5,6 +5,7 @@ import { compileBody, compileQuery } from '../server/schema.js';
 import { created } from '../server/reply.js';
 import { Engine } from '../../host-protocol/frames.js';
 import type { HostService } from './service.js';
+import type { FailedAuth } from '../ratelimit/failures.js';
 
 const Pair = compileBody(
   Type.Object(
@@ -25,16 +26,18 @@ const Heartbeat = compileBody(
   ),
 );
 
-export function hostRoutes(api: HttpApi, hosts: HostService): void {
+export function hostRoutes(api: HttpApi, hosts: HostService, failures?: FailedAuth): void {
+  // Routes that check a credential themselves (a pair key, a host credential) count failures per IP like the bearer check does.
+  const guarded = <T>(r: Parameters<FailedAuth['guard']>[0], check: () => Promise<T>) => (failures ? failures.guard(r, check) : check());
   api.route({ method: 'POST', path: '/api/v1/hosts/pair-key', auth: 'user', handler: async (r) => created(await hosts.createPairKey(r.principal.userId)) });
   // The CLI proves itself with the pair key in the body, not a bearer token (an addition to the spec).
   api.route({
     method: 'POST', path: '/api/v1/hosts/pair', auth: 'none', body: Pair,
-    handler: async (r) => created(await hosts.pair(r.body.pairKey, r.body.name ?? 'host')),
+    handler: async (r) => created(await guarded(r, () => hosts.pair(r.body.pairKey, r.body.name ?? 'host'))),
   });
   api.route({
     method: 'POST', path: '/api/v1/hosts/heartbeat', auth: 'none', body: Heartbeat, emptyBody: {},
-    handler: (r) => hosts.heartbeat(r.bearer, r.body),
+    handler: (r) => guarded(r, () => hosts.heartbeat(r.bearer, r.body)),
   });
   api.route({ method: 'GET', path: '/api/v1/hosts', auth: 'user', handler: (r) => hosts.list(r.principal.userId) });
   api.route({ method: 'GET', path: '/api/v1/hosts/:id', auth: 'user', handler: (r) => hosts.get(r.principal.userId, r.params.id) });

@@ -140,6 +140,14 @@ export class HostService {
     return { deleted: true };
   }
 
+  /** Hosts whose rows are already gone (their account was deleted): forget their credentials and close their channels everywhere. */
+  removed(hosts: Array<{ id: string; credentialHash: string }>): void {
+    for (const h of hosts) {
+      this.store.revoke(h.credentialHash, h.id);
+      void this.presence.remove(h.id, null);
+    }
+  }
+
   async setRemark(userId: string, hostId: string, remark: string | null): Promise<HostView> {
     const rows = await this.sql(`update hosts set remark = ?, updated_at = now() where id = ? and user_id = ? returning id`, [remark || null, hostId, userId]);
     if (!rows.length) throw fail('NOT_FOUND', 'host not found');

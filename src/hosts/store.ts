@@ -2,9 +2,15 @@
 // an in-process map (kept true by `hosts` Bus invalidations on revoke), and
 // what a host reports (hello, engines, last seen) is written in batches, so
 // neither connecting nor heartbeating costs a database round trip per frame.
+// A revocation can be lost while Redis is unreachable: cached credentials are
+// trusted for AUTH_CACHE_TTL_MS only, and every TTL and after each Bus
+// reconnect the hosts whose channels this node holds are checked against the
+// table (one query), so a host deleted meanwhile loses its channel. Unknown
+// credentials are cached as negative for a short while.
 import type { HubContext } from '../context.js';
 import type { Engine } from '../../host-protocol/frames.js';
 import { publishObj, subscribeObj } from '../bus/bus.js';
+import { ExpiringMap } from '../bus/expiring.js';
 import { hashSecret } from './credentials.js';
 
 export interface HostIdentity {
@@ -24,29 +30,73 @@ type StoreEvent = { t: 'revoked'; hash: string; hostId: string };
 
 const FLUSH_MS = 1_000;
 const CACHE_MAX = 200_000;
+/** How long a credential with no host row is answered "unknown" from memory. */
+const NEGATIVE_TTL_MS = 60_000;
+const CHECK_CHUNK = 1000;
 
 export class HostStore {
-  private creds = new Map<string, HostIdentity>();
+  private readonly ttl = () => this.ctx.config.authCacheTtlMs;
+  private creds = new ExpiringMap<string, HostIdentity>(this.ttl, CACHE_MAX);
+  private bad = new ExpiringMap<string, true>(() => NEGATIVE_TTL_MS, CACHE_MAX);
+  /** Credential hashes looked up in the database so far (a seam for tests and metrics). */
+  dbLookups = 0;
+  private checkTimer: NodeJS.Timeout | undefined;
+  private closed = false;
   private hellos = new Map<string, HelloData>();
   private seen = new Map<string, number>();
   private timer: NodeJS.Timeout;
-  private unsub: () => void;
+  private unsubs: Array<() => void>;
   private flushing: Promise<void> = Promise.resolve();
   private revoked = new Set<string>();
   /** Called on every node when a host's credential is revoked (the channels close its sockets). */
   onRevoked?: (hostId: string) => void;
+  /** The hosts whose channels this node holds (set by the channels), checked against the table. */
+  liveHosts?: () => string[];
 
   constructor(private readonly ctx: HubContext) {
-    this.unsub = subscribeObj<StoreEvent>(ctx.bus, 'hosts', (ev) => {
-      if (ev.t !== 'revoked') return;
-      this.creds.delete(ev.hash);
-      // A lookup already in flight may still return the deleted row: never cache or accept it.
-      if (this.revoked.size >= 10_000) this.revoked.clear();
-      this.revoked.add(ev.hash);
-      this.onRevoked?.(ev.hostId);
-    });
+    this.unsubs = [
+      subscribeObj<StoreEvent>(ctx.bus, 'hosts', (ev) => {
+        if (ev.t === 'revoked') this.forget(ev.hash, ev.hostId);
+      }),
+      ctx.bus.onReconnect(() => {
+        this.creds.clear();
+        void this.checkLive();
+      }),
+    ];
     this.timer = setInterval(() => void this.flush(), FLUSH_MS);
     this.timer.unref();
+    this.scheduleCheck();
+  }
+
+  private forget(hash: string, hostId: string): void {
+    this.creds.delete(hash);
+    // A lookup already in flight may still return the deleted row: never cache or accept it.
+    if (this.revoked.size >= 10_000) this.revoked.clear();
+    this.revoked.add(hash);
+    this.onRevoked?.(hostId);
+  }
+
+  /** Re-armed each time, so a changed TTL applies from the next check. */
+  private scheduleCheck(): void {
+    if (this.closed) return;
+    this.checkTimer = setTimeout(() => void this.checkLive().finally(() => this.scheduleCheck()), this.ttl());
+    this.checkTimer.unref();
+  }
+
+  /** Closes the channels held here whose host row is gone (deleted while an invalidation could not arrive). */
+  async checkLive(): Promise<void> {
+    const ids = [...new Set(this.liveHosts?.() ?? [])];
+    for (let i = 0; i < ids.length; i += CHECK_CHUNK) {
+      const part = ids.slice(i, i + CHECK_CHUNK);
+      try {
+        const rows = await this.ctx.em().getConnection().execute(`select id from hosts where id in (${part.map(() => '?').join(',')})`, part);
+        const present = new Set(rows.map((r) => r.id as string));
+        for (const id of part) if (!present.has(id)) this.onRevoked?.(id);
+      } catch (e) {
+        this.ctx.log.warn('could not check live hosts', { err: e });
+        return;
+      }
+    }
   }
 
   /** The host a credential belongs to, or undefined (forged or revoked). */
@@ -54,6 +104,7 @@ export class HostStore {
     const hash = hashSecret(credential);
     const hit = this.creds.get(hash);
     if (hit) return Promise.resolve(hit);
+    if (this.bad.get(hash)) return Promise.resolve(undefined);
     return new Promise((resolve, reject) => {
       const waiting = this.lookups.get(hash);
       if (waiting) waiting.push({ resolve, reject });
@@ -77,22 +128,24 @@ export class HostStore {
       this.lookupScheduled = true;
       setImmediate(() => void this.lookupBatch());
     }
+    this.dbLookups += batch.length;
     try {
       const rows = await this.ctx.em().getConnection().execute(
         `select id, user_id, credential_hash from hosts where credential_hash in (${batch.map(() => '?').join(',')})`,
         batch.map(([h]) => h),
       );
       const found = new Map<string, HostIdentity>(rows.filter((r: any) => !this.revoked.has(r.credential_hash)).map((r: any) => [r.credential_hash, { hostId: r.id, userId: r.user_id }]));
-      if (this.creds.size + found.size > CACHE_MAX) this.creds.clear();
       for (const [h, id] of found) this.creds.set(h, id);
+      for (const [h] of batch) if (!found.has(h)) this.bad.set(h, true);
       for (const [h, waiters] of batch) for (const w of waiters) w.resolve(found.get(h));
     } catch (e) {
       for (const [, waiters] of batch) for (const w of waiters) w.reject(e);
     }
   }
 
-  /** Call after the host row is deleted: every node forgets the credential. */
+  /** Call after the host row is deleted: this node forgets the credential at once, then every other node. */
   revoke(credentialHash: string, hostId: string): void {
+    this.forget(credentialHash, hostId);
     publishObj(this.ctx.bus, 'hosts', { t: 'revoked', hash: credentialHash, hostId } satisfies StoreEvent);
   }
 
@@ -171,7 +224,9 @@ export class HostStore {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
-    this.unsub();
+    this.closed = true;
+    clearTimeout(this.checkTimer);
+    for (const u of this.unsubs) u();
     await this.flush();
   }
 }

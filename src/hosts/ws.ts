@@ -9,11 +9,12 @@ import type { Logger } from '../log.js';
 import type { HostConnection } from './connection.js';
 import type { HostChannels } from './gateway-impl.js';
 import type { HostStore } from './store.js';
+import type { FailedAuth } from '../ratelimit/failures.js';
 
 /** Largest frame a host may send (a run.message with big tool output). */
 const MAX_FRAME = 4 * 1024 * 1024;
 
-export function attachHostSocket(app: TemplatedApp, channels: HostChannels, store: HostStore, log: Logger): void {
+export function attachHostSocket(app: TemplatedApp, channels: HostChannels, store: HostStore, log: Logger, failures?: FailedAuth): void {
   // uWS copies the upgrade's user data into its own object (own fields only, no
   // prototype), so the connection travels as a field.
   app.ws<{ c: HostConnection }>(HOST_WS_PATH, {
@@ -30,6 +31,7 @@ export function attachHostSocket(app: TemplatedApp, channels: HostChannels, stor
       const key = req.getHeader('sec-websocket-key');
       const protocol = req.getHeader('sec-websocket-protocol');
       const extensions = req.getHeader('sec-websocket-extensions');
+      const ip = failures?.ipOf({ ip: Buffer.from(res.getRemoteAddressAsText()).toString(), headers: { 'x-forwarded-for': req.getHeader('x-forwarded-for') } });
       let aborted = false;
       res.onAborted(() => {
         aborted = true;
@@ -38,19 +40,32 @@ export function attachHostSocket(app: TemplatedApp, channels: HostChannels, stor
         if (aborted) return;
         res.cork(() => res.writeStatus(status).writeHeader('Content-Type', 'application/json').end(JSON.stringify({ code: '4010', message: 'host credential missing or invalid', data: null })));
       };
+      // An address over its budget of failed credential checks is not looked at (see ratelimit/failures.ts).
+      const tooMany = (seconds: number) => {
+        if (aborted) return;
+        res.cork(() =>
+          res.writeStatus('429 Too Many Requests').writeHeader('Retry-After', String(seconds)).writeHeader('Content-Type', 'application/json')
+            .end(JSON.stringify({ code: '4290', message: 'too many failed credential checks from this address; retry later', data: null })),
+        );
+      };
+      const wait = ip === undefined ? 0 : failures!.retryAfter(ip);
+      if (wait) return tooMany(wait);
       const bearer = /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : '';
       if (!bearer) return refuse('401 Unauthorized');
-      store.identify(bearer).then(
-        (id) => {
+      store
+        .identify(bearer)
+        .then(async (id) => {
           if (aborted) return;
-          if (!id) return refuse('401 Unauthorized');
+          if (!id) {
+            const over = ip === undefined ? 0 : await failures!.failed(ip);
+            return over ? tooMany(over) : refuse('401 Unauthorized');
+          }
           res.cork(() => res.upgrade({ c: channels.connection(id) }, key, protocol, extensions, context));
-        },
-        (e) => {
+        })
+        .catch((e) => {
           log.error('host upgrade failed', { err: e });
           if (!aborted) res.cork(() => res.writeStatus('503 Service Unavailable').end());
-        },
-      );
+        });
     },
 
     open: (ws) => {

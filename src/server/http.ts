@@ -51,7 +51,8 @@ export interface Route<Q = any, B = any> {
 }
 
 export interface HttpHooks {
-  authenticate(token: string): Promise<Principal>;
+  /** `from` is where the request came from (failed checks are counted per client IP). */
+  authenticate(token: string, from: Pick<Req, 'ip' | 'headers'>): Promise<Principal>;
   /** Runs before the handler (rate limits); may throw a HubError; headers it returns go on the reply. */
   before?(req: Req, route: Route): Promise<Record<string, string> | void> | Record<string, string> | void;
   /** Each SSE stream as it opens (a graceful shutdown ends them with a final frame). */
@@ -181,7 +182,7 @@ export class HttpApi {
     const bearer = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : undefined;
     let principal: Principal | undefined;
     if (route.auth !== 'none') {
-      if (bearer) principal = await this.hooks.authenticate(bearer);
+      if (bearer) principal = await this.hooks.authenticate(bearer, r);
       else if (auth && route.auth !== 'optional') throw fail('UNAUTHENTICATED', 'Authorization must be "Bearer <token>"');
       if (!principal && route.auth !== 'optional') throw fail('UNAUTHENTICATED');
       if (route.auth === 'admin' && principal!.role !== 'admin') throw fail('ADMIN_ONLY');

@@ -57,6 +57,7 @@ export async function startTestHub(overrides: Partial<Config> = {}, env: NodeJS.
     // Test files hammer one hub from 127.0.0.1 (polling loops): no general rate limits unless a test sets them.
     rateLimitPerMinute: 0,
     rateLimitPerIpPerMinute: 0,
+    authFailuresPerIpPerMinute: 0,
     logLevel: (process.env.TEST_LOG_LEVEL as Config['logLevel']) ?? 'silent',
     ...overrides,
   };

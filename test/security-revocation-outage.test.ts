@@ -1,0 +1,174 @@
+// Issue 10, hole 7: a revocation made while Redis is unreachable is never
+// lost. Two hubs share one PostgreSQL database and a Redis server this test
+// starts on a spare port (and kills and restarts; never the shared one). A
+// key deleted or refreshed, a logout, a host deleted and a user deleted on
+// node A are refused by A at once, and by B within the cache TTL, or at once
+// after B's bus reconnects.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { startTestHub, createTestDatabase, type TestHub } from './helpers/hub.js';
+import { connectFakeHost, pairHost, eventually, type FakeHost } from './helpers/host.js';
+import { newId } from '../src/ids.js';
+import { hashSecret } from '../src/accounts/keys.js';
+import { signAccessToken } from '../src/accounts/tokens.js';
+import { CloseCodes } from '../host-protocol/version.js';
+
+const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
+const skip = !process.env.DATABASE_URL ? 'DATABASE_URL is not set (two hubs share one PostgreSQL database)' : !hasRedisServer ? 'no redis-server binary to start a Redis this test may stop' : undefined;
+if (skip) console.log(`# skipping the Redis outage tests: ${skip}`);
+
+const SHORT_TTL_MS = 3000;
+let port = 0;
+let redis: ChildProcess | undefined;
+let a: TestHub;
+let b: TestHub;
+let dropDb: () => Promise<void> = async () => {};
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+async function startRedis(): Promise<void> {
+  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  await eventually(
+    () =>
+      new Promise<boolean>((resolve) => {
+        const s = net.connect(port, '127.0.0.1', () => {
+          s.end();
+          resolve(true);
+        });
+        s.on('error', () => resolve(false));
+      }),
+    10_000,
+    50,
+  );
+}
+
+async function stopRedis(): Promise<void> {
+  const r = redis;
+  redis = undefined;
+  if (!r || r.exitCode !== null) return;
+  const gone = new Promise((res) => r.once('exit', res));
+  r.kill('SIGKILL');
+  await gone;
+}
+
+before(async () => {
+  if (skip) return;
+  port = await freePort();
+  await startRedis();
+  const db = await createTestDatabase();
+  dropDb = db.drop;
+  const shared = { databaseUrl: db.url, redisUrl: `redis://127.0.0.1:${port}`, redisPrefix: `t${randomBytes(4).toString('hex')}:`, secretKey: 'outage-' + randomBytes(8).toString('hex'), authCacheTtlMs: SHORT_TTL_MS, hostHeartbeatTimeoutMs: 60_000 };
+  a = await startTestHub({ ...shared, nodeId: 'outage-a' });
+  b = await startTestHub({ ...shared, nodeId: 'outage-b', adminApiKey: a.adminKey });
+});
+
+after(async () => {
+  if (skip) return;
+  if (!redis) await startRedis().catch(() => undefined); // the hubs close cleanly with Redis up
+  await b?.close().catch(() => undefined);
+  await a?.close().catch(() => undefined);
+  await stopRedis();
+  await dropDb();
+});
+
+const status = async (hub: TestHub, token: string) => (await hub.api('GET', '/api/v1/me/keys', { token })).status;
+const closeCode = (h: FakeHost, ms: number) => Promise.race([h.closed.then((c) => c.code), new Promise<string>((r) => setTimeout(() => r('still open'), ms))]);
+const upgradeStatus = (hub: TestHub, credential: string) => connectFakeHost(hub, credential).then((h) => (h.close(), 101), (e: { status?: number }) => e.status);
+
+interface Victims {
+  deleted: string;
+  refreshed: { old: string; id: string; owner: string };
+  jwt: string;
+  userKey: string;
+  user: string;
+  host: { hostId: string; credential: string; owner: string; channel: FakeHost };
+  hostOfUser: FakeHost;
+}
+
+/** Credentials and channels of every kind, all used on node B first so B has them cached. */
+async function victims(): Promise<Victims> {
+  const owner = await a.user();
+  const second = (await a.api('POST', '/api/v1/me/keys', { token: owner.key, body: { name: 'second' } })).body.data;
+  // A login (what the OIDC callback creates): a session row and an access token signed with the shared secret.
+  const sid = newId('lgn');
+  await a.hub.ctx.em().getConnection().execute(`insert into auth_sessions (id, user_id, refresh_hash, expires_at) values (?, ?, ?, now() + interval '1 day')`, [sid, owner.id, hashSecret(randomBytes(16).toString('hex'))]);
+  const jwt = await signAccessToken(a.hub.ctx.secrets.jwtKey, { sub: owner.id, sid }, 900);
+  const doomed = await a.user();
+  const host = await pairHost(a, owner.key, 'deleted-host');
+  const channel = await connectFakeHost(b, host.credential);
+  const h2 = await pairHost(a, doomed.key, 'host-of-deleted-user');
+  const hostOfUser = await connectFakeHost(b, h2.credential);
+  const deleted = (await a.api('POST', '/api/v1/me/keys', { token: owner.key, body: { name: 'to-delete' } })).body.data;
+  for (const tok of [owner.key, second.key, jwt, doomed.key, deleted.key]) assert.equal(await status(b, tok), 200, 'warm on B');
+  return { deleted: deleted.key, refreshed: { old: second.key, id: second.id, owner: owner.key }, jwt, userKey: doomed.key, user: doomed.id, host: { ...host, owner: owner.key, channel }, hostOfUser };
+}
+
+/** On node A while Redis is down: every kind of revocation. */
+async function revokeAll(v: Victims, deletedKeyId: string): Promise<void> {
+  assert.equal((await a.api('DELETE', `/api/v1/me/keys/${deletedKeyId}`, { token: v.refreshed.owner })).status, 200);
+  assert.equal((await a.api('POST', `/api/v1/me/keys/${v.refreshed.id}/refresh`, { token: v.refreshed.owner })).status, 200);
+  assert.equal((await a.api('POST', '/api/v1/auth/logout', { token: v.jwt })).status, 200);
+  assert.equal((await a.api('DELETE', `/api/v1/hosts/${v.host.hostId}`, { token: v.host.owner })).status, 200);
+  assert.equal((await a.api('DELETE', `/api/v1/admin/users/${v.user}`, { token: a.adminKey })).status, 200);
+}
+
+async function keyIdOf(owner: string, name: string): Promise<string> {
+  const keys = (await a.api('GET', '/api/v1/me/keys', { token: owner })).body.data.items;
+  return keys.find((k: { name: string }) => k.name === name).id;
+}
+
+async function refusedEverywhere(hub: TestHub, v: Victims): Promise<boolean> {
+  for (const tok of [v.deleted, v.refreshed.old, v.jwt, v.userKey]) if ((await status(hub, tok)) !== 401) return false;
+  return (await upgradeStatus(hub, v.host.credential)) === 401;
+}
+
+test('revocations made while Redis is down: node A refuses at once, node B within the cache TTL', { skip }, async () => {
+  const v = await victims();
+  const deletedId = await keyIdOf(v.refreshed.owner, 'to-delete');
+  await stopRedis();
+  await eventually(async () => !a.hub.ctx.bus.healthy() && !b.hub.ctx.bus.healthy(), 10_000);
+
+  const t0 = Date.now();
+  await revokeAll(v, deletedId);
+  assert.ok(await refusedEverywhere(a, v), 'node A refuses at once (it cleared its own caches, not on its echo)');
+  await eventually(() => refusedEverywhere(b, v), SHORT_TTL_MS + 5000, 100);
+  const codes = await Promise.all([closeCode(v.host.channel, SHORT_TTL_MS + 5000), closeCode(v.hostOfUser, SHORT_TTL_MS + 5000)]);
+  assert.deepEqual(codes, [CloseCodes.HOST_DELETED.code, CloseCodes.HOST_DELETED.code], 'B closes the channels of the deleted host and of the deleted user');
+  assert.ok(Date.now() - t0 < SHORT_TTL_MS + 5000, `B refused within the TTL (${Date.now() - t0} ms)`);
+
+  await startRedis();
+  await eventually(async () => a.hub.ctx.bus.healthy() && b.hub.ctx.bus.healthy(), 15_000);
+});
+
+test('revocations made while Redis is down: node B refuses at once after its bus reconnects', { skip }, async () => {
+  // Caches that outlive this test: only the reconnect can explain B refusing.
+  for (const h of [a, b]) h.config.authCacheTtlMs = 10 * 60_000;
+  const v = await victims();
+  const deletedId = await keyIdOf(v.refreshed.owner, 'to-delete');
+  await stopRedis();
+  await eventually(async () => !a.hub.ctx.bus.healthy() && !b.hub.ctx.bus.healthy(), 10_000);
+  await revokeAll(v, deletedId);
+  assert.ok(await refusedEverywhere(a, v), 'node A refuses at once');
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(await status(b, v.deleted), 200, 'precondition: B still serves the deleted key from its cache while the bus is down');
+
+  await startRedis();
+  await eventually(async () => b.hub.ctx.bus.healthy(), 15_000, 20);
+  const reconnected = Date.now();
+  await eventually(() => refusedEverywhere(b, v), 3000, 50);
+  const codes = await Promise.all([closeCode(v.host.channel, 3000), closeCode(v.hostOfUser, 3000)]);
+  assert.deepEqual(codes, [CloseCodes.HOST_DELETED.code, CloseCodes.HOST_DELETED.code]);
+  assert.ok(Date.now() - reconnected < 3000, `B refused right after the reconnect (${Date.now() - reconnected} ms)`);
+});
