@@ -18,6 +18,7 @@ import { SessionsAcceptMigration } from '../sessions/migration-accept.js';
 import { SessionsEndRunsMigration } from '../sessions/migration-end-runs.js';
 import { AgentsRecordRunsMigration } from '../agents/migration-record-runs.js';
 import { ModelConfigsMigration } from '../model-configs/migration.js';
+import { BillingRunChargesMigration } from '../billing/migration-run-charges.js';
 
 export const allEntities: EntitySchema<any, any>[] = [...accountEntities, ...hostEntities, ...agentEntities, ...billingEntities, ...modelConfigEntities, ...sessionEntities];
 
@@ -32,4 +33,5 @@ export const allMigrations: MigrationObject[] = [
   { name: '0007_sessions_accept', class: SessionsAcceptMigration },
   { name: '0008_agents_record_runs', class: AgentsRecordRunsMigration },
   { name: '0009_sessions_end_runs', class: SessionsEndRunsMigration },
+  { name: '0010f_billing_run_charges', class: BillingRunChargesMigration },
 ];
