@@ -57,8 +57,8 @@ export async function startTestHub(overrides: Partial<Config> = {}, env: NodeJS.
     // Test files hammer one hub from 127.0.0.1 (polling loops): no general rate limits unless a test sets them.
     rateLimitPerMinute: 0,
     rateLimitPerIpPerMinute: 0,
-    // Accounts start at zero unless a test is about starter tokens (balances stay easy to reason about).
-    starterTokens: 0,
+    // Accounts can run turns without buying tokens; the money tests set their own starting balance.
+    starterTokens: 1_000_000,
     logLevel: (process.env.TEST_LOG_LEVEL as Config['logLevel']) ?? 'silent',
     ...overrides,
   };
