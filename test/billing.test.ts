@@ -240,7 +240,7 @@ test('concurrent spends never overdraw: exactly as many succeed as the balance a
     Array.from({ length: 5 }, () => t.api('POST', '/api/v1/orders/plan', { token: u.key, body: { planId: 'pro', cycle: 'month', payMethod: 'token' } })),
   );
   const statuses = tries.map((r) => r.status).sort();
-  assert.deepEqual(statuses, [201, 201, 409, 409, 409]);
+  assert.deepEqual(statuses, [201, 201, 429, 429, 429]);
   const bal = await t.api('GET', '/api/v1/me/balance', { token: u.key });
   assert.equal(bal.body.data.balance, 0);
   const led = await t.api('GET', '/api/v1/me/ledger', { token: u.key });
