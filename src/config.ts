@@ -50,6 +50,10 @@ export interface Config {
   hostHeartbeatTimeoutMs: number;
   /** Identifies this process among hub nodes. */
   nodeId: string;
+  /** Tokens a new account starts with (a `grant` ledger entry). */
+  starterTokens: number;
+  /** Share of a run's cost credited to the owner of a paid agent run by someone else (0..1). */
+  ownerShare: number;
 }
 
 function int(v: string | undefined, dflt: number): number {
@@ -100,7 +104,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: int(env.SHUTDOWN_TIMEOUT_MS, 10_000),
     hostHeartbeatTimeoutMs: int(env.HOST_HEARTBEAT_TIMEOUT_MS, 15_000),
     nodeId: env.NODE_ID || `node-${process.pid}`,
+    starterTokens: int(env.STARTER_TOKENS, 10_000),
+    ownerShare: int(env.OWNER_SHARE, 0.2),
   };
+  if (!Number.isSafeInteger(cfg.starterTokens) || cfg.starterTokens < 0) throw new Error(`STARTER_TOKENS must be a whole number ≥ 0, got ${JSON.stringify(env.STARTER_TOKENS)}`);
+  if (!(cfg.ownerShare >= 0 && cfg.ownerShare <= 1)) throw new Error(`OWNER_SHARE must be a number from 0 to 1, got ${JSON.stringify(env.OWNER_SHARE)}`);
   if (cfg.databaseUrl && !cfg.secretKey) {
     throw new Error('SECRET_KEY is required when DATABASE_URL is set (several nodes must share one key)');
   }

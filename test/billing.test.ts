@@ -5,7 +5,7 @@ import { startTestHub, type TestHub } from './helpers/hub.js';
 
 let t: TestHub;
 before(async () => {
-  t = await startTestHub();
+  t = await startTestHub({ starterTokens: 0 });
 });
 after(() => t.close());
 
@@ -102,7 +102,7 @@ test('plans catalogue is public; /me/plan reads free until a plan is bought', as
 test('plan paid with tokens: charged through the ledger, plan set, extended on renewal; short balance → 4091', async () => {
   const u = await t.user();
   const short = await t.api('POST', '/api/v1/orders/plan', { token: u.key, body: { planId: 'pro', cycle: 'month', payMethod: 'token' } });
-  assert.equal(short.status, 409);
+  assert.equal(short.status, 429);
   assert.equal(short.body.code, '4091');
   assert.equal((await t.api('GET', '/api/v1/orders', { token: u.key })).body.data.total, 0, 'a refused order leaves nothing behind');
 
@@ -240,7 +240,7 @@ test('concurrent spends never overdraw: exactly as many succeed as the balance a
     Array.from({ length: 5 }, () => t.api('POST', '/api/v1/orders/plan', { token: u.key, body: { planId: 'pro', cycle: 'month', payMethod: 'token' } })),
   );
   const statuses = tries.map((r) => r.status).sort();
-  assert.deepEqual(statuses, [201, 201, 409, 409, 409]);
+  assert.deepEqual(statuses, [201, 201, 429, 429, 429]);
   const bal = await t.api('GET', '/api/v1/me/balance', { token: u.key });
   assert.equal(bal.body.data.balance, 0);
   const led = await t.api('GET', '/api/v1/me/ledger', { token: u.key });

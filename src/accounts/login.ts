@@ -9,6 +9,7 @@ import { fail } from '../errors.js';
 import { newId, randomId } from '../ids.js';
 import type { Authenticator } from './authenticator.js';
 import { AuthSession, Identity, User } from './entities.js';
+import { grantStarterTokens } from '../billing/ledger.js';
 import { hashSecret } from './keys.js';
 import { LOGIN_PROVIDER, OidcClient } from './oidc.js';
 import { signAccessToken, verifyAccessToken, looksLikeJwt } from './tokens.js';
@@ -70,6 +71,8 @@ export class LoginService {
         tx.persist(user);
         await tx.flush();
         tx.persist(ident);
+        await tx.flush();
+        await grantStarterTokens(tx, user.id, this.ctx.config.starterTokens);
       });
       return user.id;
     } catch (e) {

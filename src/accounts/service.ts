@@ -7,6 +7,7 @@ import type { Authenticator } from './authenticator.js';
 import { ApiKey, User, type Role } from './entities.js';
 import { generateApiKey, hashSecret, keyPreview } from './keys.js';
 import { keyView, userView } from './views.js';
+import { grantStarterTokens } from '../billing/ledger.js';
 
 /** A host row that went with a deleted account. */
 export interface RemovedHost {
@@ -35,10 +36,13 @@ export class AccountService {
     const user = Object.assign(new User(), { id: newId('usr'), name, role });
     const key = fixedKey ?? generateApiKey();
     const k = Object.assign(new ApiKey(), { id: newId('key'), userId: user.id, name: 'default', hash: hashSecret(key), preview: keyPreview(key) });
-    em.persist(user);
-    await em.flush();
-    em.persist(k);
-    await em.flush();
+    await em.transactional(async (tx) => {
+      tx.persist(user);
+      await tx.flush();
+      tx.persist(k);
+      await tx.flush();
+      user.balance = (await grantStarterTokens(tx, user.id, this.ctx.config.starterTokens)) || user.balance;
+    });
     return { user: userView(user), apiKey: key };
   }
 

@@ -2,8 +2,8 @@
 // home whether a run's end is written by the hub (recordRuns) or inside the
 // sessions' hub_end_runs. Input: [{aid, cost, uid, model}], one per finished
 // run. Per agent: runs + n, cost + costs, lastUsedAt = now, modelName = the
-// model the runs reported; for a paid agent, earn grows by the cost of the
-// runs of users other than its owner. Agents are locked in id order first,
+// model the runs reported. (The owners' earnings, and the agents' `earn`, are
+// the charging rule's: billing/charge-function.ts.) Agents are locked in id order first,
 // so concurrent batches cannot deadlock on them.
 // A change is a new migration that replaces the function.
 export const RECORD_RUNS_FUNCTION_SQL = `
@@ -29,8 +29,6 @@ begin
     select v.aid, count(*) as n, sum(v.cost) as cost, (array_agg(v.model) filter (where v.model is not null))[1] as model
       from v group by v.aid)
   update agents a set runs = a.runs + agg.n, cost = a.cost + agg.cost, last_used_at = now(),
-         earn = a.earn + case when a.pricing = 'paid'
-           then (select coalesce(sum(v.cost), 0) from v where v.aid = a.id and v.uid is not null and v.uid <> a.owner_id) else 0 end,
          model_name = coalesce(left(agg.model, 200), a.model_name)
     from agg where a.id = agg.aid and a.id = any(v_aids);
 end

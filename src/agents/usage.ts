@@ -130,7 +130,7 @@ export async function recordSessionOpened(em: Em, agentId: string, userId?: stri
 export interface RunCount {
   agentId: string;
   cost: number;
-  /** Who ran it: a paid agent run by someone other than its owner earns the owner the cost. */
+  /** Who ran it (the owner's share of a paid run is the charging rule's: billing/charge-function.ts). */
   userId?: string;
   /** The engine's actual model, when it changed (recorded as `modelName`). */
   modelName?: string;

@@ -1,6 +1,6 @@
 import { EntitySchema, BigIntType } from '@mikro-orm/postgresql';
 
-export const LEDGER_TYPES = ['grant', 'purchase', 'plan', 'spend', 'redeem', 'refund'] as const;
+export const LEDGER_TYPES = ['grant', 'purchase', 'plan', 'spend', 'redeem', 'refund', 'earn'] as const;
 export type LedgerType = (typeof LEDGER_TYPES)[number];
 export const CYCLES = ['month', 'quarter', 'year'] as const;
 export type Cycle = (typeof CYCLES)[number];

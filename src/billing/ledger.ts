@@ -54,3 +54,9 @@ export async function applyBalanceChange(
     return { entryId, userId, amount: delta, type, ref, balance };
   });
 }
+
+/** A new account's starter tokens (`STARTER_TOKENS`): one `grant` entry, in the creating transaction. */
+export async function grantStarterTokens(em: EntityManager, userId: string, amount: number): Promise<number> {
+  if (amount <= 0) return 0;
+  return (await applyBalanceChange(em, userId, amount, 'grant', null, 'starter tokens')).balance;
+}

@@ -19,6 +19,8 @@ import { SessionsEndRunsMigration } from '../sessions/migration-end-runs.js';
 import { AgentsRecordRunsMigration } from '../agents/migration-record-runs.js';
 import { ModelConfigsMigration } from '../model-configs/migration.js';
 import { AgentsGuestModeMigration } from '../agents/migration-guest-mode.js';
+import { BillingRunChargesMigration } from '../billing/migration-run-charges.js';
+import { SessionsAcceptBalanceMigration } from '../sessions/migration-accept-balance.js';
 
 export const allEntities: EntitySchema<any, any>[] = [...accountEntities, ...hostEntities, ...agentEntities, ...billingEntities, ...modelConfigEntities, ...sessionEntities];
 
@@ -34,4 +36,6 @@ export const allMigrations: MigrationObject[] = [
   { name: '0008_agents_record_runs', class: AgentsRecordRunsMigration },
   { name: '0009_sessions_end_runs', class: SessionsEndRunsMigration },
   { name: '0010a_agents_guest_mode', class: AgentsGuestModeMigration },
+  { name: '0010f_billing_run_charges', class: BillingRunChargesMigration },
+  { name: '0010g_sessions_accept_balance', class: SessionsAcceptBalanceMigration },
 ];

@@ -12,7 +12,8 @@
 //      decide every message (run now, wait with its reason, or refuse), bump
 //      the sessions, insert the messages and their tasks.
 // Outcomes: running | session_busy | host_capacity (wait) | not_found |
-// no_host | queue_full (refused: nothing written for that message).
+// no_balance (the sender's token balance is ≤ 0) | no_host | queue_full
+// (refused: nothing written for that message).
 // A change to the rule is a new migration that replaces the function.
 export const ACCEPT_FUNCTION_SQL = `
 create or replace function hub_accept(p_batch jsonb, p_max_waiting int)
@@ -37,6 +38,7 @@ begin
       from jsonb_array_elements(p_batch) e),
   sx as (select s.id, s.user_id, s.running_task_id, s.engine_session_id, s.mode, s.effort from sessions s where s.id = any(v_sids)),
   hx as (select h.id from hosts h where h.id = any(v_hids)),
+  ux as (select u.id, u.balance from users u where u.id = any(array(select distinct v.uid from v))),
   w as (select t.session_id, count(*) as n from session_tasks t
          where t.status = 'queued' and t.session_id = any(v_sids) group by t.session_id),
   r as (select t.host_id, count(*) as n from session_tasks t
@@ -44,13 +46,15 @@ begin
   c as (
     select v.*, s.engine_session_id, coalesce(v.mode, s.mode) as run_mode, coalesce(v.effort, s.effort) as run_effort,
            case when s.id is null or s.user_id <> v.uid then 'not_found'
+                when coalesce(u.balance, 0) <= 0 then 'no_balance'
                 when s.running_task_id is not null or coalesce(w.n, 0) > 0 then
                   case when coalesce(w.n, 0) >= p_max_waiting then 'queue_full'
                        when s.running_task_id is not null then 'session_busy'
                        else 'host_capacity' end
                 when h.id is null then 'no_host'
                 else 'candidate' end as kind
-      from v left join sx s on s.id = v.sid left join w on w.session_id = v.sid left join hx h on h.id = v.hid),
+      from v left join sx s on s.id = v.sid left join w on w.session_id = v.sid left join hx h on h.id = v.hid
+             left join ux u on u.id = v.uid),
   d as (
     select c.*, c.kind = 'candidate'
              and coalesce(r.n, 0) + row_number() over (partition by c.hid, c.kind = 'candidate' order by c.ord) <= c.cap as go
@@ -74,7 +78,7 @@ begin
       from d join m on m.id = d.mid order by d.ord
     returning id)
   select c.ord,
-         case when c.kind in ('not_found', 'no_host', 'queue_full', 'session_busy') then c.kind
+         case when c.kind in ('not_found', 'no_balance', 'no_host', 'queue_full', 'session_busy') then c.kind
               when d.go then 'running' else 'host_capacity' end,
          c.engine_session_id, c.run_mode, c.run_effort
     from c left join d on d.ord = c.ord

@@ -11,8 +11,10 @@
 //      add to the agents' counters, and report the batch's hosts that have
 //      waiting work (this snapshot sees every message queued before the
 //      session locks were taken; one queued later drains its host itself).
-// Batch element: {run, sid, hid, aid, engine, ok, aborted, tin, tout, model,
-// esid, ecode, emsg, amodel, n, texts, fresh, last, partial, rows}; `rows`
+//   3. the agents' counters (hub_record_runs), then the runs' charges and the
+//      owners' earnings (hub_charge_runs, billing/charge-function.ts).
+// Batch element: {run, sid, hid, aid, engine, ok, aborted, tin, tout, cost,
+// share, model, esid, ecode, emsg, amodel, n, texts, fresh, last, partial, rows}; `rows`
 // as writeRunBatch numbers them (seq known, or off from the base), a row with
 // `partial: true` (the streamed text of the turn) only when interrupted.
 // A change is a new migration that replaces the function.
@@ -38,7 +40,8 @@ begin
   with v as (
     select e->>'run' as run, e->>'sid' as sid, e->>'aid' as aid, e->>'engine' as engine,
            (e->>'ok')::boolean as ok, coalesce((e->>'aborted')::boolean, false) as aborted,
-           (e->>'tin')::bigint as tin, (e->>'tout')::bigint as tout, (e->>'cost')::bigint as cost, e->>'model' as model, e->>'esid' as esid,
+           (e->>'tin')::bigint as tin, (e->>'tout')::bigint as tout, (e->>'cost')::bigint as cost,
+           coalesce((e->>'share')::numeric, 0) as share, e->>'model' as model, e->>'esid' as esid,
            e->>'ecode' as ecode, e->>'emsg' as emsg, e->>'amodel' as amodel,
            (e->>'n')::int as n, (e->>'texts')::int as texts, (e->>'fresh')::int as fresh, e->>'last' as last_text,
            e->>'partial' as partial, e->'rows' as rows
@@ -77,7 +80,7 @@ begin
       from q where st.id = q.run and st.id = any(v_runs)
     returning 1)
   select coalesce(jsonb_agg(jsonb_build_object('run', q.run, 'final', q.final, 'prev', q.prev, 'base', s.base, 'intr', q.intr,
-                                               'aid', q.aid, 'cost', q.cost, 'uid', q.user_id, 'model', q.amodel)), '[]'::jsonb)
+                                               'aid', q.aid, 'cost', q.cost, 'share', q.share, 'uid', q.user_id, 'model', q.amodel)), '[]'::jsonb)
     into v_rows
     from q join s on s.id = q.sid;
   -- Interrupted runs: their earlier assistant rows too (this statement sees the rows just written).
@@ -86,6 +89,7 @@ begin
     update session_messages sm set interrupted = true where sm.task_id = any(v_intr) and sm.role = 'assistant' and not sm.interrupted;
   end if;
   perform hub_record_runs((select jsonb_agg(r) from jsonb_array_elements(v_rows) r where r->>'aid' is not null));
+  perform hub_charge_runs(v_rows);
   return query
   select r->>'run', r->>'final', r->>'prev', (r->>'base')::bigint, null::text from jsonb_array_elements(v_rows) r
   union all

@@ -60,7 +60,7 @@ export async function acceptIn(em: Em, a: AcceptInput): Promise<Accepted> {
 }
 
 /** What hub_accept answers per message (accept-function.ts). */
-type Outcome = 'running' | 'session_busy' | 'host_capacity' | 'not_found' | 'no_host' | 'queue_full';
+type Outcome = 'running' | 'session_busy' | 'host_capacity' | 'not_found' | 'no_balance' | 'no_host' | 'queue_full';
 
 /**
  * Accepts several messages, each of another session, in one call of the
@@ -96,6 +96,8 @@ export async function acceptManyIn(em: Em, items: AcceptInput[]): Promise<Array<
         return fail('AGENT_UNUSABLE', 'the agent has no host');
       case 'queue_full':
         return fail('QUEUE_FULL');
+      case 'no_balance':
+        return fail('INSUFFICIENT_BALANCE', 'your token balance is used up: buy a token pack or a plan to send messages');
       default:
         return fail('NOT_FOUND', 'session not found');
     }
@@ -112,7 +114,11 @@ function claimed(r: any): ClaimedTask {
   };
 }
 
-/** Claims the next runnable tasks of a host (oldest first, one per idle session), up to its free capacity. */
+/**
+ * Claims the next runnable tasks of a host (oldest first, one per idle session), up to its free capacity.
+ * A message of a user whose balance ran out while it waited is not started: it waits (the next drain
+ * after a top-up starts it), or its sender cancels it.
+ */
 export async function claimForHost(em: Em, hostId: string, capacity: number): Promise<{ tasks: ClaimedTask[]; skipped: boolean }> {
   const none = { tasks: [], skipped: false };
   // Lock, then count in a later statement: under READ COMMITTED a statement's snapshot is taken
@@ -124,6 +130,7 @@ export async function claimForHost(em: Em, hostId: string, capacity: number): Pr
      select t.id, t.session_id, (select running from c) as running from session_tasks t join sessions s on s.id = t.session_id
       where t.host_id = ? and t.status = 'queued' and s.running_task_id is null
         and (select running from c) < ?
+        and (select u.balance from users u where u.id = t.user_id) > 0
       order by t.n limit least(200, greatest(0, ? - (select running from c)) * 20) for no key update of t skip locked`,
     [hostId, hostId, capacity, capacity]);
   if (!candidates.length) return none;

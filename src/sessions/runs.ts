@@ -36,6 +36,15 @@ interface EndOut {
   waiting: boolean;
 }
 
+/**
+ * Usage reported after an aborted run's end was written: the run's tokens are updated and the cost
+ * they add is charged (a second `spend` entry for the run, noted as such). One statement.
+ */
+const LATE_USAGE_SQL = `with old as (select id, user_id, agent_id, input_tokens + output_tokens * 2 as cost from session_tasks where id = ? for no key update),
+  upd as (update session_tasks t set input_tokens = ?, output_tokens = ? from old where t.id = old.id returning old.cost)
+  select hub_charge_runs(jsonb_build_array(jsonb_build_object('run', old.id, 'uid', old.user_id, 'aid', old.agent_id,
+           'cost', greatest(0, ?::bigint - upd.cost), 'share', ?::numeric, 'note', 'usage reported after the abort'))) from old, upd`;
+
 /** A row as hub_end_runs reads it (see end-function.ts). */
 function rowJson(r: Row, seq: number | null, off: number | null, partial = false) {
   return {
@@ -239,7 +248,7 @@ export class RunTracker {
         item, plan,
         json: {
           run: st.runId, sid: st.sessionId, hid: st.hostId, aid: st.agentId || null, engine: st.engine,
-          ok: end.ok, aborted: end.aborted === true, tin: usage.inputTokens, tout: usage.outputTokens, cost: costOf(usage),
+          ok: end.ok, aborted: end.aborted === true, tin: usage.inputTokens, tout: usage.outputTokens, cost: costOf(usage), share: this.ctx.config.ownerShare,
           model: st.model ?? null, esid: st.engineSessionId ?? null, ecode: end.error?.code ?? null, emsg: end.error?.message ?? null,
           amodel: model, n: batch.length, texts: texts.count, fresh: plan.fresh, last: texts.last, partial: partial || null, rows: rowsOut,
         },
@@ -274,13 +283,14 @@ export class RunTracker {
     }, NOTIFY_MS);
   }
 
-  /** run.end for a run this node already closed (aborted): keep its usage. */
+  /** run.end for a run this node already closed (aborted): keep its usage, and charge what it adds (billing/charge-function.ts). */
   private lateEnd(st: RunState, f: FrameOf<HostToHub, 'run.end'>): void {
     if (f.usage) {
       const em = this.ctx.em() as unknown as Em;
+      const u = f.usage;
       st.chain = st.chain
-        .then(() => rows(em, `update session_tasks set input_tokens = ?, output_tokens = ? where id = ?`, [f.usage!.inputTokens, f.usage!.outputTokens, st.runId]))
-        .then(() => undefined, () => undefined);
+        .then(() => rows(em, LATE_USAGE_SQL, [st.runId, u.inputTokens, u.outputTokens, costOf(u), this.ctx.config.ownerShare]))
+        .then(() => undefined, (e) => this.ctx.log.warn('late usage not recorded', { runId: st.runId, err: e }));
     }
     this.onEnded(st.hostId);
   }

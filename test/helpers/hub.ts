@@ -58,6 +58,8 @@ export async function startTestHub(overrides: Partial<Config> = {}, env: NodeJS.
     rateLimitPerMinute: 0,
     rateLimitPerIpPerMinute: 0,
     authFailuresPerIpPerMinute: 0,
+    // Accounts can run turns without buying tokens; the money tests set their own starting balance.
+    starterTokens: 1_000_000,
     logLevel: (process.env.TEST_LOG_LEVEL as Config['logLevel']) ?? 'silent',
     ...overrides,
   };
