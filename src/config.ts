@@ -54,6 +54,10 @@ export interface Config {
   starterTokens: number;
   /** Share of a run's cost credited to the owner of a paid agent run by someone else (0..1). */
   ownerShare: number;
+  /** Enforce plan quotas (hosts, agents, sessions per day); PLAN_QUOTAS=off turns it off. */
+  planQuotas: boolean;
+  /** How often each node looks for plans whose new 30-day period has not been granted yet, ms (0 = never). */
+  planGrantSweepMs: number;
 }
 
 function int(v: string | undefined, dflt: number): number {
@@ -106,7 +110,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeId: env.NODE_ID || `node-${process.pid}`,
     starterTokens: int(env.STARTER_TOKENS, 10_000),
     ownerShare: int(env.OWNER_SHARE, 0.2),
+    planQuotas: env.PLAN_QUOTAS !== 'off',
+    planGrantSweepMs: int(env.PLAN_GRANT_SWEEP_MS, 5 * 60_000),
   };
+  if (env.PLAN_QUOTAS !== undefined && env.PLAN_QUOTAS !== '' && env.PLAN_QUOTAS !== 'on' && env.PLAN_QUOTAS !== 'off') throw new Error(`PLAN_QUOTAS must be on or off, got ${JSON.stringify(env.PLAN_QUOTAS)}`);
   if (!Number.isSafeInteger(cfg.starterTokens) || cfg.starterTokens < 0) throw new Error(`STARTER_TOKENS must be a whole number ≥ 0, got ${JSON.stringify(env.STARTER_TOKENS)}`);
   if (!(cfg.ownerShare >= 0 && cfg.ownerShare <= 1)) throw new Error(`OWNER_SHARE must be a number from 0 to 1, got ${JSON.stringify(env.OWNER_SHARE)}`);
   if (cfg.databaseUrl && !cfg.secretKey) {

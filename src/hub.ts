@@ -24,7 +24,7 @@ import { AccountService } from './accounts/service.js';
 import { accountRoutes } from './accounts/routes.js';
 import { ensureAdministrator } from './accounts/bootstrap.js';
 import { buildAccountFlows } from './accounts/flows.js';
-import { buildBilling } from './billing/index.js';
+import { buildBilling, PlanGrantSweeper } from './billing/index.js';
 import { buildHosts } from './hosts/index.js';
 import type { HostStore } from './hosts/store.js';
 import { RedisPresence } from './hosts/presence-redis.js';
@@ -85,6 +85,9 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     accountRoutes(api, accounts);
     const accountFlows = buildAccountFlows(ctx, api, authenticator);
     buildBilling(ctx, api, (userId, verifyToken) => accountFlows.phone.stepUp(userId, verifyToken));
+    const planGrants = new PlanGrantSweeper(ctx);
+    onShutdown('plan grants', () => planGrants.close());
+    planGrants.start();
     const hosts = buildHosts(ctx, api, bus instanceof RedisBus ? new RedisPresence(bus.client, (k) => bus.key(k), config.nodeId, log) : undefined, failedAuth);
     onShutdown('hosts', () => hosts.close());
     accounts.onHostsRemoved = (list) => hosts.service.removed(list);

@@ -111,9 +111,10 @@ test('plan paid with tokens: charged through the ledger, plan set, extended on r
   assert.equal(o.status, 201);
   assert.deepEqual([o.body.data.status, o.body.data.type, o.body.data.tokens, o.body.data.cycle], ['paid', 'plan', 30000, 'month']);
   const bal = await t.api('GET', '/api/v1/me/balance', { token: u.key });
-  assert.equal(bal.body.data.balance, 40000);
+  assert.equal(bal.body.data.balance, 40000 + 20000, 'price paid, then the first month of the plan\'s tokens granted');
   const led = await t.api('GET', '/api/v1/me/ledger?type=plan', { token: u.key });
-  assert.deepEqual([led.body.data.items[0].amount, led.body.data.items[0].ref], [-30000, o.body.data.id]);
+  assert.deepEqual(led.body.data.items.find((e: any) => e.ref === o.body.data.id)?.amount, -30000);
+  assert.deepEqual(led.body.data.items.filter((e: any) => e.amount > 0).map((e: any) => e.amount), [20000]);
 
   const mp = await t.api('GET', '/api/v1/me/plan', { token: u.key });
   assert.equal(mp.body.data.planId, 'pro');
@@ -124,7 +125,7 @@ test('plan paid with tokens: charged through the ledger, plan set, extended on r
   await t.api('POST', '/api/v1/orders/plan', { token: u.key, body: { planId: 'pro', cycle: 'month', payMethod: 'token' } });
   const mp2 = await t.api('GET', '/api/v1/me/plan', { token: u.key });
   assert.ok(Math.abs(mp2.body.data.expireAt - (mp.body.data.expireAt + 30 * day)) < 5_000, 'renewal extends from the current expiry');
-  assert.equal((await t.api('GET', '/api/v1/me/balance', { token: u.key })).body.data.balance, 10000);
+  assert.equal((await t.api('GET', '/api/v1/me/balance', { token: u.key })).body.data.balance, 30000, 'a renewal within the period grants nothing more');
   assert.equal((await t.api('GET', '/api/v1/me/trends?range=7d', { token: u.key })).body.data.totals.spent, 60000);
 });
 
@@ -160,7 +161,7 @@ test('channel orders stay pending until an administrator confirms payment; then 
   const mp = await t.api('GET', '/api/v1/me/plan', { token: u.key });
   assert.equal(mp.body.data.planId, 'team');
   assert.ok(Math.abs(mp.body.data.expireAt - (Date.now() + 365 * 86_400_000)) < 60_000);
-  assert.equal((await t.api('GET', '/api/v1/me/balance', { token: u.key })).body.data.balance, 20000, 'a channel payment does not touch the balance');
+  assert.equal((await t.api('GET', '/api/v1/me/balance', { token: u.key })).body.data.balance, 20000 + 100000, 'paid through a channel; the plan grants its first month of tokens');
 
   const list = await t.api('GET', '/api/v1/orders?status=pending', { token: u.key });
   assert.deepEqual(list.body.data.items.map((x: any) => x.id), [dflt.body.data.id]);
@@ -242,8 +243,8 @@ test('concurrent spends never overdraw: exactly as many succeed as the balance a
   const statuses = tries.map((r) => r.status).sort();
   assert.deepEqual(statuses, [201, 201, 429, 429, 429]);
   const bal = await t.api('GET', '/api/v1/me/balance', { token: u.key });
-  assert.equal(bal.body.data.balance, 0);
+  assert.equal(bal.body.data.balance, 60000 - 2 * 30000 + 20000, 'two months paid; the first month\'s tokens granted once');
   const led = await t.api('GET', '/api/v1/me/ledger', { token: u.key });
   const sum = led.body.data.items.reduce((s: number, e: any) => s + e.amount, 0);
-  assert.equal(sum, 0, 'the ledger adds up to the balance');
+  assert.equal(sum, 20000, 'the ledger adds up to the balance');
 });

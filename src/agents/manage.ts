@@ -4,6 +4,7 @@
 import type { HubContext } from '../context.js';
 import type { Principal } from '../server/http.js';
 import { fail } from '../errors.js';
+import { enforceQuota } from '../billing/quotas.js';
 import { offsetOf, pageOf } from '../paging.js';
 import { Agent } from './entities.js';
 import type { AgentCatalog, Entry } from './catalog.js';
@@ -45,6 +46,7 @@ export class AgentManager {
   ) {}
 
   async create(p: Principal, b: AgentWriteBody) {
+    await enforceQuota(this.ctx, p.userId, 'agents');
     const hostId = b.hostId ?? '';
     const engine = b.engine ?? '';
     await this.checkBinding(p.userId, hostId, engine);

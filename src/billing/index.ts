@@ -10,6 +10,8 @@ import { Subscriptions } from './subscriptions.js';
 import { billingRoutes, type BillingServices } from './routes.js';
 
 export { applyBalanceChange, type BalanceChange, type LedgerType } from './ledger.js';
+export { PlanGrantSweeper } from './plan-grants.js';
+export { enforceQuota, type QuotaKind } from './quotas.js';
 
 export function buildBilling(ctx: HubContext, api: HttpApi, stepUp: StepUpCheck): BillingServices {
   const catalogue = new Catalogue(ctx);

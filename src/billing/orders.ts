@@ -8,6 +8,7 @@ import { fail } from '../errors.js';
 import { newId, randomId } from '../ids.js';
 import { offsetOf, pageOf } from '../paging.js';
 import { applyBalanceChange } from './ledger.js';
+import { grantDuePlanTokens } from './plan-grants.js';
 import { CYCLE_DAYS, FREE_PLAN_ID, type Catalogue, type PayChannel } from './catalogue.js';
 import { Order, type Cycle, type OrderStatus } from './entities.js';
 
@@ -31,17 +32,26 @@ export function orderView(o: Order) {
   };
 }
 
-/** Sets the user's plan for one cycle; extends from the current expiry when the same plan is still active. */
+/**
+ * Sets the user's plan for one cycle; extends from the current expiry when the
+ * same plan is still active. A plan that starts anew starts its monthly-token
+ * periods (plan_anchor_at) and its first period is granted here, in the
+ * caller's transaction.
+ */
 export async function extendPlan(em: EntityManager, userId: string, planId: string, cycle: Cycle): Promise<void> {
   await em.execute(
     `update users set plan_id = ?, updated_at = now(),
+        plan_anchor_at = case
+          when plan_id = ? and (plan_expire_at is null or plan_expire_at > now()) and plan_anchor_at is not null then plan_anchor_at
+          else now() end,
         plan_expire_at = case
           when plan_id = ? and plan_expire_at is null then null
           when plan_id = ? and plan_expire_at > now() then plan_expire_at + (? * interval '1 day')
           else now() + (? * interval '1 day') end
       where id = ?`,
-    [planId, planId, planId, CYCLE_DAYS[cycle], CYCLE_DAYS[cycle], userId],
+    [planId, planId, planId, planId, CYCLE_DAYS[cycle], CYCLE_DAYS[cycle], userId],
   );
+  await grantDuePlanTokens(em, userId);
 }
 
 export class OrderService {

@@ -5,6 +5,7 @@ import { fail } from '../errors.js';
 import { User } from '../accounts/entities.js';
 import { userView } from '../accounts/views.js';
 import { applyBalanceChange } from './ledger.js';
+import { grantDuePlanTokens } from './plan-grants.js';
 import { FREE_PLAN_ID, planView } from './catalogue.js';
 import { Plan } from './entities.js';
 
@@ -38,6 +39,8 @@ export class Subscriptions {
     const u = await em.findOne(User, { id: userId });
     if (!u) throw fail('NOT_FOUND', 'user not found');
     if (b.planId !== undefined && b.planId !== null && !(await em.findOne(Plan, { id: b.planId }))) throw fail('VALIDATION', 'body/planId: unknown plan');
+    const wasActive = !!u.planId && (u.planExpireAt === null || u.planExpireAt.getTime() > Date.now());
+    const startsAnew = b.planId !== undefined && b.planId !== null && (b.planId !== u.planId || !wasActive);
     if (b.planId === null) {
       if (b.planExpireAt !== undefined && b.planExpireAt !== null) throw fail('VALIDATION', 'body/planExpireAt: cannot set an expiry without a plan');
       u.planId = null;
@@ -49,8 +52,16 @@ export class Subscriptions {
         u.planExpireAt = b.planExpireAt === null ? null : new Date(b.planExpireAt);
       }
     }
-    await em.flush();
-    return userView(u);
+    await em.transactional(async (tx) => {
+      await tx.flush();
+      // An assigned plan is a plan like a bought one: a plan that starts anew starts its monthly-token periods.
+      await tx.execute(
+        `update users set plan_anchor_at = case when ? then now() else coalesce(plan_anchor_at, now()) end where id = ? and plan_id is not null`,
+        [startsAnew, userId],
+      );
+      await grantDuePlanTokens(tx, userId);
+    });
+    return userView(await this.ctx.em().findOneOrFail(User, { id: userId })); // the balance may have moved
   }
 
   async grantTokens(adminId: string, userId: string, qty: number) {

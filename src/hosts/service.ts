@@ -4,6 +4,7 @@
 import { Compile } from 'typebox/compile';
 import type { HubContext } from '../context.js';
 import { fail } from '../errors.js';
+import { enforceQuota } from '../billing/quotas.js';
 import { newId } from '../ids.js';
 import type { Engine } from '../../host-protocol/frames.js';
 import { DirsResult, EnginesResult } from '../../host-protocol/frames.js';
@@ -70,6 +71,7 @@ export class HostService {
   // ---------- pairing ----------
 
   async createPairKey(userId: string): Promise<{ pairKey: string; expiresAt: number }> {
+    await enforceQuota(this.ctx, userId, 'hosts'); // early, so the owner learns it before running the CLI
     const pairKey = generatePairKey();
     const expiresAt = Date.now() + PAIR_KEY_TTL_MS;
     await this.sql(`insert into pair_keys (hash, user_id, expires_at) values (?, ?, ?)`, [hashSecret(pairKey), userId, new Date(expiresAt).toISOString()]);
@@ -80,6 +82,8 @@ export class HostService {
 
   /** Exchanges a pair key, once, for a new host and its credential. */
   async pair(pairKey: string, name: string): Promise<{ hostId: string; credential: string }> {
+    const [key] = await this.sql(`select user_id from pair_keys where hash = ? and used_at is null and expires_at > now()`, [hashSecret(pairKey)]);
+    if (key) await enforceQuota(this.ctx, key.user_id, 'hosts'); // again: several keys may have been made
     const credential = generateHostCredential();
     const hostId = newId('hst');
     // One statement: the key is spent and the host created together, or neither.

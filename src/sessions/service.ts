@@ -3,6 +3,7 @@
 // by user: another account's session reads as absent (404).
 import type { HubContext } from '../context.js';
 import { fail } from '../errors.js';
+import { enforceQuota } from '../billing/quotas.js';
 import { newId } from '../ids.js';
 import { pageOf, offsetOf } from '../paging.js';
 import { resolveUsableAgent, recordSessionOpened, notifyAgentChanged, requireMode, defaultModeFor, modeFactsOf, type UsableAgent } from '../agents/usage.js';
@@ -75,6 +76,7 @@ export class SessionService {
       if (prior) return { kind: 'replay', answer: prior };
     }
     const agent = await resolveUsableAgent(this.ctx, userId, input.agentId);
+    await enforceQuota(this.ctx, userId, 'sessionsPerDay');
     // Modes above the owner's ceiling for this user: 403, nothing stored (agents/modes.ts).
     requireMode(agent, userId, input.mode);
     requireMode(agent, userId, input.options?.permissionMode);

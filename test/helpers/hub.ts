@@ -60,6 +60,8 @@ export async function startTestHub(overrides: Partial<Config> = {}, env: NodeJS.
     authFailuresPerIpPerMinute: 0,
     // Accounts can run turns without buying tokens; the money tests set their own starting balance.
     starterTokens: 1_000_000,
+    // Plan quotas would cap the hosts, agents and sessions the suites create; the quota tests turn them on.
+    planQuotas: false,
     logLevel: (process.env.TEST_LOG_LEVEL as Config['logLevel']) ?? 'silent',
     ...overrides,
   };

@@ -34,7 +34,7 @@ export async function startNode(name: string, env: NodeJS.ProcessEnv, timeoutMs 
   const port = await freePort();
   const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts')], {
     cwd: ROOT,
-    env: { ...process.env, DATA_DIR: mkdtempSync(join(tmpdir(), `hub-${name}-`)), LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1', NODE_ID: name },
+    env: { ...process.env, DATA_DIR: mkdtempSync(join(tmpdir(), `hub-${name}-`)), LOG_LEVEL: 'warn', PLAN_QUOTAS: 'off', ...env, PORT: String(port), HOST: '127.0.0.1', NODE_ID: name },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
