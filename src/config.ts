@@ -54,6 +54,10 @@ export interface Config {
   starterTokens: number;
   /** Share of a run's cost credited to the owner of a paid agent run by someone else (0..1). */
   ownerShare: number;
+  /** Frames per second a host channel may send on average (token bucket; see src/limits.ts). */
+  hostFramesPerSecond: number;
+  /** Streamed text one run may hold unsaved before it ends with OUTPUT_TOO_LARGE, bytes. */
+  runOutputMaxBytes: number;
 }
 
 function int(v: string | undefined, dflt: number): number {
@@ -106,6 +110,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeId: env.NODE_ID || `node-${process.pid}`,
     starterTokens: int(env.STARTER_TOKENS, 10_000),
     ownerShare: int(env.OWNER_SHARE, 0.2),
+    hostFramesPerSecond: Math.max(1, int(env.HOST_FRAMES_PER_SECOND, 2000)),
+    runOutputMaxBytes: Math.max(64 * 1024, int(env.RUN_OUTPUT_MAX_BYTES, 8 * 1024 * 1024)),
   };
   if (!Number.isSafeInteger(cfg.starterTokens) || cfg.starterTokens < 0) throw new Error(`STARTER_TOKENS must be a whole number ≥ 0, got ${JSON.stringify(env.STARTER_TOKENS)}`);
   if (!(cfg.ownerShare >= 0 && cfg.ownerShare <= 1)) throw new Error(`OWNER_SHARE must be a number from 0 to 1, got ${JSON.stringify(env.OWNER_SHARE)}`);

@@ -54,6 +54,8 @@ function rowJson(r: Row, seq: number | null, off: number | null, partial = false
 }
 export class RunTracker {
   private states = new Map<string, RunState>();
+  /** Runs loaded from the database because their frames arrived before this node knew them (tests count them). */
+  loads = 0;
   /** The model this node last recorded per agent: the agent row is written only when it changes. */
   private models = new Map<string, string>();
 
@@ -68,6 +70,11 @@ export class RunTracker {
   started(t: ClaimedTask): void {
     this.states.set(t.id, this.newState(t.id, t.sessionId, t.hostId, t.agentId, t.engine, true));
     this.events.emit(t.sessionId, t.id, 'accepted', { runId: t.id });
+  }
+
+  /** Runs this node holds state for (tests: frames for unknown runs leave nothing behind). */
+  get size(): number {
+    return this.states.size;
   }
 
   isLocal(runId: string): boolean {
@@ -203,7 +210,7 @@ export class RunTracker {
       .then((w) => void (waiting = w))
       .catch((e) => this.ctx.log.error('session run end failed', { runId: st.runId, err: e }))
       .finally(() => {
-        setTimeout(() => this.states.get(st.runId) === st && this.states.delete(st.runId), 60_000).unref?.();
+        this.forgetSoon(st);
         this.onEnded(st.hostId, waiting);
       });
     return st.chain;
@@ -297,6 +304,11 @@ export class RunTracker {
 
   // ---------- runs unknown to this node ----------
 
+  /** A closed run's state stays a minute (a late run.end's usage), then goes. */
+  private forgetSoon(st: RunState): void {
+    setTimeout(() => this.states.get(st.runId) === st && this.states.delete(st.runId), 60_000).unref?.();
+  }
+
   private newState(runId: string, sessionId: string, hostId: string, agentId: string, engine: string, ready: boolean): RunState {
     return { runId, sessionId, hostId, agentId, engine, ready, backlog: [], closed: false, partial: [], pending: [], toolSeq: new Map(), toolNames: new Map(), outq: [], rowEvents: new Map(), chain: Promise.resolve() };
   }
@@ -304,9 +316,21 @@ export class RunTracker {
   /** A frame for a run this node did not start (hub restarted, or another node dispatched it): load it. */
   private async adopt(st: RunState): Promise<void> {
     try {
+      this.loads++;
       const t = await one(this.ctx.em() as unknown as Em, `select session_id, host_id, agent_id, engine, status, ended_at from session_tasks where id = ?`, [st.runId]);
-      if (t) Object.assign(st, { sessionId: t.session_id, hostId: t.host_id, agentId: t.agent_id, engine: t.engine });
-      if (!t || t.ended_at || (t.status !== 'running' && t.status !== 'aborted')) st.closed = true;
+      // The gateway passes on only frames of runs bound to the sending host; a run of another host is never adopted.
+      if (t && t.host_id !== st.hostId) {
+        this.ctx.log.warn('run frames from a host the run is not on are dropped', { runId: st.runId, hostId: st.hostId });
+        st.backlog = [];
+        st.closed = true;
+        st.ready = true;
+        return void this.forgetSoon(st);
+      }
+      if (t) Object.assign(st, { sessionId: t.session_id, agentId: t.agent_id, engine: t.engine });
+      if (!t || t.ended_at || (t.status !== 'running' && t.status !== 'aborted')) {
+        st.closed = true;
+        this.forgetSoon(st);
+      }
     } catch (e) {
       this.ctx.log.error('cannot load run', { runId: st.runId, err: e });
       st.closed = true;
