@@ -17,6 +17,8 @@ export interface SessionsModule {
   messaging: Messaging;
   scheduler: Scheduler;
   events: SessionEvents;
+  /** Run state of this node (tests count its database loads and held runs). */
+  runs: RunTracker;
   /** Stops every run of the agent on its hosts and waits (bounded) until the engines are gone: before the agent is deleted. */
   stopAgentRuns(agentId: string): Promise<void>;
   /** Re-scans waiting work (hub start). */
@@ -38,6 +40,7 @@ export function buildSessions(ctx: HubContext, api: HttpApi, gateway: HostGatewa
     messaging,
     scheduler,
     events,
+    runs,
     stopAgentRuns: (agentId) => stopAgentRuns(ctx, gateway, events, agentId),
     start: async () => {
       scheduler.startSweep(ctx.config.hostHeartbeatTimeoutMs);
