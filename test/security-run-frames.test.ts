@@ -95,3 +95,30 @@ test('two nodes: an attacker\'s host on the other node cannot speak for the run 
   const [a, b] = nodes.hubs;
   await forgedFramesAreDropped(a, b);
 });
+
+test('after a reconnect the host speaks for its open runs (looked up once), another host still cannot', async () => {
+  const victim = await t.user();
+  const attacker = await t.user();
+  const a = await pairHost(t, victim.key, 'victim-reconnects');
+  const b = await pairHost(t, attacker.key, 'attacker-2');
+  const first = await connectFakeHost(t, a.credential, { capacity: 1 });
+  const hostB = await connectFakeHost(t, b.credential, { capacity: 1 });
+  hosts.push(first, hostB);
+  const agent = await eventually(async () => {
+    const r = await t.api('POST', '/api/v1/agents', { token: victim.key, body: { name: 'reconnecting', hostId: a.hostId, engine: 'claude-code', workDir: 'w' } });
+    return r.status === 201 ? r.body.data : undefined;
+  });
+  const c = await t.api('POST', '/api/v1/sessions', { token: victim.key, body: { agentId: agent.id, content: 'long turn' } });
+  const start: any = await first.next((f) => f.t === 'run.start');
+  // A new channel of the same host takes over (the old one is REPLACED, the run goes on).
+  const second = await connectFakeHost(t, a.credential, { capacity: 1, running: [start.runId] });
+  hosts.push(second);
+  assert.equal((await first.closed).code, 4409);
+  hostB.send({ t: 'run.end', runId: start.runId, ok: false, error: { code: 'X', message: 'forged' } });
+  second.send({ t: 'run.message', runId: start.runId, role: 'assistant', blocks: [{ kind: 'text', content: 'from the new channel' }] });
+  second.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 2, outputTokens: 2 } });
+  const db = t.hub.ctx.em().getConnection();
+  await eventually(async () => (await db.execute(`select status from session_tasks where id = ?`, [start.runId]))[0].status === 'completed', 10_000, 25);
+  const texts = (await db.execute(`select content from session_messages where session_id = ? and role = 'assistant'`, [c.body.sessionId])).map((r: any) => r.content);
+  assert.deepEqual(texts, ['from the new channel']);
+});
