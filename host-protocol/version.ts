@@ -22,6 +22,7 @@ export const CloseCodes = {
   HEARTBEAT: { code: 4410, reconnect: true, reason: 'heartbeat missed' },
   BACKPRESSURE: { code: 4429, reconnect: true, reason: 'host is not reading its frames' },
   HELLO_TWICE: { code: 4412, reconnect: true, reason: 'hello sent twice or a frame before hello' },
+  FRAME_RATE: { code: 4430, reconnect: true, reason: 'too many frames: over the frame rate or the bytes held for the channel' },
 } as const;
 
 export type CloseCode = (typeof CloseCodes)[keyof typeof CloseCodes];

@@ -58,6 +58,10 @@ export interface Config {
   planQuotas: boolean;
   /** How often each node looks for plans whose new 30-day period has not been granted yet, ms (0 = never). */
   planGrantSweepMs: number;
+  /** Frames per second a host channel may send on average (token bucket; see src/limits.ts). */
+  hostFramesPerSecond: number;
+  /** Streamed text one run may hold unsaved before it ends with OUTPUT_TOO_LARGE, bytes. */
+  runOutputMaxBytes: number;
 }
 
 function int(v: string | undefined, dflt: number): number {
@@ -112,6 +116,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ownerShare: int(env.OWNER_SHARE, 0.2),
     planQuotas: env.PLAN_QUOTAS !== 'off',
     planGrantSweepMs: int(env.PLAN_GRANT_SWEEP_MS, 5 * 60_000),
+    hostFramesPerSecond: Math.max(1, int(env.HOST_FRAMES_PER_SECOND, 2000)),
+    runOutputMaxBytes: Math.max(64 * 1024, int(env.RUN_OUTPUT_MAX_BYTES, 8 * 1024 * 1024)),
   };
   if (env.PLAN_QUOTAS !== undefined && env.PLAN_QUOTAS !== '' && env.PLAN_QUOTAS !== 'on' && env.PLAN_QUOTAS !== 'off') throw new Error(`PLAN_QUOTAS must be on or off, got ${JSON.stringify(env.PLAN_QUOTAS)}`);
   if (!Number.isSafeInteger(cfg.starterTokens) || cfg.starterTokens < 0) throw new Error(`STARTER_TOKENS must be a whole number ≥ 0, got ${JSON.stringify(env.STARTER_TOKENS)}`);

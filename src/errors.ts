@@ -33,6 +33,8 @@ export const ErrorCatalogue = {
   ENGINE_FAILED: { status: 502, code: '5022', message: 'engine failed' },
   UNAVAILABLE: { status: 503, code: '5030', message: 'services needed to run are temporarily unavailable' },
   NOT_CONFIGURED: { status: 503, code: '5031', message: 'feature not configured on this hub' },
+  /** A run.error code too: the run streamed more than the hub holds for one run (RUN_OUTPUT_MAX_BYTES); its engine was aborted. */
+  OUTPUT_TOO_LARGE: { status: 502, code: '5029', message: 'the run produced more output than the hub holds for one run; it was stopped' },
   HOST_BAD_REPLY: { status: 502, code: '5023', message: 'host sent a malformed reply' },
   HOST_TIMEOUT: { status: 504, code: '5040', message: 'host did not answer in time' },
 } as const;

@@ -27,6 +27,8 @@ import { buildAccountFlows } from './accounts/flows.js';
 import { buildBilling, PlanGrantSweeper } from './billing/index.js';
 import { buildHosts } from './hosts/index.js';
 import type { HostStore } from './hosts/store.js';
+import type { HostChannels } from './hosts/gateway-impl.js';
+import type { RunTracker } from './sessions/runs.js';
 import { RedisPresence } from './hosts/presence-redis.js';
 import { abortRunsOfLostNodes } from './bus/orphans.js';
 import { buildModelConfigs } from './model-configs/index.js';
@@ -42,6 +44,8 @@ export interface Hub {
   /** The credential caches (tests count their database lookups). */
   auth: Authenticator;
   hostStore: HostStore;
+  /** Run frames: the host channels (dropped frames) and this node's run state (loads, size), for tests. */
+  runFrames: { gateway: HostChannels; runs: RunTracker };
   close(): Promise<void>;
 }
 
@@ -121,7 +125,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     });
     const port = uws.us_socket_local_port(listenSocket);
     log.info('hub listening', { host: config.host, port, database: db.embedded ? 'embedded' : 'postgresql', bus: bus.kind });
-    return { port, url: `http://${config.host}:${port}`, ctx, app, auth: authenticator, hostStore: hosts.store, close };
+    return { port, url: `http://${config.host}:${port}`, ctx, app, auth: authenticator, hostStore: hosts.store, runFrames: { gateway: hosts.gateway, runs: sessions.runs }, close };
   } catch (e) {
     await close();
     throw e;

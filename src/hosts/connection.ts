@@ -5,6 +5,8 @@
 import { encodeFrame, type FrameOf, type HostToHub, type HubToHost } from '../../host-protocol/index.js';
 import { CloseCodes, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION, type CloseCode } from '../../host-protocol/version.js';
 import type { HostIdentity } from './store.js';
+import type { RunFrame } from './gateway.js';
+import type { TokenBucket } from '../limits.js';
 
 /** The three verbs a connection needs from its socket (a uWS WebSocket has them). */
 export interface Socket {
@@ -59,10 +61,22 @@ export class HostConnection {
   closedWith = 0;
   private queue: Uint8Array[] | null = null;
   private queued = 0;
+  /**
+   * Runs this channel may speak for: those sent to it (`run.start`) and, after a hello, those the
+   * database holds open on this host. Run frames for any other run are dropped (gateway-impl.ts).
+   */
+  readonly runs = new Set<string>();
+  /** Run frames received while this channel's runs were being looked up after hello (null: not looking). */
+  held: RunFrame[] | null = null;
+  heldBytes = 0;
+  /** Run frames dropped on this channel (for runs it may not speak for). */
+  dropped = 0;
 
   constructor(
     readonly owner: ChannelOwner,
     id: HostIdentity,
+    /** Frames per second this channel may send; over it the channel is closed (FRAME_RATE). */
+    private readonly bucket?: TokenBucket,
   ) {
     this.hostId = id.hostId;
     this.userId = id.userId;
@@ -75,6 +89,7 @@ export class HostConnection {
 
   handle(frame: HostToHub): void {
     this.lastSeen = Date.now();
+    if (this.bucket && !this.bucket.take(this.lastSeen)) return this.close(CloseCodes.FRAME_RATE);
     if (!this.ready && frame.t !== 'hello') return this.close(CloseCodes.HELLO_TWICE);
     HANDLERS[frame.t](this, frame);
   }
@@ -120,6 +135,7 @@ export class HostConnection {
     if (!this.socket) return;
     this.socket = null;
     this.queue = null;
+    this.held = null;
     this.owner.closed(this);
   }
 }

@@ -15,6 +15,7 @@ import type { HostStore } from './store.js';
 import { HostConnection, type ChannelOwner } from './connection.js';
 import { PendingRequests, type ReplyMsg } from './requests.js';
 import type { HostIdentity } from './store.js';
+import { frameBytes, limitsOf, TokenBucket, type Limits } from '../limits.js';
 
 type HostMsg =
   | { k: 'send'; h: string; frame: FrameOf<HubToHost, 'run.start' | 'run.abort'> }
@@ -61,6 +62,12 @@ export class HostChannels implements HostGateway, ChannelOwner {
   private lastPersist = Date.now();
   private unsubReply: () => void;
   private readonly onHostMsg = (m: HostMsg) => this.hostMsg(m);
+  private readonly limits: Limits;
+  private runResolver?: (hostIds: string[]) => Promise<Array<{ hostId: string; runId: string }>>;
+  /** Channels that said hello and wait for their open runs to be looked up (one query per burst). */
+  private admitting: HostConnection[] = [];
+  /** Run frames dropped on this node because their run is not bound to the sending channel. */
+  droppedRunFrames = 0;
 
   constructor(
     private readonly ctx: HubContext,
@@ -69,6 +76,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     readonly timing: ChannelTiming,
   ) {
     this.node = ctx.config.nodeId;
+    this.limits = limitsOf(ctx.config);
     this.unsubReply = subscribeObj<ReplyMsg>(ctx.bus, `hostreply:${this.node}`, (m) => this.pending.settle(m));
     // A revoked host loses its socket on every node, including one still before hello.
     store.onRevoked = (hostId) => {
@@ -87,7 +95,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
 
   /** A socket authenticated as this host: the transport calls open() on it next. */
   connection(id: HostIdentity): HostConnection {
-    return new HostConnection(this, id);
+    return new HostConnection(this, id, new TokenBucket(this.limits.hostFramesPerSecond, this.limits.hostFrameBurst));
   }
 
   /** The transport opened the socket of `conn`. */
@@ -106,6 +114,11 @@ export class HostChannels implements HostGateway, ChannelOwner {
     if (old && old !== conn) old.close(CloseCodes.REPLACED);
     const engines = this.intern(f.engines);
     const running = f.running ?? [];
+    if (this.runResolver) {
+      // Its frames for runs started before this hello wait until the database says which are its own.
+      conn.held = [];
+      if (this.admitting.push(conn) === 1) setImmediate(() => void this.admitOpenRuns());
+    }
     void this.presenceStore.set(id, { nodeId: this.node, running: running.length, capacity: f.capacity, engines, lastSeenAt: Date.now() }, this.timing.heartbeatTimeoutMs);
     if (!this.subs.has(id)) this.subs.set(id, subscribeObj<HostMsg>(this.ctx.bus, `host:${id}`, this.onHostMsg));
     // A channel for the same host on another node gives way to this one (a local bus has no other node).
@@ -122,7 +135,49 @@ export class HostChannels implements HostGateway, ChannelOwner {
   }
 
   run(conn: HostConnection, f: RunFrame): void {
+    if (conn.held) {
+      conn.heldBytes += frameBytes(f);
+      if (conn.heldBytes > this.limits.channelHeldBytes) return conn.close(CloseCodes.FRAME_RATE);
+      conn.held.push(f);
+      return;
+    }
+    this.accept(conn, f);
+  }
+
+  /** A run frame is passed on only from the channel its run is bound to; anything else is dropped (issue 10, hole 2). */
+  private accept(conn: HostConnection, f: RunFrame): void {
+    if (!conn.runs.has(f.runId)) {
+      this.droppedRunFrames++;
+      if (conn.dropped++ === 0) this.ctx.log.warn('run frames for a run not bound to this host are dropped', { hostId: conn.hostId, runId: f.runId, frame: f.t });
+      return;
+    }
+    if (f.t === 'run.end') conn.runs.delete(f.runId); // exactly one run.end per run
     for (const h of this.runHandlers) this.safe(() => h(conn.hostId, f));
+  }
+
+  /** Looks up the open runs of the channels that said hello since the last call, then passes on what they held. */
+  private async admitOpenRuns(): Promise<void> {
+    const conns = this.admitting.splice(0);
+    let open: Array<{ hostId: string; runId: string }>;
+    try {
+      open = await this.runResolver!([...new Set(conns.map((c) => c.hostId))]);
+    } catch (e) {
+      this.ctx.log.error('cannot look up the open runs of reconnected hosts', { hosts: conns.map((c) => c.hostId), err: e });
+      for (const c of conns) c.close(CloseCodes.GOING_AWAY); // they reconnect and are looked up again
+      return;
+    }
+    for (const c of conns) {
+      if (!c.socket || !c.held) continue;
+      for (const o of open) if (o.hostId === c.hostId) c.runs.add(o.runId);
+      const held = c.held;
+      c.held = null;
+      c.heldBytes = 0;
+      for (const f of held) this.accept(c, f);
+    }
+  }
+
+  setRunResolver(resolve: (hostIds: string[]) => Promise<Array<{ hostId: string; runId: string }>>): void {
+    this.runResolver = resolve;
   }
 
   reply(conn: HostConnection, f: FrameOf<HostToHub, 'reply'>): void {
@@ -161,6 +216,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     const conn = this.local.get(m.h);
     switch (m.k) {
       case 'send':
+        if (conn && m.frame.t === 'run.start') conn.runs.add(m.frame.runId); // this channel may now speak for the run
         conn?.send(m.frame);
         return;
       case 'req': {

@@ -28,7 +28,12 @@ export interface HostGateway {
   send(hostId: string, frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>): Promise<void>;
   /** Request with a reply. Throws HOST_OFFLINE, or HOST_TOO_OLD/HOST_TIMEOUT when no reply comes in time. Resolves with reply.data; rejects with a HubError when reply.ok is false. */
   request(hostId: string, frame: RequestFrame, timeoutMs?: number): Promise<unknown>;
-  /** Run frames from hosts whose channel this node holds. */
+  /**
+   * Which of these hosts' runs are still open (the database's view): after a hello, a channel may
+   * speak for these runs and for those sent to it; its run frames wait until this answers.
+   */
+  setRunResolver?(resolve: (hostIds: string[]) => Promise<Array<{ hostId: string; runId: string }>>): void;
+  /** Run frames from hosts whose channel this node holds, only for runs bound to that host. */
   onRunFrame(handler: (hostId: string, frame: RunFrame) => void): void;
   /** A host finished its hello (ran `running` = runIds it still runs). */
   onHostUp(handler: (hostId: string, info: { running: string[] }) => void): void;

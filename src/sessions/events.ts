@@ -5,6 +5,7 @@
 import type { Bus } from '../bus/bus.js';
 import { publishObj, subscribeObj } from '../bus/bus.js';
 import { formatEvent, type EventStream } from '../server/sse.js';
+import { RING_MAX_BYTES } from '../limits.js';
 
 export type SessionEventName = 'accepted' | 'snapshot' | 'message.delta' | 'tool.started' | 'tool.completed' | 'run.completed' | 'run.error';
 
@@ -43,6 +44,8 @@ class Ring {
   private frames: string[] = [];
   private start = 0;
   private size = 0;
+  /** Characters of the frames held (≈ bytes: frames are JSON, mostly ASCII), bounded by RING_MAX_BYTES. */
+  private bytes = 0;
   /** Events evicted from the front: a resume from before them cannot be served. */
   dropped = 0;
   timer?: NodeJS.Timeout;
@@ -50,15 +53,28 @@ class Ring {
   constructor(readonly runId: string) {}
 
   push(n: number, event: SessionEventName, frame: string): void {
+    if (this.size === RING_SIZE) this.evict();
     const at = (this.start + this.size) % RING_SIZE;
     this.ns[at] = n;
     this.names[at] = event;
     this.frames[at] = frame;
-    if (this.size < RING_SIZE) this.size++;
-    else {
-      this.start = (this.start + 1) % RING_SIZE;
-      this.dropped++;
-    }
+    this.size++;
+    this.bytes += frame.length;
+    // Bounded in bytes too (src/limits.ts): the newest event always stays.
+    while (this.bytes > RING_MAX_BYTES && this.size > 1) this.evict();
+  }
+
+  private evict(): void {
+    this.bytes -= this.frames[this.start].length;
+    this.frames[this.start] = '';
+    this.start = (this.start + 1) % RING_SIZE;
+    this.size--;
+    this.dropped++;
+  }
+
+  /** Characters held (tests). */
+  get held(): number {
+    return this.bytes;
   }
 
   /** Entries with n above `after`, oldest first. */
@@ -142,6 +158,11 @@ export class SessionEvents {
     if (after === undefined) return ring.dropped ? null : ring.after(0);
     if (!Number.isInteger(after) || after < ring.dropped) return null;
     return ring.after(after);
+  }
+
+  /** Characters a session's ring holds (tests of its bound). */
+  ringBytes(sessionId: string): number {
+    return this.rings.get(sessionId)?.held ?? 0;
   }
 
   /** Subscribes now and buffers until a stream is attached (nothing published meanwhile is missed). */

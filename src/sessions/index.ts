@@ -17,6 +17,8 @@ export interface SessionsModule {
   messaging: Messaging;
   scheduler: Scheduler;
   events: SessionEvents;
+  /** Run state of this node (tests count its database loads and held runs). */
+  runs: RunTracker;
   /** Stops every run of the agent on its hosts and waits (bounded) until the engines are gone: before the agent is deleted. */
   stopAgentRuns(agentId: string): Promise<void>;
   /** Re-scans waiting work (hub start). */
@@ -29,7 +31,8 @@ export function buildSessions(ctx: HubContext, api: HttpApi, gateway: HostGatewa
   const resume = new SessionResume(events, ctx.bus, ctx.config.nodeId);
   let runs!: RunTracker;
   const scheduler = new Scheduler(ctx, gateway, () => runs, opts.stopping ?? (() => false));
-  runs = new RunTracker(ctx, events, (hostId, waiting) => scheduler.ended(hostId, waiting));
+  runs = new RunTracker(ctx, events, (hostId, waiting) => scheduler.ended(hostId, waiting),
+    (hostId, runId) => void gateway.send(hostId, { t: 'run.abort', runId }).catch(() => undefined)); // offline: nothing left to stop
   const messaging = new Messaging(ctx, gateway, scheduler, runs, events);
   const service = new SessionService(ctx, messaging);
   sessionRoutes(api, service, messaging, events, resume);
@@ -38,6 +41,7 @@ export function buildSessions(ctx: HubContext, api: HttpApi, gateway: HostGatewa
     messaging,
     scheduler,
     events,
+    runs,
     stopAgentRuns: (agentId) => stopAgentRuns(ctx, gateway, events, agentId),
     start: async () => {
       scheduler.startSweep(ctx.config.hostHeartbeatTimeoutMs);

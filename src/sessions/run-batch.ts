@@ -46,6 +46,12 @@ export interface RunState {
   rowEvents: Map<string, Ev>;
   timer?: NodeJS.Timeout;
   chain: Promise<void>;
+  /** Bytes of `partial`, of `pending`, and of `backlog` (bounded: src/limits.ts). */
+  partialBytes: number;
+  pendingBytes: number;
+  backlogBytes: number;
+  /** The backlog went over its bound while the run was loaded: the run ends once it is. */
+  overflow?: boolean;
 }
 
 /** Cost rule of the spec: input + output × 2. */

@@ -13,6 +13,9 @@ import { writeRunBatch, planSeqs, rowEvents, assistantTexts, costOf, FLUSH_MS, t
 import type { SessionEvents } from './events.js';
 import type { ClaimedTask } from './queue.js';
 import { engineSessionIdOf } from './engine-session.js';
+import { frameBytes, limitsOf, type Limits } from '../limits.js';
+import { ErrorCatalogue } from '../errors.js';
+import { retryUntilDone } from './retry.js';
 
 export { costOf, FLUSH_MS };
 
@@ -54,6 +57,11 @@ function rowJson(r: Row, seq: number | null, off: number | null, partial = false
 }
 export class RunTracker {
   private states = new Map<string, RunState>();
+  private readonly limits: Limits;
+  /** Set by close(): a run end still failing stops being retried (another node's sweep ends the run). */
+  private closing = false;
+  /** Runs loaded from the database because their frames arrived before this node knew them (tests count them). */
+  loads = 0;
   /** The model this node last recorded per agent: the agent row is written only when it changes. */
   private models = new Map<string, string>();
 
@@ -62,12 +70,21 @@ export class RunTracker {
     private readonly events: SessionEvents,
     /** Called after a run's end is committed (the host's running count changed); `waiting`: whether the host has waiting work, undefined when unknown. */
     private readonly onEnded: (hostId: string, waiting?: boolean) => void,
-  ) {}
+    /** Stops a run's engine on its host (a run over its output bound). */
+    private readonly abort: (hostId: string, runId: string) => void = () => {},
+  ) {
+    this.limits = limitsOf(ctx.config);
+  }
 
   /** A claimed task was sent to its host. */
   started(t: ClaimedTask): void {
     this.states.set(t.id, this.newState(t.id, t.sessionId, t.hostId, t.agentId, t.engine, true));
     this.events.emit(t.sessionId, t.id, 'accepted', { runId: t.id });
+  }
+
+  /** Runs this node holds state for (tests: frames for unknown runs leave nothing behind). */
+  get size(): number {
+    return this.states.size;
   }
 
   isLocal(runId: string): boolean {
@@ -83,7 +100,7 @@ export class RunTracker {
       void this.adopt(st);
       return;
     }
-    if (!st.ready) return void st.backlog.push(f);
+    if (!st.ready) return this.hold(st, f);
     this.apply(st, f);
   }
 
@@ -104,6 +121,7 @@ export class RunTracker {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await Promise.allSettled([...this.states.values()].map((s) => s.chain));
     if (this.notifyTimer) {
       clearTimeout(this.notifyTimer);
@@ -126,16 +144,26 @@ export class RunTracker {
         st.engineSessionId = engineSessionIdOf(f.engineSessionId, this.ctx.log, st.runId) ?? st.engineSessionId;
         this.schedule(st, true);
         return;
-      case 'run.delta':
+      case 'run.delta': {
+        const n = Buffer.byteLength(f.text);
+        if (this.over(st, n)) return;
+        st.partialBytes += n;
         st.partial.push(f.text);
         // A long answer's deltas: a few strings, not thousands (each one costs every young-generation collection).
         if (st.partial.length >= PARTIAL_PIECES) st.partial = [st.partial.join('')];
         if (st.outq.length) st.outq.push({ ev: ['message.delta', { delta: f.text }] });
         else this.events.emit(st.sessionId, st.runId, 'message.delta', { delta: f.text });
         return;
-      case 'run.message':
+      }
+      case 'run.message': {
+        const n = frameBytes(f);
+        if (this.over(st, n)) return;
+        st.pendingBytes += n;
         for (const b of f.blocks) {
-          if (f.role === 'assistant' && b.kind === 'text') st.partial = [];
+          if (f.role === 'assistant' && b.kind === 'text') {
+            st.partial = [];
+            st.partialBytes = 0;
+          }
           if (f.role === 'user' && b.kind !== 'tool_result') continue; // the prompt echo is already stored
           const row = this.row(f.role, b);
           st.pending.push(row);
@@ -143,10 +171,41 @@ export class RunTracker {
         }
         this.schedule(st);
         return;
+      }
       case 'run.end':
         void this.finish(st, f);
         return;
     }
+  }
+
+  /** Frames of a run being loaded wait, up to their bound; past it the rest is dropped and the run ends once loaded. */
+  private hold(st: RunState, f: RunFrame): void {
+    if (st.overflow) return;
+    st.backlogBytes += frameBytes(f);
+    if (st.backlogBytes > this.limits.runBacklogBytes) {
+      st.overflow = true;
+      st.backlog = [];
+      return;
+    }
+    st.backlog.push(f);
+  }
+
+  /**
+   * Whether `n` more bytes take the run over what the hub holds for one run (streamed text not yet
+   * covered by a message, plus rows not yet written): then the engine is aborted and the run ends
+   * with OUTPUT_TOO_LARGE (issue 10, hole 4).
+   */
+  private over(st: RunState, n: number): boolean {
+    if (st.partialBytes + st.pendingBytes + n <= this.limits.runOutputBytes) return false;
+    this.tooLarge(st);
+    return true;
+  }
+
+  private tooLarge(st: RunState): void {
+    if (st.closed) return;
+    this.ctx.log.warn('run output over its bound: the run is stopped', { runId: st.runId, hostId: st.hostId, limit: this.limits.runOutputBytes });
+    this.abort(st.hostId, st.runId);
+    void this.finish(st, { ok: false, error: { code: 'OUTPUT_TOO_LARGE', message: ErrorCatalogue.OUTPUT_TOO_LARGE.message } });
   }
 
   private row(role: string, b: Block, interrupted = false): Row {
@@ -168,6 +227,7 @@ export class RunTracker {
   /** Writes pending rows (and model / engine session) in one statement, then publishes their events. */
   private async flush(st: RunState): Promise<void> {
     const batch = st.pending.splice(0);
+    st.pendingBytes = 0;
     // One statement (writeRunBatch), atomic on its own: no BEGIN/COMMIT round trips around it.
     const evs = await writeRunBatch(this.ctx.em() as unknown as Em, st, batch);
     this.publish(st, evs);
@@ -198,12 +258,16 @@ export class RunTracker {
     st.model = end.model ?? st.model;
     st.engineSessionId = engineSessionIdOf(end.engineSessionId, this.ctx.log, st.runId) ?? st.engineSessionId;
     let waiting: boolean | undefined; // unknown when the write failed: the scheduler looks for itself
+    // Taken out of the state once, so every retry writes the same rows.
+    const item: EndItem = { st, end, rows: st.pending.splice(0), partial: st.partial.join(''), usage: end.usage ?? { inputTokens: 0, outputTokens: 0 } };
+    st.partial = [];
+    st.partialBytes = st.pendingBytes = 0;
     st.chain = st.chain
-      .then(() => this.finalize(st, end))
+      .then(() => this.finalize(st, end, item))
       .then((w) => void (waiting = w))
       .catch((e) => this.ctx.log.error('session run end failed', { runId: st.runId, err: e }))
       .finally(() => {
-        setTimeout(() => this.states.get(st.runId) === st && this.states.delete(st.runId), 60_000).unref?.();
+        this.forgetSoon(st);
         this.onEnded(st.hostId, waiting);
       });
     return st.chain;
@@ -213,11 +277,11 @@ export class RunTracker {
   private readonly ends = new GroupCommit<EndItem, EndOut | undefined>(() => this.ctx.em() as unknown as Em, (em, items) => this.endMany(em, items), (i) => i.st.sessionId, false);
 
   /** Writes the run's end; answers whether its host has waiting work (undefined: the end was written before). */
-  private async finalize(st: RunState, end: RunEnd): Promise<boolean | undefined> {
-    // Taken out of the state once, so a retried batch writes the same rows.
-    const item: EndItem = { st, end, rows: st.pending.splice(0), partial: st.partial.join(''), usage: end.usage ?? { inputTokens: 0, outputTokens: 0 } };
-    st.partial = [];
-    const out = await this.ends.submit(item);
+  private async finalize(st: RunState, end: RunEnd, item: EndItem): Promise<boolean | undefined> {
+    // Until it lands: a failed write must not leave the session `processing` (retry.ts).
+    const out = await retryUntilDone(() => this.ends.submit(item), {
+      stopped: () => this.closing, log: this.ctx.log, what: 'run end write', fields: { runId: st.runId },
+    });
     if (!out) return false; // ended before: whoever ended it saw to the queue
     this.publish(st, out.evs, true);
     if (st.agentId) {
@@ -297,21 +361,43 @@ export class RunTracker {
 
   // ---------- runs unknown to this node ----------
 
+  /** A closed run's state stays a minute (a late run.end's usage), then goes. */
+  private forgetSoon(st: RunState): void {
+    setTimeout(() => this.states.get(st.runId) === st && this.states.delete(st.runId), 60_000).unref?.();
+  }
+
   private newState(runId: string, sessionId: string, hostId: string, agentId: string, engine: string, ready: boolean): RunState {
-    return { runId, sessionId, hostId, agentId, engine, ready, backlog: [], closed: false, partial: [], pending: [], toolSeq: new Map(), toolNames: new Map(), outq: [], rowEvents: new Map(), chain: Promise.resolve() };
+    return {
+      runId, sessionId, hostId, agentId, engine, ready, backlog: [], closed: false, partial: [], pending: [], toolSeq: new Map(), toolNames: new Map(),
+      outq: [], rowEvents: new Map(), chain: Promise.resolve(), partialBytes: 0, pendingBytes: 0, backlogBytes: 0,
+    };
   }
 
   /** A frame for a run this node did not start (hub restarted, or another node dispatched it): load it. */
   private async adopt(st: RunState): Promise<void> {
     try {
+      this.loads++;
       const t = await one(this.ctx.em() as unknown as Em, `select session_id, host_id, agent_id, engine, status, ended_at from session_tasks where id = ?`, [st.runId]);
-      if (t) Object.assign(st, { sessionId: t.session_id, hostId: t.host_id, agentId: t.agent_id, engine: t.engine });
-      if (!t || t.ended_at || (t.status !== 'running' && t.status !== 'aborted')) st.closed = true;
+      // The gateway passes on only frames of runs bound to the sending host; a run of another host is never adopted.
+      if (t && t.host_id !== st.hostId) {
+        this.ctx.log.warn('run frames from a host the run is not on are dropped', { runId: st.runId, hostId: st.hostId });
+        st.backlog = [];
+        st.closed = true;
+        st.ready = true;
+        return void this.forgetSoon(st);
+      }
+      if (t) Object.assign(st, { sessionId: t.session_id, agentId: t.agent_id, engine: t.engine });
+      if (!t || t.ended_at || (t.status !== 'running' && t.status !== 'aborted')) {
+        st.closed = true;
+        this.forgetSoon(st);
+      }
     } catch (e) {
       this.ctx.log.error('cannot load run', { runId: st.runId, err: e });
       st.closed = true;
     }
     st.ready = true;
+    st.backlogBytes = 0;
     for (const f of st.backlog.splice(0)) this.apply(st, f);
+    if (st.overflow) this.tooLarge(st);
   }
 }

@@ -31,6 +31,8 @@ export class Scheduler {
     private readonly stopping: () => boolean,
   ) {
     gateway.onRunFrame((hostId, f) => this.runs().handle(hostId, f));
+    // After a hello, a host may speak for the runs the database holds open on it (and those sent to it since).
+    gateway.setRunResolver?.((hostIds) => this.openRuns(hostIds));
     // A reconnect storm costs one query per burst of hellos, not one per host.
     if (gateway.onHostsUp) gateway.onHostsUp((hosts) => void this.hostsUp(hosts));
     else gateway.onHostUp((hostId, info) => void this.hostsUp([{ hostId, running: info.running }]));
@@ -39,6 +41,13 @@ export class Scheduler {
 
   private em(): Em {
     return this.ctx.em() as unknown as Em;
+  }
+
+  /** Runs open on these hosts: one query for a burst of hellos. */
+  private async openRuns(hostIds: string[]): Promise<Array<{ hostId: string; runId: string }>> {
+    const r = await rows<{ id: string; host_id: string }>(this.em(),
+      `select id, host_id from session_tasks where host_id in (${marks(hostIds.length)}) and status in ('running', 'aborted') and ended_at is null`, hostIds);
+    return r.map((x) => ({ hostId: x.host_id, runId: x.id }));
   }
 
   /** Sends run.start for a claimed task (after the claim committed). */

@@ -1,0 +1,66 @@
+// Every memory and rate bound the hub keeps per run, per session and per host
+// channel, in one place. A host is untrusted: whatever it streams is held only
+// up to these bounds (issue 10, hole 4). The two that operators may tune come
+// from the configuration (HOST_FRAMES_PER_SECOND, RUN_OUTPUT_MAX_BYTES).
+import type { Config } from './config.js';
+
+const MiB = 1024 * 1024;
+
+export interface Limits {
+  /** A run's streamed text not yet covered by a complete message, plus rows not yet written: over it the run ends (OUTPUT_TOO_LARGE). */
+  runOutputBytes: number;
+  /** Frames held for a run while it is loaded from the database (it was dispatched by another node). */
+  runBacklogBytes: number;
+  /** Frames a channel holds while its runs are looked up after hello; over it the channel is closed (FRAME_RATE). */
+  channelHeldBytes: number;
+  /** A session's replay ring (events kept for Last-Event-ID resumes). */
+  ringBytes: number;
+  /** Host channel token bucket: refill per second and burst. */
+  hostFramesPerSecond: number;
+  hostFrameBurst: number;
+}
+
+/** The fixed parts; `limitsOf` adds what the configuration sets. */
+export const RING_MAX_BYTES = 4 * MiB;
+export const RUN_BACKLOG_MAX_BYTES = 8 * MiB;
+export const CHANNEL_HELD_MAX_BYTES = 8 * MiB;
+
+export function limitsOf(config: Pick<Config, 'hostFramesPerSecond' | 'runOutputMaxBytes'>): Limits {
+  return {
+    runOutputBytes: config.runOutputMaxBytes,
+    runBacklogBytes: RUN_BACKLOG_MAX_BYTES,
+    channelHeldBytes: CHANNEL_HELD_MAX_BYTES,
+    ringBytes: RING_MAX_BYTES,
+    hostFramesPerSecond: config.hostFramesPerSecond,
+    hostFrameBurst: config.hostFramesPerSecond * 2,
+  };
+}
+
+/** A token bucket (frames per second with a burst): `take` answers false when the caller is over its rate. */
+export class TokenBucket {
+  private tokens: number;
+  private at = Date.now();
+  constructor(private readonly perSecond: number, private readonly burst: number) {
+    this.tokens = burst;
+  }
+  take(now = Date.now()): boolean {
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) * this.perSecond) / 1000);
+    this.at = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
+
+/** Bytes a run frame adds to what the hub holds for its run (text and tool payloads; the rest is small and fixed). */
+export function frameBytes(f: { t: string; text?: string; blocks?: Array<{ content?: string; toolInput?: unknown; toolResult?: unknown }> }): number {
+  if (f.t === 'run.delta') return Buffer.byteLength(f.text ?? '');
+  if (f.t !== 'run.message' || !f.blocks) return 64;
+  let n = 64;
+  for (const b of f.blocks) {
+    if (b.content) n += Buffer.byteLength(b.content);
+    if (b.toolInput !== undefined) n += Buffer.byteLength(JSON.stringify(b.toolInput) ?? '');
+    if (b.toolResult !== undefined) n += Buffer.byteLength(JSON.stringify(b.toolResult) ?? '');
+  }
+  return n;
+}

@@ -1,0 +1,133 @@
+// Issue 10, hole 4: bounded memory per run and per host. A run that streams
+// more than RUN_OUTPUT_MAX_BYTES is aborted on its host and ends with
+// run.error OUTPUT_TOO_LARGE; a channel over its frame rate is closed with
+// FRAME_RATE (4430); a session's replay ring is bounded in bytes; a run end
+// whose database write fails is retried until it lands.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { SessionEvents } from '../src/sessions/events.js';
+import { LocalBus } from '../src/bus/local.js';
+import { RING_MAX_BYTES } from '../src/limits.js';
+import { CloseCodes } from '../host-protocol/version.js';
+
+const LIMIT = 256 * 1024;
+let t: TestHub;
+const hosts: FakeHost[] = [];
+before(async () => {
+  t = await startTestHub({ runOutputMaxBytes: LIMIT, hostFramesPerSecond: 200 });
+});
+after(async () => {
+  for (const h of hosts) h.close();
+  await t?.close();
+});
+
+async function hostWithAgent(name: string) {
+  const u = await t.user();
+  const { hostId, credential } = await pairHost(t, u.key, name);
+  const host = await connectFakeHost(t, credential, { capacity: 1 });
+  hosts.push(host);
+  const agent = await eventually(async () => {
+    const r = await t.api('POST', '/api/v1/agents', { token: u.key, body: { name, hostId, engine: 'claude-code', workDir: 'w' } });
+    return r.status === 201 ? r.body.data : undefined;
+  });
+  return { u, host, agent };
+}
+
+const task = async (id: string) => (await t.hub.ctx.em().getConnection().execute(`select status, error_code from session_tasks where id = ?`, [id]))[0];
+
+test('a run streaming more than RUN_OUTPUT_MAX_BYTES is aborted and ends with OUTPUT_TOO_LARGE', async () => {
+  const { u, host, agent } = await hostWithAgent('flood');
+  const c = await t.api('POST', '/api/v1/sessions', { token: u.key, body: { agentId: agent.id, content: 'stream a lot' } });
+  assert.equal(c.status, 202, c.text);
+  const start: any = await host.next((f) => f.t === 'run.start');
+  const chunk = 'y'.repeat(32 * 1024);
+  // 40 × 32 KiB = 1.25 MiB against a 256 KiB bound (within the frame rate's burst).
+  for (let i = 0; i < 40; i++) host.send({ t: 'run.delta', runId: start.runId, text: chunk });
+  const abort: any = await host.next((f) => f.t === 'run.abort');
+  assert.equal(abort.runId, start.runId, 'the engine is told to stop');
+  await eventually(async () => (await task(start.runId)).status === 'failed', 10_000, 25);
+  assert.equal((await task(start.runId)).error_code, 'OUTPUT_TOO_LARGE');
+  const s = await t.api('GET', `/api/v1/sessions/${c.body.sessionId}`, { token: u.key });
+  assert.equal(s.body.data.status, 'active');
+  // What was kept of the streamed text stays within the bound.
+  const kept = await t.hub.ctx.em().getConnection().execute(`select coalesce(sum(length(content)), 0)::int as n from session_messages where session_id = ? and role = 'assistant'`, [c.body.sessionId]);
+  assert.ok(kept[0].n <= LIMIT, `kept ${kept[0].n} characters`);
+  // The host's late run.end (aborted) is still accepted on its channel; the channel stays up.
+  host.send({ t: 'run.end', runId: start.runId, ok: false, aborted: true, usage: { inputTokens: 2, outputTokens: 2 } });
+  assert.ok(await host.ping() >= 0);
+});
+
+test('complete messages count too: rows held unwritten are bounded', async () => {
+  const { u, host, agent } = await hostWithAgent('flood-messages');
+  const c = await t.api('POST', '/api/v1/sessions', { token: u.key, body: { agentId: agent.id, content: 'messages' } });
+  const start: any = await host.next((f) => f.t === 'run.start');
+  const big = 'z'.repeat(64 * 1024);
+  for (let i = 0; i < 20; i++) host.send({ t: 'run.message', runId: start.runId, role: 'assistant', blocks: [{ kind: 'thinking', content: big }] });
+  await host.next((f) => f.t === 'run.abort');
+  await eventually(async () => (await task(start.runId)).error_code === 'OUTPUT_TOO_LARGE', 10_000, 25);
+  assert.ok(c.status === 202);
+});
+
+test('a channel over its frame rate is closed with FRAME_RATE (4430)', async () => {
+  const { host } = await hostWithAgent('chatty');
+  for (let i = 0; i < 2000; i++) host.send({ t: 'ping', id: i + 1, ts: Date.now() });
+  const closed = await host.closed;
+  assert.equal(closed.code, CloseCodes.FRAME_RATE.code);
+  assert.equal(closed.code, 4430);
+});
+
+test('a session\'s replay ring is bounded in bytes; a resume from before its window gets live events only', () => {
+  const events = new SessionEvents(new LocalBus());
+  const delta = 'd'.repeat(100 * 1024);
+  for (let i = 0; i < 200; i++) events.emit('ses_ring', 'run_ring', 'message.delta', { delta }); // ≈ 20 MiB emitted
+  assert.ok(events.ringBytes('ses_ring') <= RING_MAX_BYTES, `ring holds ${events.ringBytes('ses_ring')}`);
+  assert.ok(events.ringBytes('ses_ring') > RING_MAX_BYTES / 2);
+  assert.equal(events.replay('ses_ring', 'run_ring'), null, 'the window no longer reaches the start');
+  const tail = events.replay('ses_ring', 'run_ring', 195)!;
+  assert.deepEqual(tail.map((e) => e.n), [196, 197, 198, 199, 200, 201]);
+  events.close();
+});
+
+test('a run end whose write fails is retried until it lands: the session does not stay processing', async () => {
+  const { u, host, agent } = await hostWithAgent('flaky-db');
+  const c = await t.api('POST', '/api/v1/sessions', { token: u.key, body: { agentId: agent.id, content: 'end me' } });
+  const start: any = await host.next((f) => f.t === 'run.start');
+  // The next three writes of a run's end fail as on a dropped connection.
+  const ctx = t.hub.ctx;
+  const orig = ctx.em;
+  let failures = 3;
+  ctx.em = () => {
+    const em = orig();
+    const getConnection = em.getConnection.bind(em);
+    (em as any).getConnection = (...a: any[]) => {
+      const conn = (getConnection as any)(...a);
+      return new Proxy(conn, {
+        get(target, p) {
+          const v = Reflect.get(target, p, target);
+          if (p !== 'execute') return typeof v === 'function' ? v.bind(target) : v;
+          return (sql: string, ...rest: unknown[]) => {
+            if (String(sql).includes('hub_end_runs') && failures > 0) {
+              failures--;
+              return Promise.reject(new Error('injected: Connection terminated unexpectedly'));
+            }
+            return v.call(target, sql, ...rest);
+          };
+        },
+      });
+    };
+    return em;
+  };
+  try {
+    host.send({ t: 'run.message', runId: start.runId, role: 'assistant', blocks: [{ kind: 'text', content: 'the answer' }] });
+    host.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+    await eventually(async () => (await t.api('GET', `/api/v1/sessions/${c.body.sessionId}`, { token: u.key })).body.data.status === 'active', 20_000, 50);
+  } finally {
+    ctx.em = orig;
+  }
+  assert.equal(failures, 0, 'the write failed three times first');
+  assert.equal((await task(start.runId)).status, 'completed');
+  const texts = await t.hub.ctx.em().getConnection().execute(`select content from session_messages where session_id = ? and role = 'assistant'`, [c.body.sessionId]);
+  assert.deepEqual(texts.map((r: any) => r.content), ['the answer'], 'the rows are written once');
+});
