@@ -42,6 +42,8 @@ export interface Hub {
   /** The credential caches (tests count their database lookups). */
   auth: Authenticator;
   hostStore: HostStore;
+  /** SSE accounting (tests and benches): open streams, session subscriptions, bytes held for slow readers. */
+  sse: { streams(): number; subscriptions(): number; bufferedBytes(): number };
   close(): Promise<void>;
 }
 
@@ -80,6 +82,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
       { authenticate: (t, from) => failedAuth.guard(from, () => authenticator.authenticate(t)), before: (r, route) => limits.check(r, route), streamOpened: (s) => drain.track(s) },
       log,
       config.bodyLimit,
+      { bufferBytes: config.sseBufferBytes, maxPerAccount: config.sseMaxStreamsPerAccount },
     );
     healthRoutes(api, ctx, () => drain.draining);
     accountRoutes(api, accounts);
@@ -118,7 +121,8 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     });
     const port = uws.us_socket_local_port(listenSocket);
     log.info('hub listening', { host: config.host, port, database: db.embedded ? 'embedded' : 'postgresql', bus: bus.kind });
-    return { port, url: `http://${config.host}:${port}`, ctx, app, auth: authenticator, hostStore: hosts.store, close };
+    const sse = { streams: () => api.streamsOpen, subscriptions: () => sessions.events.subscriptions, bufferedBytes: () => api.sseGauge.buffered };
+    return { port, url: `http://${config.host}:${port}`, ctx, app, auth: authenticator, hostStore: hosts.store, sse, close };
   } catch (e) {
     await close();
     throw e;
