@@ -8,6 +8,7 @@
 //   ← {t: 'open', id}             → {t: 'open', id, n}: tasks queued or running
 //   ← {t: 'loop-reset'}           starts an event-loop delay window
 //   ← {t: 'loop-read'}            → {t: 'loop', loop: {p99, max}} (ms) since the reset
+//   ← {t: 'stats'}                → {t: 'stats', rss, streams, sseBuffered}: RSS (bytes) and SSE accounting
 //   ← {t: 'close'}                closes the hub and exits
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -25,6 +26,8 @@ process.on('message', async (m: { t: string; id?: number }) => {
     prof.connect();
     await prof.post('Profiler.enable');
     await prof.post('Profiler.start');
+  } else if (m.t === 'stats') {
+    process.send!({ t: 'stats', rss: process.memoryUsage().rss, streams: t.hub.sse.streams(), sseBuffered: t.hub.sse.bufferedBytes() });
   } else if (m.t === 'loop-reset') {
     loop.reset();
   } else if (m.t === 'loop-read') {

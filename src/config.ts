@@ -15,6 +15,10 @@ export interface Config {
   adminApiKey?: string;
   /** Largest request body accepted, in bytes. */
   bodyLimit: number;
+  /** Bytes held for one SSE reader that does not keep up before it is dropped. */
+  sseBufferBytes: number;
+  /** SSE streams one account may hold open on a node at once (0: no cap). */
+  sseMaxStreamsPerAccount: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** Access-token lifetime for the browser login flow, seconds. */
   jwtTtlSeconds: number;
@@ -93,6 +97,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKey: env.SECRET_KEY || undefined,
     adminApiKey: env.ADMIN_API_KEY || undefined,
     bodyLimit: int(env.BODY_LIMIT, 1024 * 1024),
+    sseBufferBytes: Math.max(16 * 1024, int(env.SSE_BUFFER_BYTES, 1024 * 1024)),
+    sseMaxStreamsPerAccount: Math.max(0, int(env.SSE_MAX_STREAMS_PER_ACCOUNT, 20)),
     logLevel: (env.LOG_LEVEL as Config['logLevel']) || 'info',
     jwtTtlSeconds: int(env.JWT_TTL_SECONDS, 900),
     refreshTtlSeconds: int(env.REFRESH_TTL_SECONDS, 30 * 24 * 3600),

@@ -28,6 +28,7 @@ export const ErrorCatalogue = {
   CONFIG_IN_USE: { status: 409, code: '4098', message: 'configuration is bound to hosts' },
   PAYLOAD_TOO_LARGE: { status: 413, code: '4130', message: 'request body too large' },
   RATE_LIMITED: { status: 429, code: '4290', message: 'too many requests' },
+  STREAM_LIMIT: { status: 429, code: '4296', message: 'too many open event streams for this account' },
   INTERNAL: { status: 500, code: '5000', message: 'internal server error' },
   ENGINE_UNAVAILABLE: { status: 502, code: '5021', message: 'engine not available on the host' },
   ENGINE_FAILED: { status: 502, code: '5022', message: 'engine failed' },

@@ -46,6 +46,8 @@ export interface Hub {
   hostStore: HostStore;
   /** Run frames: the host channels (dropped frames) and this node's run state (loads, size), for tests. */
   runFrames: { gateway: HostChannels; runs: RunTracker };
+  /** SSE accounting (tests and benches): open streams, session subscriptions, bytes held for slow readers. */
+  sse: { streams(): number; subscriptions(): number; bufferedBytes(): number };
   close(): Promise<void>;
 }
 
@@ -84,6 +86,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
       { authenticate: (t, from) => failedAuth.guard(from, () => authenticator.authenticate(t)), before: (r, route) => limits.check(r, route), streamOpened: (s) => drain.track(s) },
       log,
       config.bodyLimit,
+      { bufferBytes: config.sseBufferBytes, maxPerAccount: config.sseMaxStreamsPerAccount },
     );
     healthRoutes(api, ctx, () => drain.draining);
     accountRoutes(api, accounts);
@@ -125,7 +128,8 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     });
     const port = uws.us_socket_local_port(listenSocket);
     log.info('hub listening', { host: config.host, port, database: db.embedded ? 'embedded' : 'postgresql', bus: bus.kind });
-    return { port, url: `http://${config.host}:${port}`, ctx, app, auth: authenticator, hostStore: hosts.store, runFrames: { gateway: hosts.gateway, runs: sessions.runs }, close };
+    const sse = { streams: () => api.streamsOpen, subscriptions: () => sessions.events.subscriptions, bufferedBytes: () => api.sseGauge.buffered };
+    return { port, url: `http://${config.host}:${port}`, ctx, app, auth: authenticator, hostStore: hosts.store, runFrames: { gateway: hosts.gateway, runs: sessions.runs }, sse, close };
   } catch (e) {
     await close();
     throw e;

@@ -8,7 +8,9 @@ import type { Logger } from '../log.js';
 import { Router } from './router.js';
 import type { Checker } from './schema.js';
 import { envelope, isReply, type Reply } from './reply.js';
-import { openEventStream, type EventStream } from './sse.js';
+import { openEventStream, SseGauge, SSE_BUFFER_BYTES, type EventStream } from './sse.js';
+import { readBody } from './body.js';
+import { StreamSlots } from './stream-slots.js';
 
 export type AuthMode = 'none' | 'optional' | 'user' | 'admin';
 
@@ -35,6 +37,20 @@ export interface Req<Q = any, B = any> {
   bearer: string | undefined;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
+  /**
+   * Runs `cb` once when the response is over, however it ends: answered, stream ended, handler
+   * failed, or client gone (at once if it already is). Subscriptions made for the response are released here.
+   */
+  whenDone(cb: () => void): void;
+  /** Takes one of the caller's stream slots until the response is over; throws STREAM_LIMIT (429) when none is left. */
+  holdStream(): void;
+}
+
+export interface StreamOptions {
+  /** Bytes held for one slow SSE reader before it is dropped. */
+  bufferBytes: number;
+  /** Open streams per account (0: no cap). */
+  maxPerAccount: number;
 }
 
 export interface Route<Q = any, B = any> {
@@ -72,11 +88,23 @@ const BODY_METHODS = new Set(['POST', 'PATCH', 'PUT']);
 export class HttpApi {
   readonly router = new Router<Route>();
   private active = 0;
+  /** Bytes held for slow SSE readers, all streams. */
+  readonly sseGauge = new SseGauge();
+  private readonly slots: StreamSlots;
+  private openStreams = 0;
   constructor(
     private readonly hooks: HttpHooks,
     private readonly log: Logger,
     private readonly bodyLimit: number,
-  ) {}
+    private readonly streams: StreamOptions = { bufferBytes: SSE_BUFFER_BYTES, maxPerAccount: 0 },
+  ) {
+    this.slots = new StreamSlots(() => streams.maxPerAccount);
+  }
+
+  /** SSE streams open now. */
+  get streamsOpen(): number {
+    return this.openStreams;
+  }
 
   route<Q, B>(r: Route<Q, B>): void {
     this.router.add(r.method, r.path, r as Route);
@@ -104,20 +132,38 @@ export class HttpApi {
     const ctl = new AbortController();
     let done = false;
     const abortCbs: Array<() => void> = [];
+    // Finalizers of the request (whenDone): run once, when the client leaves or the handler is over.
+    let over = false;
+    const finals: Array<() => void> = [];
+    const runFinals = () => {
+      over = true;
+      for (const cb of finals.splice(0)) {
+        try {
+          cb();
+        } catch (e) {
+          this.log.warn('request finalizer failed', { err: e });
+        }
+      }
+    };
+    const whenDone = (cb: () => void) => {
+      if (over) cb();
+      else finals.push(cb);
+    };
     res.onAborted(() => {
       done = true;
       ctl.abort();
       for (const cb of abortCbs.splice(0)) cb();
+      runFinals();
     });
-    const send = (status: number, body: string | undefined, extra?: Record<string, string>, contentType = 'application/json') => {
+    const send = (status: number, body: string | undefined, extra?: Record<string, string>, contentType = 'application/json', closeConnection = false) => {
       if (done) return;
       done = true;
       res.cork(() => {
         res.writeStatus(statusLine(status));
         if (body !== undefined) res.writeHeader('Content-Type', contentType);
         if (extra) for (const k in extra) res.writeHeader(k, extra[k]);
-        if (body === undefined) res.endWithoutBody(0);
-        else res.end(body);
+        if (body === undefined) res.endWithoutBody(0, closeConnection);
+        else res.end(body, closeConnection);
       });
     };
     const sendError = (e: unknown) => {
@@ -139,39 +185,35 @@ export class HttpApi {
     }
     const route = match.route;
     const limit = route.bodyLimit ?? this.bodyLimit;
-    const readBody = BODY_METHODS.has(method);
-    const declared = Number(headers['content-length'] ?? '0');
-    if (readBody && declared > limit) {
-      return send(413, JSON.stringify({ code: ErrorCatalogue.PAYLOAD_TOO_LARGE.code, message: `body exceeds ${limit} bytes`, data: null }), { Connection: 'close' });
-    }
 
     const run = (raw: Buffer | undefined) => {
       this.active++;
-      this.process(route, { method, path, rawQuery, headers, ip, params: match!.params, raw, signal: ctl.signal }, res, () => done, (cb) => abortCbs.push(cb), send, () => {
+      const ctx = { method, path, rawQuery, headers, ip, params: match!.params, raw, signal: ctl.signal, whenDone };
+      this.process(route, ctx, res, () => done, (cb) => abortCbs.push(cb), send, () => {
         done = true;
       })
         .catch(sendError)
-        .finally(() => this.active--);
+        .finally(() => {
+          this.active--;
+          runFinals();
+        });
     };
 
-    if (!readBody) return run(undefined);
-    const chunks: Buffer[] = [];
-    let received = 0;
-    res.onData((ab, isLast) => {
-      if (done) return;
-      received += ab.byteLength;
-      if (received > limit) {
-        return send(413, JSON.stringify({ code: ErrorCatalogue.PAYLOAD_TOO_LARGE.code, message: `body exceeds ${limit} bytes`, data: null }), { Connection: 'close' });
-      }
-      // uWS neuters the ArrayBuffer after this callback: copy it.
-      chunks.push(Buffer.from(Buffer.from(ab)));
-      if (isLast) run(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    if (!BODY_METHODS.has(method)) return run(undefined);
+    const declared = headers['content-length'] === undefined ? NaN : Number(headers['content-length']);
+    readBody(res, limit, declared, {
+      done: run,
+      tooLarge: (close) => {
+        const body = JSON.stringify({ code: ErrorCatalogue.PAYLOAD_TOO_LARGE.code, message: `body exceeds ${limit} bytes`, data: null });
+        send(413, body, close ? { Connection: 'close' } : undefined, 'application/json', close);
+      },
+      finished: () => done,
     });
   }
 
   private async process(
     route: Route,
-    r: { method: string; path: string; rawQuery: string; headers: Record<string, string>; ip: string; params: Record<string, string>; raw: Buffer | undefined; signal: AbortSignal },
+    r: { method: string; path: string; rawQuery: string; headers: Record<string, string>; ip: string; params: Record<string, string>; raw: Buffer | undefined; signal: AbortSignal; whenDone: (cb: () => void) => void },
     res: HttpResponse,
     isDone: () => boolean,
     onAbort: (cb: () => void) => void,
@@ -206,7 +248,11 @@ export class HttpApi {
       }
       body = route.body.parse(body, 'body');
     }
-    const req: Req = { method: r.method, path: r.path, params: r.params, query, body, headers: r.headers, ip: r.ip, principal, bearer, signal: r.signal };
+    const holdStream = () => {
+      const release = this.slots.acquire(principal?.userId ?? `ip:${r.ip}`);
+      r.whenDone(release);
+    };
+    const req: Req = { method: r.method, path: r.path, params: r.params, query, body, headers: r.headers, ip: r.ip, principal, bearer, signal: r.signal, whenDone: r.whenDone, holdStream };
     const hookHeaders = this.hooks.before ? (await this.hooks.before(req, route)) || undefined : undefined;
     const out = await route.handler(req as Req & { principal: Principal });
     if (isDone()) return;
@@ -225,7 +271,12 @@ export class HttpApi {
         return send(reply.status, undefined, { Location: reply.location });
       case 'stream': {
         markStreaming();
-        const s = openEventStream(res, () => r.signal.aborted, onAbort);
+        const s = openEventStream(res, () => r.signal.aborted, onAbort, { bufferBytes: this.streams.bufferBytes, gauge: this.sseGauge });
+        this.openStreams++;
+        r.whenDone(() => {
+          this.openStreams--;
+          s.end(); // a start that failed or returned early leaves no stream open
+        });
         this.hooks.streamOpened?.(s);
         await reply.start(s);
         return;

@@ -25,13 +25,43 @@ export function formatEvent(event: string, data: unknown, id?: string | number):
   return (id === undefined ? ['event: ', event, '\ndata: ', JSON.stringify(data), '\n\n'] : ['id: ', String(id), '\nevent: ', event, '\ndata: ', JSON.stringify(data), '\n\n']).join('');
 }
 
-export function openEventStream(res: HttpResponse, isAborted: () => boolean, onAbort: (cb: () => void) => void, heartbeatMs = SSE_HEARTBEAT_MS): EventStream {
+/** Bytes held for SSE readers across every stream of this process (the hub's share of slow readers). */
+export class SseGauge {
+  buffered = 0;
+}
+
+export interface StreamLimits {
+  /** Most bytes held for one reader (queued here plus left in uWS's buffer) before it is dropped. */
+  bufferBytes: number;
+  gauge?: SseGauge;
+  heartbeatMs?: number;
+}
+
+export const SSE_BUFFER_BYTES = 1024 * 1024;
+
+export function openEventStream(res: HttpResponse, isAborted: () => boolean, onAbort: (cb: () => void) => void, limits: StreamLimits = { bufferBytes: SSE_BUFFER_BYTES }): EventStream {
+  const heartbeatMs = limits.heartbeatMs ?? SSE_HEARTBEAT_MS;
+  const gauge = limits.gauge ?? new SseGauge();
   let closed = false;
   const closers: Array<() => void> = [];
+  // Backpressure: once uWS reports a write it could not pass to the kernel, nothing more goes
+  // to uWS until onWritable; frames wait here. `held` bounds what uWS keeps (the failed writes)
+  // plus what waits here; a reader that lets it pass bufferBytes is dropped.
+  let congested = false;
+  let inUws = 0;
+  let pending: string[] = [];
+  let pendingBytes = 0;
+  const setHeld = (queued: number, uwsBytes: number) => {
+    gauge.buffered += queued + uwsBytes - (pendingBytes + inUws);
+    pendingBytes = queued;
+    inUws = uwsBytes;
+  };
   const finish = () => {
     if (closed) return;
     closed = true;
     clearInterval(timer);
+    pending = [];
+    setHeld(0, 0);
     for (const cb of closers.splice(0)) {
       try {
         cb();
@@ -43,24 +73,62 @@ export function openEventStream(res: HttpResponse, isAborted: () => boolean, onA
   onAbort(finish);
   // Frames written in one event-loop turn go out in one corked write: a busy
   // turn streams many deltas, and one syscall per frame would cost more than the frames.
-  let pending: string[] = [];
   let scheduled = false;
+  /** Passes what waits to uWS; false when uWS is now holding some of it. */
+  const push = (chunk: string): boolean => {
+    let ok = true;
+    res.cork(() => {
+      ok = res.write(chunk);
+    });
+    setHeld(0, ok ? 0 : inUws + Buffer.byteLength(chunk));
+    return ok;
+  };
   const flush = () => {
-    scheduled = false;
-    if (!pending.length) return;
+    if (!pending.length || congested || closed || isAborted()) return;
     const chunk = pending.length === 1 ? pending[0] : pending.join('');
     pending = [];
-    if (!closed && !isAborted()) res.cork(() => res.write(chunk));
+    pendingBytes = 0;
+    gauge.buffered -= Buffer.byteLength(chunk);
+    if (!push(chunk)) congested = true;
+  };
+  const drop = () => {
+    // The reader stopped reading: cut it rather than hold its frames.
+    if (!closed && !isAborted()) res.close();
+    finish();
   };
   const write = (chunk: string) => {
     if (closed || isAborted()) return false;
+    const size = Buffer.byteLength(chunk);
+    if (congested && pendingBytes + size + inUws > limits.bufferBytes) {
+      drop();
+      return false;
+    }
     pending.push(chunk);
-    if (!scheduled) {
+    setHeld(pendingBytes + size, inUws);
+    if (congested) return true;
+    // A busy turn may queue a lot: past a quarter of the bound it goes to uWS now.
+    if (pendingBytes >= limits.bufferBytes / 4) flush();
+    else if (!scheduled) {
       scheduled = true;
-      setImmediate(flush);
+      setImmediate(() => {
+        scheduled = false;
+        flush();
+      });
     }
     return true;
   };
+  res.onWritable(() => {
+    if (closed || isAborted()) return true;
+    congested = false;
+    // Writing drains uWS's buffer first; with nothing waiting, a comment does it (uWS does not drain alone while onWritable is set).
+    if (!pending.length) {
+      pending.push(': \n\n');
+      pendingBytes += 4;
+      gauge.buffered += 4;
+    }
+    flush();
+    return !congested;
+  });
   res.cork(() => {
     res
       .writeStatus('200 OK')
@@ -81,8 +149,9 @@ export function openEventStream(res: HttpResponse, isAborted: () => boolean, onA
     },
     end() {
       if (closed) return;
-      flush();
-      if (!isAborted()) res.cork(() => res.end());
+      // What waits is bounded by bufferBytes: hand it to uWS with the end.
+      const rest = pending.join('');
+      if (!isAborted()) res.cork(() => (rest ? res.end(rest) : res.end()));
       finish();
     },
     get closed() {

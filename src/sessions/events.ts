@@ -95,18 +95,33 @@ export class SessionEvents {
   /** In-process readers per session, used instead of the Bus when it is the single-process one (no MessagePack round trip per delta). */
   private readonly local = new Map<string, Set<(e: SessionEvent) => void>>();
 
+  /** Live subscriptions made here (one per open feed): a leak shows up as a count that does not come back. */
+  private live = 0;
+
   constructor(private readonly bus: Bus) {}
 
-  /** Subscribes to a session's events (from any node). */
+  get subscriptions(): number {
+    return this.live;
+  }
+
+  /** Subscribes to a session's events (from any node). The returned function is safe to call twice. */
   subscribe(sessionId: string, handler: (e: SessionEvent) => void): () => void {
-    if (this.bus.kind !== 'local') return subscribeObj<SessionEvent>(this.bus, `session:${sessionId}`, handler);
+    this.live++;
+    let done = false;
+    const counted = (unsub: () => void) => () => {
+      if (done) return;
+      done = true;
+      this.live--;
+      unsub();
+    };
+    if (this.bus.kind !== 'local') return counted(subscribeObj<SessionEvent>(this.bus, `session:${sessionId}`, handler));
     let set = this.local.get(sessionId);
     if (!set) this.local.set(sessionId, (set = new Set()));
     set.add(handler);
-    return () => {
+    return counted(() => {
       set!.delete(handler);
       if (!set!.size && this.local.get(sessionId) === set) this.local.delete(sessionId);
-    };
+    });
   }
 
   /** Publishes one event of a run; the producer node also keeps it in the ring. */

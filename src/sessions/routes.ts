@@ -59,6 +59,16 @@ function wantsStream(req: Req): boolean {
 }
 
 export function sessionRoutes(api: HttpApi, sessions: SessionService, messaging: Messaging, events: SessionEvents, resume: SessionResume): void {
+  /**
+   * A feed that lives only as long as the response: released however it ends (client gone
+   * before or while the stream starts, handler failed, stream over).
+   */
+  const feedFor = (req: Req, sessionId: string): Feed => {
+    const feed = events.feed(sessionId);
+    req.whenDone(() => feed.close());
+    return feed;
+  };
+
   /** 202 JSON when queued (never a stream); otherwise the stream when asked for. */
   const answer = (r: SendResult, feed: Feed | undefined) => {
     if (!feed || r.queued) {
@@ -75,8 +85,9 @@ export function sessionRoutes(api: HttpApi, sessions: SessionService, messaging:
       const key = req.headers['idempotency-key'];
       if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw fail('VALIDATION', 'header idempotency-key: 1 to 128 of letters, digits, ".", "_", "~", "-"');
       const sse = wantsStream(req) && req.body.content !== undefined;
+      if (sse) req.holdStream(); // over the cap: refused before anything is accepted
       let feed: Feed | undefined;
-      const r = await sessions.create(req.principal.userId, req.body, key, sse ? (id) => (feed = events.feed(id)) : undefined);
+      const r = await sessions.create(req.principal.userId, req.body, key, sse ? (id) => (feed = feedFor(req, id)) : undefined);
       if (r.kind === 'replay') return r.answer.status === 201 ? ok(r.answer.body, 201) : plain(r.answer.status, r.answer.body);
       if (r.kind === 'session') return ok(r.session, 201);
       return answer(r.send, feed);
@@ -99,8 +110,9 @@ export function sessionRoutes(api: HttpApi, sessions: SessionService, messaging:
     method: 'POST', path: '/api/v1/sessions/:id/messages', auth: 'user', body: SendBody,
     handler: async (req) => {
       const sse = wantsStream(req);
+      if (sse) req.holdStream();
       let feed: Feed | undefined;
-      const r = await messaging.send(req.principal.userId, req.params.id, req.body.content, req.body.options ?? {}, undefined, sse ? (id) => (feed = events.feed(id)) : undefined);
+      const r = await messaging.send(req.principal.userId, req.params.id, req.body.content, req.body.options ?? {}, undefined, sse ? (id) => (feed = feedFor(req, id)) : undefined);
       return answer(r, feed);
     },
   });
@@ -118,14 +130,9 @@ export function sessionRoutes(api: HttpApi, sessions: SessionService, messaging:
     handler: async (req) => {
       const userId = req.principal.userId;
       const id = req.params.id;
-      const feed = events.feed(id); // subscribe before reading state: nothing falls between
-      let row;
-      try {
-        row = await sessions.row(userId, id);
-      } catch (e) {
-        feed.close();
-        throw e;
-      }
+      req.holdStream();
+      const feed = feedFor(req, id); // subscribe before reading state: nothing falls between
+      const row = await sessions.row(userId, id);
       const lastId = req.headers['last-event-id'] || req.query.lastEventId;
       const { runId, replay } = await resume.resume(id, row.running_task_id ?? undefined, lastId || undefined);
       const snapshot = { sessionId: id, status: row.running_task_id ? 'processing' : Number(row.pending ?? 0) > 0 ? 'queued' : 'active', runId: runId ?? null, messageCount: Number(row.message_count), pendingRuns: Number(row.pending ?? 0), resumed: replay !== null };
