@@ -24,7 +24,7 @@ const CAP = 3;
 let t: TestHub;
 let rc: Redis | undefined;
 before(async () => {
-  t = await startTestHub({ redisUrl, redisPrefix: prefix, sseBufferBytes: BUFFER, sseMaxStreamsPerAccount: CAP });
+  t = await startTestHub({ redisUrl, redisPrefix: prefix, sseBufferBytes: BUFFER, sseMaxStreamsPerAccount: CAP, runOutputMaxBytes: 64 * 1024 * 1024 }); // one run streams more than the default per-run bound
   if (redisUrl) rc = new Redis(redisUrl);
 });
 after(async () => {
