@@ -132,7 +132,23 @@ export const SettingsApply = Type.Object({
 export const DirsList = Type.Object({ t: Type.Literal('dirs.list'), id: ReqId, path: Str(500) });
 export const EnginesRefresh = Type.Object({ t: Type.Literal('engines.refresh'), id: ReqId });
 
-export const HubToHost = Type.Union([Welcome, RunStart, RunAbort, SettingsApply, DirsList, EnginesRefresh, Ping, Pong]);
+/**
+ * The connectivity test of a model endpoint, run on the host (added in v1, request): the host probes
+ * from where its engine will call the endpoint and answers `reply {id, ok: true, data: ModelTestResult}`.
+ * Sent only to the owner's own host; `apiKey` is the decrypted key, never logged on either side.
+ */
+export const ModelTest = Type.Object({
+  t: Type.Literal('model.test'),
+  id: ReqId,
+  apiType: Type.Union([Type.Literal('anthropic'), Type.Literal('openai')]),
+  baseUrl: Str(2000),
+  apiKey: Str(4000),
+  modelName: Str(200),
+  /** The whole probe's deadline. */
+  timeoutMs: Type.Integer({ minimum: 100, maximum: 600_000 }),
+});
+
+export const HubToHost = Type.Union([Welcome, RunStart, RunAbort, SettingsApply, DirsList, EnginesRefresh, Ping, Pong, ModelTest]);
 export type HubToHost = Static<typeof HubToHost>;
 
 // ---------- reply payloads (the `data` of a `reply`) ----------
@@ -140,6 +156,8 @@ export type HubToHost = Static<typeof HubToHost>;
 export const DirsResult = Type.Object({
   path: Str(500),
   entries: Type.Array(Type.Object({ name: Str(255), path: Str(1000) }), { maxItems: 5000 }),
+  /** More directories exist than the listing carries (entry or byte bound reached; added in v1). */
+  truncated: Type.Optional(Type.Boolean()),
 });
 export type DirsResult = Static<typeof DirsResult>;
 /** Reply to `engines.refresh`: the engines found now. */
@@ -147,3 +165,16 @@ export const EnginesResult = Type.Object({ engines: Type.Array(Engine, { maxItem
 export type EnginesResult = Static<typeof EnginesResult>;
 
 export type FrameOf<U, T extends string> = Extract<U, { t: T }>;
+
+/** Reply to `model.test`: the answer of `POST /model-configs/test` (SPEC), as the host's probe found it. */
+export const ModelTestResult = Type.Object({
+  ok: Type.Boolean(),
+  authMode: Type.Optional(Type.Union([Type.Literal('bearer'), Type.Literal('x-api-key')])),
+  replyPreview: Type.Optional(Str(200)),
+  latencyMs: Type.Number({ minimum: 0 }),
+  error: Type.Optional(Str(4000)),
+  reason: Type.Optional(
+    Type.Union(['auth', 'model_not_found', 'quota', 'timeout', 'network', 'bad_response', 'path'].map((r) => Type.Literal(r))),
+  ),
+});
+export type ModelTestResult = Static<typeof ModelTestResult>;

@@ -31,7 +31,8 @@ export interface Config {
   chatappWebhookSecret?: string;
   /** Model connectivity test: request timeout and private-network egress rule. */
   modelTestTimeoutMs: number;
-  modelTestBlockPrivate: boolean;
+  /** Loopback and private endpoints allowed in the hub-side connectivity test (metadata never). */
+  modelTestAllowPrivate: boolean;
   /** Requests per minute, per API key (or per IP when anonymous). 0 disables. */
   rateLimitPerMinute: number;
   /** Requests per minute from one client IP, whoever the caller. 0 disables. */
@@ -106,7 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smsWebhookUrl: env.SMS_WEBHOOK_URL || undefined,
     chatappWebhookSecret: env.CHATAPP_WEBHOOK_SECRET || undefined,
     modelTestTimeoutMs: int(env.MODEL_TEST_TIMEOUT_MS, 120_000),
-    modelTestBlockPrivate: env.MODEL_TEST_BLOCK_PRIVATE === '1',
+    modelTestAllowPrivate: env.MODEL_TEST_ALLOW_PRIVATE === '1',
     rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 600),
     rateLimitPerIpPerMinute: int(env.RATE_LIMIT_PER_IP_PER_MINUTE, 1200),
     rateLimitPhoneCodePerHour: int(env.RATE_LIMIT_PHONE_CODE_PER_HOUR, 5),

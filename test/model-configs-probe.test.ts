@@ -44,8 +44,8 @@ let u: { id: string; key: string };
 const probe = (body: unknown, hub = t, token = u.key) => hub.api('POST', '/api/v1/model-configs/test', { token, body });
 
 before(async () => {
-  t = await startTestHub({ modelTestTimeoutMs: 800, rateLimitModelTestPerMinute: 0 } as any);
-  strict = await startTestHub({ modelTestTimeoutMs: 800, modelTestBlockPrivate: true, rateLimitModelTestPerMinute: 0 } as any);
+  t = await startTestHub({ modelTestTimeoutMs: 800, modelTestAllowPrivate: true, rateLimitModelTestPerMinute: 0 } as any);
+  strict = await startTestHub({ modelTestTimeoutMs: 800, rateLimitModelTestPerMinute: 0 } as any);
   u = await t.user();
 });
 after(async () => {
@@ -207,7 +207,7 @@ test('replyPreview is at most 120 characters', async () => {
   assert.equal(d.replyPreview.length, 120);
 });
 
-test('egress: link-local and metadata addresses always refused; private ones only when blocked', async () => {
+test('egress: link-local and metadata addresses always refused; private ones refused unless allowed', async () => {
   for (const baseUrl of ['http://169.254.169.254', 'http://[fd00:ec2::254]', 'http://[::ffff:169.254.169.254]']) {
     const started = Date.now();
     const d = (await probe({ apiType: 'anthropic', baseUrl, apiKey: KEY, modelName: 'm' })).body.data;

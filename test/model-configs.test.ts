@@ -14,7 +14,8 @@ let endpointUrl: string;
 let seenKeys: string[] = [];
 
 before(async () => {
-  t = await startTestHub({ rateLimitModelTestPerMinute: 0 } as any);
+  // The test endpoint listens on the loopback: allowed here as on a single-user hub.
+  t = await startTestHub({ rateLimitModelTestPerMinute: 0, modelTestAllowPrivate: true } as any);
   alice = await t.user('alice');
   bob = await t.user('bob');
   // A messages endpoint that answers only the key it was given, by bearer.

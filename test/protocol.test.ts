@@ -54,6 +54,7 @@ const validHub: HubToHost[] = [
   { t: 'settings.apply', id: 2, engine: 'claude-code', config: { baseUrl: 'http://x', authMode: 'bearer', apiKey: 'k', model: 'm' } },
   { t: 'dirs.list', id: 3, path: '' },
   { t: 'engines.refresh', id: 4 },
+  { t: 'model.test', id: 5, apiType: 'anthropic', baseUrl: 'http://127.0.0.1:4000', apiKey: 'sk-x', modelName: 'm', timeoutMs: 120000 },
 ];
 
 function mutate(bytes: Uint8Array): Uint8Array {

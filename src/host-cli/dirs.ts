@@ -1,7 +1,7 @@
 // Directory listings confined to the work root. The requested path must be
 // relative without '..', and what it resolves to (symlinks followed) must
 // still lie inside the real work root; symlinked entries leading out are
-// left out.
+// left out. An answer is bounded in entries and in bytes (`truncated` says so).
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import type { DirsResult } from '../../host-protocol/frames.js';
@@ -14,6 +14,12 @@ export class DirsError extends Error {
 }
 
 const MAX_ENTRIES = 5000;
+/**
+ * Bytes of names and paths in one answer: with the entry bound this keeps the reply
+ * frame far below the channel's 4 MiB frame limit, whose breach would close the
+ * channel and every run on it.
+ */
+const MAX_BYTES = 1024 * 1024;
 
 function inside(root: string, p: string): boolean {
   return p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
@@ -45,8 +51,9 @@ export async function listDirs(workRoot: string, path: string): Promise<DirsResu
     throw new DirsError(ReplyCodes.NOT_FOUND, `${JSON.stringify(rel)} is not a readable directory`);
   }
   const entries: DirsResult['entries'] = [];
+  let bytes = 0;
+  let truncated = false;
   for (const d of dirents.sort((a, b) => a.name.localeCompare(b.name))) {
-    if (entries.length >= MAX_ENTRIES) break;
     let ok = d.isDirectory();
     if (d.isSymbolicLink()) {
       try {
@@ -56,7 +63,15 @@ export async function listDirs(workRoot: string, path: string): Promise<DirsResu
         ok = false;
       }
     }
-    if (ok) entries.push({ name: d.name, path: rel ? `${rel}/${d.name}` : d.name });
+    if (!ok) continue;
+    const entry = { name: d.name, path: rel ? `${rel}/${d.name}` : d.name };
+    const size = Buffer.byteLength(entry.name) + Buffer.byteLength(entry.path);
+    if (entries.length >= MAX_ENTRIES || bytes + size > MAX_BYTES) {
+      truncated = true;
+      break;
+    }
+    bytes += size;
+    entries.push(entry);
   }
-  return { path: rel, entries };
+  return truncated ? { path: rel, entries, truncated } : { path: rel, entries };
 }

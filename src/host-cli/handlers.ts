@@ -1,6 +1,6 @@
 // What the host does with each frame from the hub: one handler per type.
 // Runs go to the runner, settings to the settings writer, directory listings
-// to dirs.ts; every request is answered with a `reply` carrying its id.
+// to dirs.ts, connectivity tests to the shared probe; every request is answered with a `reply` carrying its id.
 import type { FrameOf, HubToHost, Engine } from '../../host-protocol/frames.js';
 import { ReplyCodes } from '../../host-protocol/frames.js';
 import type { Channel } from './channel.js';
@@ -8,6 +8,7 @@ import { startRun, type RunHandle } from './runner.js';
 import { applySettings } from './settings.js';
 import { listDirs, DirsError } from './dirs.js';
 import { detectEngines } from './engines.js';
+import { probe } from '../model-probe/index.js';
 
 export interface HostState {
   workRoot: string;
@@ -66,12 +67,26 @@ const enginesRefresh: Handler<'engines.refresh'> = async (f, ch, s) => {
   ch.send({ t: 'reply', id: f.id, ok: true, data: { engines: d.engines } });
 };
 
+/**
+ * The owner's connectivity test from this machine. Its loopback and private network are the
+ * owner's own (a local model proxy is the point), so they are allowed; metadata never is.
+ * The key arrives in the frame only and is neither kept nor printed.
+ */
+const modelTest: Handler<'model.test'> = async (f, ch) => {
+  const data = await probe(
+    { apiType: f.apiType, baseUrl: f.baseUrl, apiKey: f.apiKey, modelName: f.modelName },
+    { timeoutMs: f.timeoutMs, egress: { allowPrivate: true } },
+  );
+  ch.send({ t: 'reply', id: f.id, ok: true, data });
+};
+
 const HANDLERS: { [T in HubToHost['t']]?: Handler<T> } = {
   'run.start': runStart,
   'run.abort': runAbort,
   'settings.apply': settingsApply,
   'dirs.list': dirsList,
   'engines.refresh': enginesRefresh,
+  'model.test': modelTest,
 };
 
 export function handleFrame(f: HubToHost, ch: Channel, s: HostState): void {

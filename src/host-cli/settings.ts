@@ -7,9 +7,12 @@
 // backup beside the file; later switches keep that backup; revert writes it
 // back exactly (a key absent before is absent after) and deletes it. Every
 // write is atomic (temp file + rename) with mode 0600, as the file now holds a key.
-import { chmod, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+// A symlinked settings.json (dotfiles) stays a link: writes go to its final
+// target (temp file in the target's directory, renamed over it), and revert
+// restores the target's bytes and mode; the link itself is never replaced.
+import { chmod, lstat, open, readFile, readlink, rename, stat, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { FrameOf, HubToHost } from '../../host-protocol/frames.js';
 
 export type SettingsConfig = FrameOf<HubToHost, 'settings.apply'>['config'];
@@ -87,7 +90,7 @@ async function apply(dir: string, config: NonNullable<SettingsConfig>): Promise<
   next.ANTHROPIC_DEFAULT_SONNET_MODEL = config.model;
   next.ANTHROPIC_DEFAULT_HAIKU_MODEL = config.model;
   settings.env = next;
-  await writeAtomic(file, format(settings, current.text), 0o600);
+  await writeAtomic(await linkTarget(file), format(settings, current.text), 0o600);
   return { applied: true };
 }
 
@@ -112,10 +115,11 @@ async function revert(dir: string): Promise<{ applied: boolean; reverted: true }
   if (entries.length || backup.envExisted) settings.env = restored;
   else delete settings.env;
 
+  const target = await linkTarget(file);
   if (!backup.fileExisted && Object.keys(settings).length === 0) {
-    await unlink(file).catch(ignoreMissing);
+    await unlink(target).catch(ignoreMissing);
   } else {
-    await writeAtomic(file, format(settings, current.text), backup.fileMode ?? 0o600);
+    await writeAtomic(target, format(settings, current.text), backup.fileMode ?? 0o600);
   }
   await unlink(backupFile).catch(ignoreMissing);
   return { applied: true, reverted: true };
@@ -189,6 +193,23 @@ async function writeAtomic(file: string, text: string, mode: number): Promise<vo
     await unlink(tmp).catch(() => {});
     throw e;
   }
+}
+
+/** Where a write of `file` must land: the end of its symlink chain (even a dangling one), or `file` itself. */
+async function linkTarget(file: string): Promise<string> {
+  let p = file;
+  for (let hops = 0; hops < 40; hops++) {
+    let st;
+    try {
+      st = await lstat(p);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return p;
+      throw e;
+    }
+    if (!st.isSymbolicLink()) return p;
+    p = resolve(dirname(p), await readlink(p));
+  }
+  throw new Error(`${file}: too many levels of symbolic links`);
 }
 
 const exists = (p: string) => stat(p).then(() => true, () => false);

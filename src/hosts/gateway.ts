@@ -18,7 +18,7 @@ export interface HostPresence {
 export type RunFrame = FrameOf<HostToHub, 'run.init' | 'run.delta' | 'run.message' | 'run.end'>;
 /** Omit distributed over each member of a union (plain Omit would collapse it to the common keys). */
 type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-export type RequestFrame = OmitEach<FrameOf<HubToHost, 'settings.apply' | 'dirs.list' | 'engines.refresh' | 'run.abort'>, 'id'>;
+export type RequestFrame = OmitEach<FrameOf<HubToHost, 'settings.apply' | 'dirs.list' | 'engines.refresh' | 'run.abort' | 'model.test'>, 'id'>;
 
 export interface HostGateway {
   /** Presence of one host (any node's channel). Offline when no node holds it. */

@@ -8,6 +8,7 @@ import { Vault } from './vault.js';
 import { ModelConfigService } from './service.js';
 import { ModelBindings } from './bindings.js';
 import { modelConfigRoutes } from './routes.js';
+import { HostProbe } from './host-probe.js';
 
 export interface ModelConfigsModule {
   service: ModelConfigService;
@@ -25,7 +26,7 @@ export function buildModelConfigs(ctx: HubContext, api: HttpApi, hosts: { gatewa
     const of = await bindings.ofHosts(views.map((h) => h.id));
     for (const h of views) h.modelConfig = of.get(h.id) ?? null;
   });
-  modelConfigRoutes(api, ctx.config, service, bindings);
+  modelConfigRoutes(api, ctx.config, service, bindings, new HostProbe(ctx, hosts.gateway));
   return { service, bindings, close: async () => {
       bindings.close();
       await vault.close();

@@ -6,6 +6,7 @@ import { created } from '../server/reply.js';
 import type { ModelConfigService } from './service.js';
 import type { ModelBindings } from './bindings.js';
 import { testConfig } from './tester.js';
+import type { HostProbe } from './host-probe.js';
 
 const fields = {
   name: Type.String({ minLength: 1, maxLength: 100 }),
@@ -47,6 +48,7 @@ const Test = compileBody(
       modelName: Type.Optional(fields.modelName),
       name: Type.Optional(fields.name),
       authMode: Type.Optional(fields.authMode),
+      hostId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
     },
     { additionalProperties: false },
   ),
@@ -55,7 +57,7 @@ const Apply = compileBody(
   Type.Object({ configId: Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()]) }, { additionalProperties: false }),
 );
 
-export function modelConfigRoutes(api: HttpApi, cfg: Config, configs: ModelConfigService, bindings?: ModelBindings): void {
+export function modelConfigRoutes(api: HttpApi, cfg: Config, configs: ModelConfigService, bindings?: ModelBindings, hostProbe?: HostProbe): void {
   api.route({ method: 'GET', path: '/api/v1/model-configs', auth: 'user', handler: (r) => configs.list(r.principal.userId) });
   api.route({
     method: 'POST', path: '/api/v1/model-configs', auth: 'user', body: Create,
@@ -63,7 +65,7 @@ export function modelConfigRoutes(api: HttpApi, cfg: Config, configs: ModelConfi
   });
   api.route({
     method: 'POST', path: '/api/v1/model-configs/test', auth: 'user', body: Test,
-    handler: (r) => testConfig(cfg, configs, r.principal.userId, r.body),
+    handler: (r) => testConfig(cfg, configs, r.principal.userId, r.body, hostProbe),
   });
   api.route({ method: 'GET', path: '/api/v1/model-configs/:id', auth: 'user', handler: (r) => configs.get(r.principal.userId, r.params.id) });
   api.route({

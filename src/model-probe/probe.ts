@@ -1,7 +1,10 @@
-// The connectivity test: a real short message to the endpoint, judged by the
+// The connectivity test (run by the hub, or by a host CLI for its owner): a real short message to the endpoint, judged by the
 // reply's content, not by reachability. Failures carry a stable `reason`.
-import type { ApiType, AuthMode } from './entities.js';
 import { postJson, WireError, type WireReply } from './wire.js';
+import type { EgressPolicy } from './egress.js';
+
+export type ApiType = 'anthropic' | 'openai';
+export type AuthMode = 'bearer' | 'x-api-key';
 
 export type FailReason = 'auth' | 'model_not_found' | 'quota' | 'timeout' | 'network' | 'bad_response' | 'path';
 
@@ -25,7 +28,7 @@ const PROMPT = 'Reply with the single word: pong';
 const PREVIEW_MAX = 120;
 const ERROR_MAX = 500;
 
-export async function probe(t: ProbeTarget, opts: { timeoutMs: number; blockPrivate: boolean }): Promise<ProbeResult> {
+export async function probe(t: ProbeTarget, opts: { timeoutMs: number; egress: EgressPolicy }): Promise<ProbeResult> {
   const started = Date.now();
   const signal = AbortSignal.timeout(opts.timeoutMs);
   const base = t.baseUrl.replace(/\/+$/, '');
@@ -34,7 +37,7 @@ export async function probe(t: ProbeTarget, opts: { timeoutMs: number; blockPriv
     if (t.apiType === 'openai') {
       const url = new URL(base + '/chat/completions');
       const body = JSON.stringify({ model: t.modelName, max_tokens: 64, messages: [{ role: 'user', content: PROMPT }] });
-      const r = await postJson(url, { authorization: `Bearer ${t.apiKey}` }, body, { signal, blockPrivate: opts.blockPrivate });
+      const r = await postJson(url, { authorization: `Bearer ${t.apiKey}` }, body, { signal, egress: opts.egress });
       return judge(r, completionText, started, scrub);
     }
     const url = new URL(base + '/v1/messages');
@@ -42,11 +45,11 @@ export async function probe(t: ProbeTarget, opts: { timeoutMs: number; blockPriv
     const common = { 'anthropic-version': '2023-06-01' };
     let authMode: AuthMode = 'bearer';
     let attemptStart = Date.now();
-    let r = await postJson(url, { ...common, authorization: `Bearer ${t.apiKey}` }, body, { signal, blockPrivate: opts.blockPrivate });
+    let r = await postJson(url, { ...common, authorization: `Bearer ${t.apiKey}` }, body, { signal, egress: opts.egress });
     if (r.status === 401 || r.status === 403) {
       authMode = 'x-api-key';
       attemptStart = Date.now();
-      r = await postJson(url, { ...common, 'x-api-key': t.apiKey }, body, { signal, blockPrivate: opts.blockPrivate });
+      r = await postJson(url, { ...common, 'x-api-key': t.apiKey }, body, { signal, egress: opts.egress });
     }
     const res = judge(r, messagesText, attemptStart, scrub);
     return res.ok ? { ...res, authMode } : { ...res, latencyMs: Date.now() - started };

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import { EgressRefused, guardedLookup, refusal } from './egress.js';
+import { EgressRefused, guardedLookup, refusal, type EgressPolicy } from './egress.js';
 
 export interface WireReply {
   status: number;
@@ -27,7 +27,7 @@ export async function postJson(
   url: URL,
   headers: Record<string, string>,
   body: string,
-  opts: { signal: AbortSignal; blockPrivate: boolean },
+  opts: { signal: AbortSignal; egress: EgressPolicy },
 ): Promise<WireReply> {
   let target = url;
   for (let hop = 0; ; hop++) {
@@ -40,20 +40,20 @@ export async function postJson(
   }
 }
 
-function once(url: URL, headers: Record<string, string>, body: string, opts: { signal: AbortSignal; blockPrivate: boolean }): Promise<WireReply & { location?: string }> {
+function once(url: URL, headers: Record<string, string>, body: string, opts: { signal: AbortSignal; egress: EgressPolicy }): Promise<WireReply & { location?: string }> {
   return new Promise((resolve, reject) => {
     if (opts.signal.aborted) return reject(new WireError('timeout', 'timed out'));
     // A literal address skips DNS, so the lookup guard would not see it.
     const literal = url.hostname.replace(/^\[|\]$/g, '');
     if (isIP(literal)) {
-      const why = refusal(literal, opts.blockPrivate);
+      const why = refusal(literal, opts.egress);
       if (why) return reject(new WireError('network', `refused: ${why}`));
     }
     const mod = url.protocol === 'https:' ? https : http;
     const req = mod.request(url, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), accept: 'application/json' },
-      lookup: guardedLookup(opts.blockPrivate) as any,
+      lookup: guardedLookup(opts.egress) as any,
       agent: false,
       signal: opts.signal,
     });

@@ -1,0 +1,180 @@
+// Issue 10, hole 10: the connectivity test is no way into the hub's network.
+// By default the hub refuses loopback, private, link-local and cloud-metadata
+// addresses (literal, resolved by DNS, or IPv4-mapped) before connecting;
+// MODEL_TEST_ALLOW_PRIVATE=1 opens private and loopback only. With `hostId`
+// the probe runs on the caller's own host instead, where its loopback is fair.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { pairHost, spawnAgentHost, makeFakeClaude, eventually, type AgentHostProcess } from './helpers/host.js';
+
+const KEY = 'sk-ssrf-KEY-0123456789abcdef';
+
+/** A model endpoint on the loopback that answers `pong` and counts every TCP connection it sees. */
+async function stubModel(): Promise<{ port: number; connections: () => number; hits: () => number; server: Server }> {
+  let connections = 0;
+  let hits = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      hits++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ content: [{ type: 'text', text: 'pong' }] }));
+    });
+  });
+  server.on('connection', () => connections++);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { port: (server.address() as AddressInfo).port, connections: () => connections, hits: () => hits, server };
+}
+
+let strict: TestHub;
+let open: TestHub;
+let stub: Awaited<ReturnType<typeof stubModel>>;
+let u: { id: string; key: string };
+let ou: { id: string; key: string };
+let tmp: string;
+const procs: AgentHostProcess[] = [];
+const draft = (baseUrl: string, extra: Record<string, unknown> = {}) => ({ apiType: 'anthropic', baseUrl, apiKey: KEY, modelName: 'm', ...extra });
+const probe = (hub: TestHub, token: string, body: unknown) => hub.api('POST', '/api/v1/model-configs/test', { token, body });
+
+before(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'ssrf-'));
+  stub = await stubModel();
+  strict = await startTestHub({ modelTestTimeoutMs: 3000, rateLimitModelTestPerMinute: 0 } as any);
+  open = await startTestHub({ modelTestTimeoutMs: 3000, rateLimitModelTestPerMinute: 0 } as any, { MODEL_TEST_ALLOW_PRIVATE: '1' });
+  u = await strict.user();
+  ou = await open.user();
+});
+after(async () => {
+  for (const p of procs) p.kill();
+  await Promise.all(procs.map((p) => p.wait()));
+  stub.server.closeAllConnections();
+  stub.server.close();
+  await strict.close();
+  await open.close();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+const REFUSED_ALWAYS = [
+  'http://169.254.169.254', // AWS/GCP metadata (link-local)
+  'http://100.100.100.200', // Alibaba Cloud metadata
+  'http://192.0.0.192', // Oracle Cloud metadata
+  'http://168.63.129.16', // Azure wireserver
+  'http://[fd00:ec2::254]', // AWS metadata over IPv6
+  'http://[fe80::1]', // IPv6 link-local
+  'http://[::ffff:169.254.169.254]', // IPv4-mapped metadata (URL normalizes it to ::ffff:a9fe:a9fe)
+  'http://[::ffff:a9fe:a9fe]',
+];
+const REFUSED_BY_DEFAULT = [
+  'http://10.1.2.3',
+  'http://172.16.0.1',
+  'http://192.168.1.1',
+  'http://100.64.0.1',
+  'http://0.0.0.0',
+  'http://[::1]',
+  'http://[fc00::1]',
+  'http://[fd12:3456::1]',
+  'http://[::ffff:10.0.0.1]',
+];
+
+test('default: each refused class gets a refusal reason, and the loopback endpoint sees no connection', async () => {
+  for (const base of [...REFUSED_ALWAYS, ...REFUSED_BY_DEFAULT, `http://127.0.0.1:${stub.port}`, `http://[::ffff:127.0.0.1]:${stub.port}`]) {
+    const r = await probe(strict, u.key, draft(base));
+    assert.equal(r.status, 200, r.text);
+    const d = r.body.data;
+    assert.equal(d.ok, false, `${base}: ${JSON.stringify(d)}`);
+    assert.equal(d.reason, 'network', base);
+    assert.match(d.error, /refused/, `${base}: the answer says the address was refused, not that a connection failed: ${d.error}`);
+    assert.equal(typeof d.latencyMs, 'number');
+  }
+  assert.equal(stub.connections(), 0, 'no connection reached the loopback endpoint');
+});
+
+test('default: a name resolving to 127.0.0.1 (localhost) is refused after DNS resolution, without a connection', async () => {
+  const before = stub.connections();
+  const d = (await probe(strict, u.key, draft(`http://localhost:${stub.port}`))).body.data;
+  assert.deepEqual([d.ok, d.reason], [false, 'network'], JSON.stringify(d));
+  assert.match(d.error, /refused/);
+  assert.match(d.error, /127\.0\.0\.1|::1/, 'the answer names the resolved address');
+  assert.equal(stub.connections(), before);
+});
+
+test('MODEL_TEST_ALLOW_PRIVATE=1 opens loopback, but metadata addresses stay refused', async () => {
+  const ok = (await probe(open, ou.key, draft(`http://127.0.0.1:${stub.port}`))).body.data;
+  assert.equal(ok.ok, true, JSON.stringify(ok));
+  assert.equal(ok.replyPreview, 'pong');
+  const viaName = (await probe(open, ou.key, draft(`http://localhost:${stub.port}`))).body.data;
+  assert.equal(viaName.ok, true, JSON.stringify(viaName));
+  for (const base of REFUSED_ALWAYS) {
+    const d = (await probe(open, ou.key, draft(base))).body.data;
+    assert.deepEqual([d.ok, d.reason], [false, 'network'], `${base}: ${JSON.stringify(d)}`);
+    assert.match(d.error, /refused/, base);
+  }
+});
+
+test('a redirect towards a metadata address is not followed', async () => {
+  const hops = createServer((req, res) => {
+    req.resume();
+    res.writeHead(307, { location: 'http://169.254.169.254/latest/meta-data/' });
+    res.end();
+  });
+  await new Promise<void>((r) => hops.listen(0, '127.0.0.1', r));
+  try {
+    const d = (await probe(open, ou.key, draft(`http://127.0.0.1:${(hops.address() as AddressInfo).port}`))).body.data;
+    assert.equal(d.ok, false, JSON.stringify(d));
+    assert.match(d.error, /redirect/);
+  } finally {
+    hops.closeAllConnections();
+    hops.close();
+  }
+});
+
+test('hostId: the probe runs on the caller\'s own host (a real CLI), reaching a model server on its loopback', async () => {
+  const root = join(tmp, 'root');
+  await mkdir(root, { recursive: true });
+  const key = (await strict.api('POST', '/api/v1/hosts/pair-key', { token: u.key })).body.data.pairKey;
+  const env = { AGENT_HOST_HOME: join(tmp, 'home'), CLAUDE_BIN: makeFakeClaude(tmp), CLAUDE_CONFIG_DIR: join(tmp, 'claude-config') };
+  const p = spawnAgentHost(['run', '--hub', strict.url, '--pair-key', key, '--work-root', root], env);
+  procs.push(p);
+  const hostId = (await p.waitFor(/connected to \S+ as hst_\w+/)).match(/hst_\w+/)![0];
+  await eventually(async () => (await strict.api('GET', `/api/v1/hosts/${hostId}`, { token: u.key })).body?.data?.status === 'online');
+
+  const hitsBefore = stub.hits();
+  const viaHub = (await probe(strict, u.key, draft(`http://127.0.0.1:${stub.port}`))).body.data;
+  assert.equal(viaHub.ok, false, 'the hub itself still refuses the loopback');
+  assert.equal(stub.hits(), hitsBefore);
+
+  // A stored configuration: the decrypted key travels to the host in the frame only.
+  const c = (await strict.api('POST', '/api/v1/model-configs', { token: u.key, body: { name: 'local proxy', apiType: 'anthropic', baseUrl: `http://127.0.0.1:${stub.port}`, apiKey: KEY, modelName: 'm' } })).body.data;
+  const r = await probe(strict, u.key, { id: c.id, hostId });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.data.ok, true, JSON.stringify(r.body.data));
+  assert.equal(r.body.data.replyPreview, 'pong');
+  assert.equal(r.body.data.authMode, 'bearer');
+  assert.equal(typeof r.body.data.latencyMs, 'number');
+  assert.equal(stub.hits(), hitsBefore + 1, 'the host reached the endpoint');
+  assert.ok(!p.output().includes(KEY), 'the key is never printed by the host');
+
+  // Metadata addresses stay refused on the host too.
+  const meta = (await probe(strict, u.key, { ...draft('http://169.254.169.254'), hostId })).body.data;
+  assert.deepEqual([meta.ok, meta.reason], [false, 'network'], JSON.stringify(meta));
+  assert.match(meta.error, /refused/);
+
+  // Another user's host id reads as not found; a bad draft is still a 400 before anything is sent.
+  const other = await strict.user();
+  const foreign = await probe(strict, other.key, { ...draft(`http://127.0.0.1:${stub.port}`), hostId });
+  assert.equal(foreign.status, 404, foreign.text);
+  assert.equal(stub.hits(), hitsBefore + 1);
+  assert.equal((await probe(strict, u.key, { ...draft('ftp://x'), hostId })).status, 400);
+
+  // A paired host with no channel: a clear 409, not a hang or a 500.
+  const offline = await pairHost(strict, u.key, 'offline-box');
+  const off = await probe(strict, u.key, { ...draft(`http://127.0.0.1:${stub.port}`), hostId: offline.hostId });
+  assert.equal(off.status, 409, off.text);
+  assert.match(off.text, /offline/);
+});
