@@ -108,6 +108,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     agents.onBeforeDelete((agentId) => sessions.stopAgentRuns(agentId)); // engines stop before the agent's rows go
     await sessions.start();
     const modelConfigs = buildModelConfigs(ctx, api, hosts);
+    modelConfigs.bindings.onLeaseEnd = (hostId) => void sessions.scheduler.drain(hostId); // runs that waited for a settings write
     onShutdown('model-configs', () => modelConfigs.close());
 
     const app = uws.App();

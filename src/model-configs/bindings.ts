@@ -2,10 +2,13 @@
 // is the truth (status idle | pending | syncing | failed); deliveries to one
 // host are serialized on this node, and every delivery reads the latest
 // version of the configuration, so several edits send only the last one.
+// Every write to a host holds its settings lease (hosts/settings-lease.ts):
+// no run starts there meanwhile, and none may be running when it begins.
 import type { HubContext } from '../context.js';
 import { fail, HubError } from '../errors.js';
 import type { HostGateway } from '../hosts/gateway.js';
 import { publishObj, subscribeObj } from '../bus/bus.js';
+import { takeSettingsLease, renewSettingsLease, releaseSettingsLease, type SettingsLease } from '../hosts/settings-lease.js';
 import { HostModelBinding, ModelConfig, type BindingStatus } from './entities.js';
 import type { ModelConfigService } from './service.js';
 
@@ -34,6 +37,8 @@ export class ModelBindings {
   private unsub: () => void = () => {};
   /** Counts OWED_TOPIC messages: a read that raced with one must not mark the host clean. */
   private owedSeq = 0;
+  /** A settings write ended: messages that waited for it may start (set by the hub: the scheduler drains the host). */
+  onLeaseEnd: (hostId: string) => void = () => {};
 
   constructor(
     private readonly ctx: HubContext,
@@ -77,34 +82,55 @@ export class ModelBindings {
     return this.serial(hostId, async () => {
       const p = await this.gateway.presence(hostId);
       if (p.status === 'offline') throw fail('HOST_OFFLINE');
-      if (p.running > 0) throw fail('HOST_BUSY', 'host has a running task; apply again when it is idle');
-      const em = this.ctx.em();
-      const previous = await em.findOne(HostModelBinding, { hostId });
-      const before = previous ? { configId: previous.configId, status: previous.status, lastError: previous.lastError, deliveredVersion: previous.deliveredVersion } : null;
-
-      if (!config) {
-        try {
-          await this.gateway.request(hostId, { t: 'settings.apply', engine: ENGINE, config: null });
-        } catch (e) {
-          throw asConflict(e) ?? fail('ENGINE_FAILED', `host could not revert its settings: ${errorText(e)}`);
-        }
-        if (previous) await em.remove(previous).flush();
-        return { hostId, modelConfig: null };
+      // The busy check is the database's, under the host row lock that accepts and claims take too.
+      const lease = await takeSettingsLease(this.ctx.em(), hostId);
+      if (!lease) throw fail('HOST_BUSY', 'host has a running task; apply again when it is idle');
+      try {
+        return await this.applyHolding(lease, config);
+      } finally {
+        await this.endLease(lease);
       }
-
-      const b = previous ?? Object.assign(new HostModelBinding(), { hostId });
-      Object.assign(b, { configId: config.id, status: 'syncing', lastError: null, deliveredVersion: null, updatedAt: new Date() });
-      await em.persist(b).flush();
-      this.owed([hostId]);
-      const outcome = await this.send(hostId, config.id);
-      if (outcome.notTaken) {
-        // Nothing changed on the host: put the binding back as it was, and answer 409.
-        if (before) await em.nativeUpdate(HostModelBinding, { hostId }, { ...before, updatedAt: new Date() });
-        else await em.nativeDelete(HostModelBinding, { hostId });
-        throw outcome.notTaken;
-      }
-      return { hostId, modelConfig: (await this.ofHosts([hostId])).get(hostId) ?? null };
     });
+  }
+
+  private async applyHolding(lease: SettingsLease, config: ModelConfig | null): Promise<{ hostId: string; modelConfig: BindingView | null }> {
+    const hostId = lease.hostId;
+    const em = this.ctx.em();
+    const previous = await em.findOne(HostModelBinding, { hostId });
+    const before = previous ? { configId: previous.configId, status: previous.status, lastError: previous.lastError, deliveredVersion: previous.deliveredVersion } : null;
+
+    if (!config) {
+      try {
+        await this.gateway.request(hostId, { t: 'settings.apply', engine: ENGINE, config: null });
+      } catch (e) {
+        throw asConflict(e) ?? fail('ENGINE_FAILED', `host could not revert its settings: ${errorText(e)}`);
+      }
+      if (previous) await em.remove(previous).flush();
+      return { hostId, modelConfig: null };
+    }
+
+    const b = previous ?? Object.assign(new HostModelBinding(), { hostId });
+    Object.assign(b, { configId: config.id, status: 'syncing', lastError: null, deliveredVersion: null, updatedAt: new Date() });
+    await em.persist(b).flush();
+    this.owed([hostId]);
+    const outcome = await this.send(lease, config.id);
+    if (outcome.notTaken) {
+      // Nothing changed on the host: put the binding back as it was, and answer 409.
+      if (before) await em.nativeUpdate(HostModelBinding, { hostId }, { ...before, updatedAt: new Date() });
+      else await em.nativeDelete(HostModelBinding, { hostId });
+      throw outcome.notTaken;
+    }
+    return { hostId, modelConfig: (await this.ofHosts([hostId])).get(hostId) ?? null };
+  }
+
+  /** Releases a lease (best effort: an unreleased one expires) and lets waiting runs start. */
+  private async endLease(lease: SettingsLease): Promise<void> {
+    try {
+      await releaseSettingsLease(this.ctx.em(), lease);
+    } catch (e) {
+      this.ctx.log.warn('could not release the settings lease; it expires on its own', { hostId: lease.hostId, err: errorText(e) });
+    }
+    this.onLeaseEnd(lease.hostId);
   }
 
   /**
@@ -187,23 +213,34 @@ export class ModelBindings {
       return;
     }
     const p = await this.gateway.presence(hostId);
-    if (p.status === 'offline' || p.running > 0) {
+    // Busy (a run, or another node writing): owed again when the host is next idle.
+    const lease = p.status === 'offline' ? undefined : await takeSettingsLease(em, hostId);
+    if (!lease) {
       if (b.status !== 'failed') await em.nativeUpdate(HostModelBinding, { hostId }, { status: 'pending', updatedAt: new Date() });
       return;
     }
-    await em.nativeUpdate(HostModelBinding, { hostId }, { status: 'syncing', updatedAt: new Date() });
-    const outcome = await this.send(hostId, b.configId);
-    // Went offline mid-way: owed again when it comes back.
-    if (outcome.notTaken?.kind === 'HOST_OFFLINE') await em.nativeUpdate(HostModelBinding, { hostId }, { status: 'pending', updatedAt: new Date() });
+    try {
+      await em.nativeUpdate(HostModelBinding, { hostId }, { status: 'syncing', updatedAt: new Date() });
+      const outcome = await this.send(lease, b.configId);
+      // Went offline mid-way (or lost the lease): owed again when it comes back.
+      if (outcome.notTaken?.kind === 'HOST_OFFLINE' || outcome.notTaken?.kind === 'HOST_BUSY') {
+        await em.nativeUpdate(HostModelBinding, { hostId }, { status: 'pending', updatedAt: new Date() });
+      }
+    } finally {
+      await this.endLease(lease);
+    }
   }
 
   /**
    * Sends the latest version of the configuration and records the result on the
    * binding. Loops while the configuration changed during the round trip.
    */
-  private async send(hostId: string, configId: string): Promise<{ notTaken?: HubError }> {
+  private async send(lease: SettingsLease, configId: string): Promise<{ notTaken?: HubError }> {
+    const hostId = lease.hostId;
     const em = this.ctx.em();
     for (;;) {
+      // Each command goes out under a lease that outlasts it.
+      if (!(await renewSettingsLease(em, lease))) return { notTaken: fail('HOST_BUSY', 'the host\'s settings write took too long; apply again') };
       const c = await em.fork().findOne(ModelConfig, { id: configId });
       if (!c) return {};
       let apiKey: string;

@@ -10,7 +10,10 @@
 //   3. one statement, whose snapshot starts after both locks are held:
 //      count each session's waiting messages and each host's running runs,
 //      decide every message (run now, wait with its reason, or refuse), bump
-//      the sessions, insert the messages and their tasks.
+//      the sessions, insert the messages and their tasks. A host whose
+//      settings lease is held (hosts/settings-lease.ts: its settings are being
+//      written) starts nothing: the message waits as host_capacity, and the
+//      lease's end drains the host.
 // Outcomes: running | session_busy | host_capacity (wait) | not_found |
 // no_balance (the sender's token balance is ≤ 0) | no_host | queue_full
 // (refused: nothing written for that message).
@@ -37,14 +40,14 @@ begin
            e->>'engine' as engine, e->>'wd' as wd, e->>'mode' as mode, e->>'effort' as effort
       from jsonb_array_elements(p_batch) e),
   sx as (select s.id, s.user_id, s.running_task_id, s.engine_session_id, s.mode, s.effort from sessions s where s.id = any(v_sids)),
-  hx as (select h.id from hosts h where h.id = any(v_hids)),
+  hx as (select h.id, coalesce(h.settings_until > now(), false) as leased from hosts h where h.id = any(v_hids)),
   ux as (select u.id, u.balance from users u where u.id = any(array(select distinct v.uid from v))),
   w as (select t.session_id, count(*) as n from session_tasks t
          where t.status = 'queued' and t.session_id = any(v_sids) group by t.session_id),
   r as (select t.host_id, count(*) as n from session_tasks t
          where t.status = 'running' and t.host_id = any(v_hids) group by t.host_id),
   c as (
-    select v.*, s.engine_session_id, coalesce(v.mode, s.mode) as run_mode, coalesce(v.effort, s.effort) as run_effort,
+    select v.*, s.engine_session_id, coalesce(h.leased, false) as leased, coalesce(v.mode, s.mode) as run_mode, coalesce(v.effort, s.effort) as run_effort,
            case when s.id is null or s.user_id <> v.uid then 'not_found'
                 when coalesce(u.balance, 0) <= 0 then 'no_balance'
                 when s.running_task_id is not null or coalesce(w.n, 0) > 0 then
@@ -56,7 +59,7 @@ begin
       from v left join sx s on s.id = v.sid left join w on w.session_id = v.sid left join hx h on h.id = v.hid
              left join ux u on u.id = v.uid),
   d as (
-    select c.*, c.kind = 'candidate'
+    select c.*, c.kind = 'candidate' and not c.leased
              and coalesce(r.n, 0) + row_number() over (partition by c.hid, c.kind = 'candidate' order by c.ord) <= c.cap as go
       from c left join r on r.host_id = c.hid
      where c.kind in ('candidate', 'session_busy', 'host_capacity')),

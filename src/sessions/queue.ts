@@ -117,13 +117,18 @@ function claimed(r: any): ClaimedTask {
 /**
  * Claims the next runnable tasks of a host (oldest first, one per idle session), up to its free capacity.
  * A message of a user whose balance ran out while it waited is not started: it waits (the next drain
- * after a top-up starts it), or its sender cancels it.
+ * after a top-up starts it), or its sender cancels it. Nothing starts while the host's settings lease
+ * is held (hosts/settings-lease.ts): `leaseMs` says how long it still lasts.
  */
-export async function claimForHost(em: Em, hostId: string, capacity: number): Promise<{ tasks: ClaimedTask[]; skipped: boolean }> {
+export async function claimForHost(em: Em, hostId: string, capacity: number): Promise<{ tasks: ClaimedTask[]; skipped: boolean; leaseMs?: number }> {
   const none = { tasks: [], skipped: false };
   // Lock, then count in a later statement: under READ COMMITTED a statement's snapshot is taken
-  // before it waits for a lock, so only a later one sees the previous holder's claims.
-  if (!(await one(em, `select id from hosts where id = ? for no key update`, [hostId]))) return none;
+  // before it waits for a lock, so only a later one sees the previous holder's claims. The locked
+  // row itself is read at its latest version, lease included.
+  const host = await one<{ lease_ms: number | null }>(em,
+    `select ceil(extract(epoch from (settings_until - now())) * 1000)::int as lease_ms from hosts where id = ? for no key update`, [hostId]);
+  if (!host) return none;
+  if (host.lease_ms !== null && host.lease_ms > 0) return { ...none, leaseMs: host.lease_ms };
   // One statement: the host's running count and the oldest waiting tasks of its idle sessions.
   const candidates = await rows<{ id: string; session_id: string; running: string }>(em,
     `with c as (select count(*) as running from session_tasks where host_id = ? and status = 'running')

@@ -21,6 +21,8 @@ const COUNT_DELAY_MS = 20;
 export class Scheduler {
   private draining = new Map<string, Promise<void>>();
   private again = new Set<string>();
+  /** Hosts with a drain planned for when their settings lease expires. */
+  private leaseWaits = new Set<string>();
   private closed = false;
 
   constructor(
@@ -117,7 +119,15 @@ export class Scheduler {
   private async drainOnce(hostId: string): Promise<void> {
     const p = await this.gateway.presence(hostId);
     if (p.status === 'offline') return;
-    const { tasks, skipped } = await tx(this.em(), (t) => claimForHost(t, hostId, p.capacity));
+    const { tasks, skipped, leaseMs } = await tx(this.em(), (t) => claimForHost(t, hostId, p.capacity));
+    // Settings are being written: the holder drains the host when it ends; this timer covers a holder that died.
+    if (leaseMs !== undefined && !this.closed && !this.leaseWaits.has(hostId)) {
+      this.leaseWaits.add(hostId);
+      setTimeout(() => {
+        this.leaseWaits.delete(hostId);
+        void this.drain(hostId);
+      }, leaseMs + RETRY_SKIPPED_MS).unref?.();
+    }
     for (const t of tasks) await this.dispatch(t);
     if (!tasks.length) this.countSoon(hostId);
     // A session skipped because another transaction held it (a running session is not skipped

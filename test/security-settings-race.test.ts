@@ -1,0 +1,210 @@
+// Hole 15: applying or reverting model settings never races a starting run.
+// A host must never write its settings while it runs a turn: a message
+// accepted for the host and then an apply → 409 (host busy), every time; an
+// apply in flight and then a message → the message waits and its run.start
+// reaches the host only after the settings reply; both at once → one or the
+// other, never overlapping. Checked from the host's side (a protocol client
+// that records every run.start and settings.apply), on one node and across
+// two nodes sharing PostgreSQL and Redis.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { useCluster, clusterSkipReason } from './helpers/cluster.js';
+import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { decodeHubFrame } from '../host-protocol/index.js';
+
+const ROUNDS = 20;
+const SETTINGS_REPLY_MS = 60;
+const SECRET = 'settings-race-shared-secret-0123456789';
+
+/**
+ * A host that holds every run until the test ends it, answers settings after a delay,
+ * and records any overlap of the two (the thing that must never happen).
+ */
+class WatchedHost {
+  h!: FakeHost;
+  hostId!: string;
+  active = new Set<string>();
+  starts: string[] = [];
+  inSettings = 0;
+  /** Settings replies sent so far. */
+  settingsDone = 0;
+  settingsSeen = 0;
+  violations: string[] = [];
+
+  async connect(t: { url: string }, credential: string): Promise<this> {
+    this.h = await connectFakeHost(t, credential, {
+      capacity: 2,
+      answer: (f) => {
+        if (f.t !== 'settings.apply') return undefined;
+        this.settingsSeen++;
+        if (this.active.size) this.violations.push(`settings.apply while running ${[...this.active].join(',')}`);
+        this.inSettings++;
+        setTimeout(() => {
+          this.inSettings--;
+          this.settingsDone++;
+          this.h.send({ t: 'reply', id: f.id, ok: true, data: { applied: true } });
+        }, SETTINGS_REPLY_MS);
+        return undefined;
+      },
+    });
+    this.hostId = this.h.hostId!;
+    this.h.ws.on('message', (data: Buffer) => {
+      const f = decodeHubFrame(data).frame as any;
+      if (f?.t !== 'run.start') return;
+      if (this.inSettings) this.violations.push(`run.start ${f.runId} while settings were being written`);
+      this.starts.push(f.runId);
+      this.active.add(f.runId);
+    });
+    return this;
+  }
+
+  end(runId: string): void {
+    this.active.delete(runId);
+    this.h.send({ t: 'run.end', runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+  }
+
+  /** Ends every run the host holds. */
+  endAll(): void {
+    for (const r of [...this.active]) this.end(r);
+  }
+}
+
+interface Node {
+  api: TestHub['api'];
+  hub: TestHub['hub'];
+}
+
+async function setup(owner: Node, t: { url: string }, key: string) {
+  const { credential } = await pairHost(t, key);
+  const host = await new WatchedHost().connect(t, credential);
+  const agent = await eventually(async () => {
+    const r = await owner.api('POST', '/api/v1/agents', { token: key, body: { name: 'race', scope: 'private', hostId: host.hostId, engine: 'claude-code', workDir: 'w' } });
+    return r.status === 201 ? r.body.data : undefined;
+  }, 10_000, 50);
+  const c = await owner.api('POST', '/api/v1/model-configs', { token: key, body: { name: 'cfg', apiType: 'anthropic', baseUrl: 'https://llm.example', apiKey: 'sk-race-0123456789', modelName: 'm1' } });
+  assert.equal(c.status, 201, c.text);
+  const s = await owner.api('POST', '/api/v1/sessions', { token: key, body: { agentId: agent.id } });
+  assert.equal(s.status, 201, s.text);
+  return { host, configId: c.body.data.id as string, sessionId: s.body.data.id as string };
+}
+
+async function taskStatus(n: Node, taskId: string): Promise<string | undefined> {
+  const r = await n.hub.ctx.em().getConnection().execute(`select status from session_tasks where id = ?`, [taskId]);
+  return r[0]?.status;
+}
+
+/** Ends the host's runs and waits until the database holds none running (the host is idle again). */
+async function settle(n: Node, host: WatchedHost) {
+  await eventually(async () => {
+    host.endAll();
+    const r = await n.hub.ctx.em().getConnection().execute(`select count(*)::int as c from session_tasks where host_id = ? and status in ('running', 'queued')`, [host.hostId]);
+    return r[0].c === 0 && host.inSettings === 0;
+  }, 15_000, 20);
+}
+
+/**
+ * The three orders, `rounds` times each. `send` and `apply` may be different nodes.
+ * Even rounds apply the configuration, odd ones revert to the default.
+ */
+async function race(key: string, sendVia: Node, applyVia: Node, dbVia: Node, s: Awaited<ReturnType<typeof setup>>, rounds = ROUNDS) {
+  const { host, configId, sessionId } = s;
+  const send = (i: number) => sendVia.api('POST', `/api/v1/sessions/${sessionId}/messages`, { token: key, body: { content: `m${i}` } });
+  const apply = (i: number) => applyVia.api('POST', `/api/v1/hosts/${host.hostId}/model-config`, { token: key, body: { configId: i % 2 ? null : configId } });
+
+  // 1. A message accepted, then at once an apply: 409 host busy, every time.
+  for (let i = 0; i < rounds; i++) {
+    const m = await send(i);
+    assert.equal(m.status, 202, m.text);
+    assert.equal(m.body.status, 'processing', m.text);
+    const a = await apply(i);
+    assert.equal(a.status, 409, `round ${i}: apply right after an accepted message answered ${a.status} ${a.text}`);
+    assert.equal(a.body.code, '4095');
+    await settle(dbVia, host);
+  }
+
+  // 2. An apply in flight (the host has the command), then a message: it waits, and starts after the settings.
+  for (let i = 0; i < rounds; i++) {
+    const seen = host.settingsSeen;
+    const a = apply(i);
+    await eventually(async () => host.settingsSeen > seen, 10_000, 2);
+    const m = await send(i);
+    assert.equal(m.status, 202, m.text);
+    assert.deepEqual({ status: m.body.status, queueReason: m.body.queueReason }, { status: 'queued', queueReason: 'host_capacity' }, `round ${i}`);
+    const ar = await a;
+    assert.equal(ar.status, 200, ar.text);
+    await eventually(async () => host.starts.includes(m.body.taskId), 10_000, 5);
+    assert.equal(await taskStatus(dbVia, m.body.taskId), 'running');
+    await settle(dbVia, host);
+  }
+
+  // 3. Both at once: either may win, never both at the host at the same time.
+  const outcomes = new Set<string>();
+  for (let i = 0; i < rounds; i++) {
+    const [m, a] = await Promise.all([send(i), apply(i)]);
+    assert.equal(m.status, 202, m.text);
+    assert.ok(a.status === 200 || (a.status === 409 && a.body.code === '4095'), `apply: ${a.status} ${a.text}`);
+    if (a.status === 409) assert.equal(m.body.status, 'processing', 'a refused apply means the run had started');
+    outcomes.add(`${a.status}/${m.body.status}`);
+    await eventually(async () => host.starts.includes(m.body.taskId), 10_000, 5);
+    await settle(dbVia, host);
+  }
+  assert.deepEqual(host.violations, [], 'a run and a settings write overlapped on the host');
+  return outcomes;
+}
+
+describe('one node', () => {
+  let t: TestHub;
+  const open: FakeHost[] = [];
+  before(async () => {
+    t = await startTestHub({ rateLimitModelTestPerMinute: 0 } as any);
+  });
+  after(async () => {
+    for (const h of open) h.close();
+    await t.close();
+  });
+
+  test('accepted message then apply → 409; apply then message → waits; never overlapping', { timeout: 170_000 }, async () => {
+    const u = await t.user();
+    const s = await setup(t, t, u.key);
+    open.push(s.host.h);
+    await race(u.key, t, t, t, s);
+  });
+});
+
+describe('two nodes with Redis', async () => {
+  const skip = await clusterSkipReason();
+  const nodes = useCluster(skip, [{ nodeId: 'race-a', secretKey: SECRET }, { nodeId: 'race-b', secretKey: SECRET }]);
+  const open: FakeHost[] = [];
+  after(() => {
+    for (const h of open) h.close();
+  });
+
+  test('message on one node, apply on the other (both ways): same guarantees', { skip, timeout: 170_000 }, async () => {
+    const [a, b] = nodes.hubs;
+    const u = await a.user();
+    const s = await setup(a, a, u.key); // the host's channel is on node A
+    open.push(s.host.h);
+    await race(u.key, a, b, a, s, ROUNDS / 2);
+    await race(u.key, b, a, a, s, ROUNDS / 2);
+  });
+
+  test('a run is never dispatched while another node holds the settings lease', { skip, timeout: 60_000 }, async () => {
+    const [a, b] = nodes.hubs;
+    const u = await a.user();
+    const s = await setup(a, a, u.key);
+    open.push(s.host.h);
+    for (let i = 0; i < 5; i++) {
+      const seen = s.host.settingsSeen;
+      const ap = b.api('POST', `/api/v1/hosts/${s.host.hostId}/model-config`, { token: u.key, body: { configId: s.configId } });
+      await eventually(async () => s.host.settingsSeen > seen, 10_000, 2);
+      // Node A owns the host's channel: its drain must not start the message before B's lease ends.
+      const m = await a.api('POST', `/api/v1/sessions/${s.sessionId}/messages`, { token: u.key, body: { content: `lease ${i}` } });
+      assert.equal(m.body.status, 'queued', m.text);
+      assert.equal((await ap).status, 200);
+      await eventually(async () => s.host.starts.includes(m.body.taskId), 10_000, 5);
+      await settle(a, s.host);
+    }
+    assert.deepEqual(s.host.violations, []);
+  });
+});
