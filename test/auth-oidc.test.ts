@@ -36,13 +36,13 @@ async function startRealOp(): Promise<RealOp> {
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const provider = new Provider(issuer, {
     clients: [{ client_id: 'hub-client', client_secret: clientSecret, redirect_uris: [REDIRECT], grant_types: ['authorization_code'], response_types: ['code'] }],
-    jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: 'op-1', alg: 'RS256', use: 'sig' }] as any },
+    jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: 'op-1', alg: 'RS256', use: 'sig' }] },
     cookies: { keys: [randomBytes(16).toString('hex')] },
     claims: { openid: ['sub'], profile: ['name'], email: ['email'] },
     features: { devInteractions: { enabled: false } },
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     findAccount: async (_ctx: unknown, id: string) => ({ accountId: id, claims: async () => ({ sub: id, ...accounts.get(id) }) }),
-  } as any);
+  });
   const callback = provider.callback();
   // The login screen: signs in `next.sub` and grants the requested scopes, without a form.
   server.on('request', async (req, res) => {
