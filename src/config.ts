@@ -23,8 +23,8 @@ export interface Config {
   /** Access-token lifetime for the browser login flow, seconds. */
   jwtTtlSeconds: number;
   refreshTtlSeconds: number;
-  /** External identity provider (OAuth2 authorization-code flow); unset → login answers 503. */
-  oidc?: { authorizeUrl: string; tokenUrl: string; userinfoUrl: string; clientId: string; clientSecret: string; redirectUri: string; logoutUrl?: string };
+  /** External OpenID Provider (endpoints found by discovery from the issuer); unset → login answers 503. */
+  oidc?: { issuer: string; clientId: string; clientSecret: string; redirectUri: string };
   /** Phone-code delivery: codes are POSTed to this URL; unset → phone binding answers 503. */
   smsWebhookUrl?: string;
   /** Shared secret the chat-platform bot sends to POST /api/v1/chatapp/confirm; unset → 503. */
@@ -76,18 +76,25 @@ function int(v: string | undefined, dflt: number): number {
   return n;
 }
 
+function oidcConfig(env: NodeJS.ProcessEnv): Config['oidc'] {
+  const retired = ['OIDC_AUTHORIZE_URL', 'OIDC_TOKEN_URL', 'OIDC_USERINFO_URL', 'OIDC_LOGOUT_URL'].filter((k) => env[k]);
+  // Refuse to start rather than silently turn the login off for an operator who upgraded.
+  if (retired.length) throw new Error(`${retired.join(', ')}: replaced by OIDC_ISSUER (endpoints come from the provider's discovery document); remove them`);
+  if (!env.OIDC_ISSUER) return undefined;
+  let u: URL;
+  try {
+    u = new URL(env.OIDC_ISSUER);
+  } catch {
+    throw new Error(`OIDC_ISSUER must be an absolute URL, got ${JSON.stringify(env.OIDC_ISSUER)}`);
+  }
+  if ((u.protocol !== 'https:' && u.protocol !== 'http:') || u.search || u.hash) throw new Error('OIDC_ISSUER must be an http(s) URL without query or fragment');
+  const missing = ['OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'OIDC_REDIRECT_URI'].filter((k) => !env[k]);
+  if (missing.length) throw new Error(`OIDC_ISSUER is set but ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not`);
+  return { issuer: env.OIDC_ISSUER, clientId: env.OIDC_CLIENT_ID!, clientSecret: env.OIDC_CLIENT_SECRET!, redirectUri: env.OIDC_REDIRECT_URI! };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const oidc = env.OIDC_AUTHORIZE_URL
-    ? {
-        authorizeUrl: env.OIDC_AUTHORIZE_URL,
-        tokenUrl: env.OIDC_TOKEN_URL ?? '',
-        userinfoUrl: env.OIDC_USERINFO_URL ?? '',
-        clientId: env.OIDC_CLIENT_ID ?? '',
-        clientSecret: env.OIDC_CLIENT_SECRET ?? '',
-        redirectUri: env.OIDC_REDIRECT_URI ?? '',
-        logoutUrl: env.OIDC_LOGOUT_URL || undefined,
-      }
-    : undefined;
+  const oidc = oidcConfig(env);
   const cfg: Config = {
     port: int(env.PORT, 8080),
     host: env.HOST || '127.0.0.1',

@@ -1,17 +1,18 @@
-// Browser login against a real local HTTP server playing the identity
-// provider: login, callback, refresh rotation, logout, sso-logout, expiry,
-// and linking an external identity to an existing account.
+// Browser login against a local OpenID Provider (test/helpers/fake-oidc.ts:
+// discovery, JWKS, signed ID tokens, PKCE checked): login, callback, refresh
+// rotation, logout, sso-logout, expiry, and linking an external identity to an
+// existing account. The real-provider flow and the defective ID tokens are in
+// test/auth-oidc.test.ts.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { startTestHub, type TestHub } from './helpers/hub.js';
+import { startFakeOidc, type FakeOidc } from './helpers/fake-oidc.js';
+import { loadConfig } from '../src/config.js';
 
-let idp: FakeIdp;
+let idp: FakeOidc;
 let t: TestHub;
 before(async () => {
-  idp = await startFakeIdp();
+  idp = await startFakeOidc();
   t = await startTestHub({}, idp.env);
 });
 after(async () => {
@@ -22,7 +23,7 @@ after(async () => {
 async function login(user: { sub: string; name?: string; email?: string }, from?: string) {
   const s = await t.api('GET', '/api/v1/auth/login' + (from ? `?from=${encodeURIComponent(from)}` : ''));
   assert.equal(s.status, 200, s.text);
-  const cb = await t.api('POST', '/api/v1/auth/callback', { body: { code: idp.issue(user), state: s.body.data.state } });
+  const cb = await t.api('POST', '/api/v1/auth/callback', { body: { code: idp.authorize(s.body.data.url, user), state: s.body.data.state } });
   assert.equal(cb.status, 200, cb.text);
   return cb.body.data;
 }
@@ -36,8 +37,10 @@ test('login returns the provider authorize URL with a state; callback signs the 
   assert.equal(url.searchParams.get('client_id'), 'hub-client');
   assert.equal(url.searchParams.get('response_type'), 'code');
   assert.equal(url.searchParams.get('redirect_uri'), 'http://app.example/callback');
+  assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
+  assert.ok(url.searchParams.get('nonce'));
 
-  const code = idp.issue({ sub: 'alice-1', name: 'Alice', email: 'alice@example.com' });
+  const code = idp.authorize(s.body.data.url, { sub: 'alice-1', name: 'Alice', email: 'alice@example.com' });
   const cb = await t.api('POST', '/api/v1/auth/callback', { body: { code, state: s.body.data.state } });
   assert.equal(cb.status, 200, cb.text);
   const d = cb.body.data;
@@ -45,13 +48,15 @@ test('login returns the provider authorize URL with a state; callback signs the 
   assert.match(d.refreshToken, /^ahr_/);
   assert.deepEqual([d.tokenType, d.expiresIn, d.from, d.user.name, d.user.email], ['Bearer', 900, '/agents/mine', 'Alice', 'alice@example.com']);
   assert.equal(idp.tokenRequests.at(-1)!.code, code);
+  assert.ok(idp.tokenRequests.at(-1)!.code_verifier, 'the PKCE verifier reached the token endpoint');
+  assert.equal(idp.tokenRequests.at(-1)!.client_secret, undefined, 'client_secret_basic: the secret is not in the form');
 
   const me = await t.api('GET', '/api/v1/me', { token: d.accessToken });
   assert.equal(me.status, 200);
   assert.equal(me.body.data.id, d.user.id);
 
   // The state was single-use.
-  const replay = await t.api('POST', '/api/v1/auth/callback', { body: { code: idp.issue({ sub: 'alice-1' }), state: s.body.data.state } });
+  const replay = await t.api('POST', '/api/v1/auth/callback', { body: { code: idp.authorize(s.body.data.url, { sub: 'alice-1' }), state: s.body.data.state } });
   assert.equal(replay.status, 400);
 
   // Same subject again → same account.
@@ -63,9 +68,9 @@ test('login returns the provider authorize URL with a state; callback signs the 
 });
 
 test('callback refuses a state we never issued, a refused code, and malformed bodies', async () => {
-  const unknown = await t.api('POST', '/api/v1/auth/callback', { body: { code: idp.issue({ sub: 'x' }), state: 'made-up' } });
-  assert.equal(unknown.status, 400);
   const s = await t.api('GET', '/api/v1/auth/login');
+  const unknown = await t.api('POST', '/api/v1/auth/callback', { body: { code: idp.authorize(s.body.data.url, { sub: 'x' }), state: 'made-up' } });
+  assert.equal(unknown.status, 400);
   const bad = await t.api('POST', '/api/v1/auth/callback', { body: { code: 'never-issued', state: s.body.data.state } });
   assert.equal(bad.status, 400);
   for (const body of [{}, { code: '', state: 'a' }, { code: 'a', state: '' }, { code: 'a' }, { code: 'a', state: 'b', extra: 1 }]) {
@@ -79,7 +84,7 @@ test('callback refuses a state we never issued, a refused code, and malformed bo
 test('an expired state is refused', async () => {
   const s = await t.api('GET', '/api/v1/auth/login');
   await t.hub.ctx.em().execute(`update login_states set expires_at = now() - interval '1 second'`);
-  const r = await t.api('POST', '/api/v1/auth/callback', { body: { code: idp.issue({ sub: 'late' }), state: s.body.data.state } });
+  const r = await t.api('POST', '/api/v1/auth/callback', { body: { code: idp.authorize(s.body.data.url, { sub: 'late' }), state: s.body.data.state } });
   assert.equal(r.status, 400);
 });
 
@@ -115,7 +120,9 @@ test('logout ends the login at once: its access token and refresh token stop wor
 test('sso-logout returns the provider logout URL and, with a login token, ends that login', async () => {
   const anon = await t.api('GET', '/api/v1/auth/sso-logout');
   assert.equal(anon.status, 200);
-  assert.equal(new URL(anon.body.data.url).pathname, '/logout');
+  const end = new URL(anon.body.data.url);
+  assert.equal(end.origin + end.pathname, `${idp.url}/logout`, 'the discovered end_session_endpoint');
+  assert.equal(end.searchParams.get('client_id'), 'hub-client');
   assert.equal(anon.body.data.loggedOut, false);
   const d = await login({ sub: 'erin-1' });
   const r = await t.api('GET', '/api/v1/auth/sso-logout', { token: d.accessToken });
@@ -130,7 +137,7 @@ test('linking: a signed-in user links a provider identity, signs in with it, and
   const l = await t.api('POST', '/api/v1/me/idem/oidc/link', { token: u.key });
   assert.equal(l.status, 200);
   assert.equal(new URL(l.body.data.url).searchParams.get('state'), l.body.data.state);
-  const cb = await t.api('POST', '/api/v1/auth/callback', { body: { code: idp.issue({ sub: 'frank-idp', name: 'Frank F' }), state: l.body.data.state } });
+  const cb = await t.api('POST', '/api/v1/auth/callback', { body: { code: idp.authorize(l.body.data.url, { sub: 'frank-idp', name: 'Frank F' }), state: l.body.data.state } });
   assert.equal(cb.status, 200, cb.text);
   assert.deepEqual([cb.body.data.user.id, cb.body.data.linked], [u.id, 'oidc']);
 
@@ -141,7 +148,7 @@ test('linking: a signed-in user links a provider identity, signs in with it, and
   // An identity that already belongs to another account cannot be linked.
   const g = await t.user('grace');
   const l2 = await t.api('POST', '/api/v1/me/idem/oidc/link', { token: g.key });
-  const taken = await t.api('POST', '/api/v1/auth/callback', { body: { code: idp.issue({ sub: 'frank-idp' }), state: l2.body.data.state } });
+  const taken = await t.api('POST', '/api/v1/auth/callback', { body: { code: idp.authorize(l2.body.data.url, { sub: 'frank-idp' }), state: l2.body.data.state } });
   assert.equal(taken.status, 409);
 
   assert.equal((await t.api('DELETE', '/api/v1/me/idem/oidc', { token: u.key })).status, 200);
@@ -157,11 +164,11 @@ test('linking: a signed-in user links a provider identity, signs in with it, and
 });
 
 test('an expired access token → 401 with code 4011', async () => {
-  const idp2 = await startFakeIdp();
+  const idp2 = await startFakeOidc();
   const short = await startTestHub({}, { ...idp2.env, JWT_TTL_SECONDS: '1' });
   try {
     const s = await short.api('GET', '/api/v1/auth/login');
-    const cb = await short.api('POST', '/api/v1/auth/callback', { body: { code: idp2.issue({ sub: 'z' }), state: s.body.data.state } });
+    const cb = await short.api('POST', '/api/v1/auth/callback', { body: { code: idp2.authorize(s.body.data.url, { sub: 'z' }), state: s.body.data.state } });
     assert.equal(cb.body.data.expiresIn, 1);
     assert.equal((await short.api('GET', '/api/v1/me', { token: cb.body.data.accessToken })).status, 200);
     await new Promise((r) => setTimeout(r, 2100));
@@ -192,68 +199,12 @@ test('without OIDC configuration the flow answers 503 NOT_CONFIGURED', async () 
   }
 });
 
-// ---- the fake identity provider ----
-
-interface FakeIdp {
-  url: string;
-  env: Record<string, string>;
-  issue(user: { sub: string; name?: string; email?: string }): string;
-  /** Requests seen by the token endpoint (form fields). */
-  tokenRequests: Array<Record<string, string>>;
-  close(): Promise<void>;
-}
-
-async function startFakeIdp(): Promise<FakeIdp> {
-  const codes = new Map<string, object>();
-  const tokens = new Map<string, object>();
-  const tokenRequests: Array<Record<string, string>> = [];
-  const clientId = 'hub-client';
-  const clientSecret = 'idp-secret-' + randomBytes(4).toString('hex');
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const json = (status: number, body: unknown) => {
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(body));
-      };
-      if (req.method === 'POST' && req.url === '/token') {
-        const form = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString()));
-        tokenRequests.push(form);
-        if (form.client_id !== clientId || form.client_secret !== clientSecret) return json(401, { error: 'invalid_client' });
-        const user = codes.get(form.code);
-        if (form.grant_type !== 'authorization_code' || !user) return json(400, { error: 'invalid_grant' });
-        codes.delete(form.code);
-        const at = 'at-' + randomBytes(8).toString('hex');
-        tokens.set(at, user);
-        return json(200, { access_token: at, token_type: 'Bearer', expires_in: 3600 });
-      }
-      if (req.method === 'GET' && req.url === '/userinfo') {
-        const user = tokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
-        return user ? json(200, user) : json(401, { error: 'invalid_token' });
-      }
-      json(404, { error: 'not_found' });
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url,
-    env: {
-      OIDC_AUTHORIZE_URL: `${url}/authorize`,
-      OIDC_TOKEN_URL: `${url}/token`,
-      OIDC_USERINFO_URL: `${url}/userinfo`,
-      OIDC_CLIENT_ID: clientId,
-      OIDC_CLIENT_SECRET: clientSecret,
-      OIDC_REDIRECT_URI: 'http://app.example/callback',
-      OIDC_LOGOUT_URL: `${url}/logout`,
-    },
-    issue(user) {
-      const code = 'code-' + randomBytes(8).toString('hex');
-      codes.set(code, user);
-      return code;
-    },
-    tokenRequests,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
+test('configuration: OIDC_ISSUER needs the client variables; the retired endpoint variables stop the hub from starting', () => {
+  const base = { SECRET_KEY: 'x' };
+  assert.equal(loadConfig(base).oidc, undefined);
+  const ok = loadConfig({ ...base, OIDC_ISSUER: 'https://id.example', OIDC_CLIENT_ID: 'c', OIDC_CLIENT_SECRET: 's', OIDC_REDIRECT_URI: 'https://app.example/cb' });
+  assert.deepEqual(ok.oidc, { issuer: 'https://id.example', clientId: 'c', clientSecret: 's', redirectUri: 'https://app.example/cb' });
+  assert.throws(() => loadConfig({ ...base, OIDC_ISSUER: 'https://id.example', OIDC_CLIENT_ID: 'c' }), /OIDC_CLIENT_SECRET, OIDC_REDIRECT_URI/);
+  assert.throws(() => loadConfig({ ...base, OIDC_ISSUER: 'ftp://id.example', OIDC_CLIENT_ID: 'c', OIDC_CLIENT_SECRET: 's', OIDC_REDIRECT_URI: 'x' }), /http\(s\)/);
+  assert.throws(() => loadConfig({ ...base, OIDC_AUTHORIZE_URL: 'https://id.example/authorize' }), /replaced by OIDC_ISSUER/);
+});

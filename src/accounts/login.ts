@@ -3,7 +3,6 @@
 // refresh token; access JWTs carry its id (`sid`) so logout ends them at once.
 // The same flow, started by a signed-in user, links the provider identity to
 // that user instead (purpose 'link').
-import { randomBytes } from 'node:crypto';
 import type { HubContext } from '../context.js';
 import { fail } from '../errors.js';
 import { newId, randomId } from '../ids.js';
@@ -28,32 +27,37 @@ export class LoginService {
   }
 
   private provider(): OidcClient {
-    if (!this.oidc) throw fail('NOT_CONFIGURED', 'external identity login is not configured (OIDC_* variables)');
+    if (!this.oidc) throw fail('NOT_CONFIGURED', 'external identity login is not configured (OIDC_ISSUER and OIDC_CLIENT_* variables)');
     return this.oidc;
   }
 
-  /** Issues a single-use state (only its hash is stored) and the provider's authorize URL. */
+  /**
+   * Starts one login attempt: its state (stored as a hash), PKCE verifier and
+   * nonce are kept server-side, single use, for STATE_TTL_MS.
+   */
   async start(opts: { from?: string; linkUserId?: string }) {
     const client = this.provider();
-    const state = randomBytes(24).toString('base64url');
+    const attempt = client.newAttempt();
+    const url = await client.authorizeUrl(attempt); // discovery first: an unreachable provider stores nothing
     const expiresAt = new Date(Date.now() + STATE_TTL_MS);
-    // Abandoned flows leave states behind; sweep them while we are here.
+    // Abandoned flows leave attempts behind; sweep them while we are here.
     await this.ctx.em().execute(`delete from login_states where expires_at < now()`);
     await this.ctx.em().execute(
-      `insert into login_states (hash, purpose, provider, user_id, from_path, expires_at) values (?, ?, ?, ?, ?, ?)`,
-      [hashSecret(state), opts.linkUserId ? 'link' : 'login', LOGIN_PROVIDER, opts.linkUserId ?? null, opts.from ?? null, expiresAt],
+      `insert into login_states (hash, purpose, provider, user_id, from_path, expires_at, code_verifier, nonce) values (?, ?, ?, ?, ?, ?, ?, ?)`,
+      [hashSecret(attempt.state), opts.linkUserId ? 'link' : 'login', LOGIN_PROVIDER, opts.linkUserId ?? null, opts.from ?? null, expiresAt, attempt.codeVerifier, attempt.nonce],
     );
-    return { url: client.authorizeUrl(state), state, expiresAt: expiresAt.toISOString() };
+    return { url, state: attempt.state, expiresAt: expiresAt.toISOString() };
   }
 
   async callback(code: string, state: string) {
     const client = this.provider();
     const em = this.ctx.em();
-    // Consume the state first: a replayed or raced callback finds nothing.
-    const rows = await em.execute(`delete from login_states where hash = ? returning purpose, user_id, from_path, expires_at`, [hashSecret(state)]);
+    // Consume the attempt first: a replayed or raced callback finds nothing.
+    const rows = await em.execute(`delete from login_states where hash = ? returning purpose, user_id, from_path, expires_at, code_verifier, nonce`, [hashSecret(state)]);
     if (!rows.length || new Date(rows[0].expires_at).getTime() <= Date.now()) throw fail('VALIDATION', 'body/state: unknown, expired or already used');
     const st = rows[0];
-    const who = await client.exchange(code);
+    // Nothing is created or issued unless the ID token verifies.
+    const who = await client.exchange(code, st.code_verifier, st.nonce);
     const userId = st.purpose === 'link' ? await this.link(st.user_id, who.sub, who.name) : await this.findOrCreate(who);
     const out = await this.issue(userId);
     return { ...out, from: st.from_path ?? null, linked: st.purpose === 'link' ? LOGIN_PROVIDER : null };
@@ -150,8 +154,9 @@ export class LoginService {
   async ssoLogout(bearer: string | undefined) {
     const client = this.provider();
     const sid = await this.sidOf(bearer);
+    // The hub's login ends even when the provider cannot be reached (then 503).
     if (sid) await this.revoke(sid);
-    return { url: client.logoutUrl(), loggedOut: !!sid };
+    return { url: await client.logoutUrl(), loggedOut: !!sid };
   }
 
   private async sidOf(bearer: string | undefined): Promise<string | null> {

@@ -1,8 +1,12 @@
-// The external identity provider: an OAuth2 authorization-code client
-// (authorize URL, code exchange, userinfo). Nothing here is logged: codes and
-// provider tokens are secrets.
+// The external OpenID Provider: authorization code flow with PKCE (S256) and
+// a nonce. Endpoints come from discovery; the ID token is verified before any
+// claim is used. Nothing here is logged: codes, verifiers and provider tokens
+// are secrets.
+import { createHash, randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
 import { fail } from '../errors.js';
+import { Discovery } from './oidc-discovery.js';
+import { verifyIdToken } from './oidc-id-token.js';
 
 /** identities.provider of the login provider (the only one a hub configures). */
 export const LOGIN_PROVIDER = 'oidc';
@@ -13,51 +17,86 @@ export interface ProviderUser {
   email: string | null;
 }
 
+/** What one login attempt keeps server-side until its callback. */
+export interface LoginAttempt {
+  state: string;
+  codeVerifier: string;
+  nonce: string;
+}
+
 const TIMEOUT_MS = 10_000;
+const secret = () => randomBytes(32).toString('base64url');
 
 export class OidcClient {
-  constructor(private readonly cfg: NonNullable<Config['oidc']>) {}
+  private readonly discovery: Discovery;
+  constructor(private readonly cfg: NonNullable<Config['oidc']>) {
+    this.discovery = new Discovery(cfg.issuer);
+  }
 
-  authorizeUrl(state: string): string {
-    const u = new URL(this.cfg.authorizeUrl);
+  newAttempt(): LoginAttempt {
+    return { state: secret(), codeVerifier: secret(), nonce: secret() };
+  }
+
+  async authorizeUrl(a: LoginAttempt): Promise<string> {
+    const meta = await this.discovery.metadata();
+    const u = new URL(meta.authorizationEndpoint);
     u.searchParams.set('response_type', 'code');
     u.searchParams.set('client_id', this.cfg.clientId);
     u.searchParams.set('redirect_uri', this.cfg.redirectUri);
     u.searchParams.set('scope', 'openid profile email');
-    u.searchParams.set('state', state);
+    u.searchParams.set('state', a.state);
+    u.searchParams.set('nonce', a.nonce);
+    u.searchParams.set('code_challenge', createHash('sha256').update(a.codeVerifier).digest('base64url'));
+    u.searchParams.set('code_challenge_method', 'S256');
     return u.toString();
   }
 
-  logoutUrl(): string | null {
-    if (!this.cfg.logoutUrl) return null;
-    const u = new URL(this.cfg.logoutUrl);
+  /** The provider's end_session_endpoint with our client_id; null when it has none. */
+  async logoutUrl(): Promise<string | null> {
+    const meta = await this.discovery.metadata();
+    if (!meta.endSessionEndpoint) return null;
+    const u = new URL(meta.endSessionEndpoint);
     u.searchParams.set('client_id', this.cfg.clientId);
     return u.toString();
   }
 
-  /** Exchanges the code and reads the user. A refused code → 400; an unreachable provider → 503. */
-  async exchange(code: string): Promise<ProviderUser> {
-    const form = new URLSearchParams({
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: this.cfg.redirectUri,
-      client_id: this.cfg.clientId,
-      client_secret: this.cfg.clientSecret,
-    });
-    const tok = await this.call(this.cfg.tokenUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: form });
-    const accessToken = typeof tok.access_token === 'string' ? tok.access_token : '';
-    if (!accessToken) throw fail('UNAVAILABLE', 'identity provider returned no access token');
-    const info = await this.call(this.cfg.userinfoUrl, { headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' } });
-    const sub = info.sub === undefined || info.sub === null ? '' : String(info.sub);
-    if (!sub) throw fail('UNAVAILABLE', 'identity provider returned no subject');
+  /**
+   * Exchanges the code (with the PKCE verifier), verifies the ID token against
+   * the nonce, then reads the profile. A refused code or a defective ID token → 400;
+   * an unreachable provider → 503.
+   */
+  async exchange(code: string, codeVerifier: string, nonce: string): Promise<ProviderUser> {
+    const meta = await this.discovery.metadata();
+    const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: this.cfg.redirectUri, code_verifier: codeVerifier });
+    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+    if (meta.clientAuth === 'basic') {
+      // RFC 6749 §2.3.1: id and secret are form-urlencoded before Basic encoding.
+      const enc = (s: string) => encodeURIComponent(s).replace(/%20/g, '+');
+      headers.authorization = 'Basic ' + Buffer.from(`${enc(this.cfg.clientId)}:${enc(this.cfg.clientSecret)}`).toString('base64');
+    } else {
+      form.set('client_id', this.cfg.clientId);
+      form.set('client_secret', this.cfg.clientSecret);
+    }
+    const tok = await this.call(meta.tokenEndpoint, { method: 'POST', headers, body: form });
+    if (typeof tok.id_token !== 'string' || !tok.id_token) throw fail('VALIDATION', 'identity provider returned no ID token');
+    const claims = await verifyIdToken(tok.id_token, meta, this.cfg.clientId, nonce);
+
     const str = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim() : null);
-    return { sub, name: str(info.name) ?? str(info.preferred_username), email: str(info.email) };
+    let profile: Record<string, unknown> = claims;
+    if (meta.userinfoEndpoint && typeof tok.access_token === 'string' && tok.access_token) {
+      const info = await this.call(meta.userinfoEndpoint, { headers: { authorization: `Bearer ${tok.access_token}`, accept: 'application/json' } });
+      // OpenID Connect Core §5.3.4: userinfo about another subject must not be used.
+      if (info.sub !== claims.sub) throw fail('VALIDATION', 'identity provider userinfo is about another subject');
+      profile = { ...claims, ...info };
+    }
+    return { sub: claims.sub, name: str(profile.name) ?? str(profile.preferred_username), email: str(profile.email) };
   }
 
   private async call(url: string, init: RequestInit): Promise<Record<string, unknown>> {
     let res: Response;
     try {
-      res = await fetch(url, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) });
+      // No redirects: the client secret and tokens go to the advertised endpoint only.
+      res = await fetch(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(TIMEOUT_MS) });
     } catch {
       throw fail('UNAVAILABLE', 'identity provider unreachable');
     }

@@ -23,6 +23,7 @@ import { BillingRunChargesMigration } from '../billing/migration-run-charges.js'
 import { SessionsAcceptBalanceMigration } from '../sessions/migration-accept-balance.js';
 import { BillingPlanGrantsMigration } from '../billing/migration-plan-grants.js';
 import { HostSettingsLeaseMigration } from '../sessions/migration-settings-lease.js';
+import { LoginPkceMigration } from '../accounts/migration-login-pkce.js';
 
 export const allEntities: EntitySchema<any, any>[] = [...accountEntities, ...hostEntities, ...agentEntities, ...billingEntities, ...modelConfigEntities, ...sessionEntities];
 
@@ -40,6 +41,7 @@ export const allMigrations: MigrationObject[] = [
   { name: '0010a_agents_guest_mode', class: AgentsGuestModeMigration },
   { name: '0010f_billing_run_charges', class: BillingRunChargesMigration },
   { name: '0010g_sessions_accept_balance', class: SessionsAcceptBalanceMigration },
+  { name: '0010h_login_pkce', class: LoginPkceMigration },
   { name: '0010j_host_settings_lease', class: HostSettingsLeaseMigration },
   { name: '0010k_billing_plan_grants', class: BillingPlanGrantsMigration },
 ];
