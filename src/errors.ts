@@ -34,6 +34,7 @@ export const ErrorCatalogue = {
   UNAVAILABLE: { status: 503, code: '5030', message: 'services needed to run are temporarily unavailable' },
   NOT_CONFIGURED: { status: 503, code: '5031', message: 'feature not configured on this hub' },
   HOST_BAD_REPLY: { status: 502, code: '5023', message: 'host sent a malformed reply' },
+  PAYMENT_PROVIDER_FAILED: { status: 502, code: '5025', message: 'the payment provider refused or did not answer' },
   HOST_TIMEOUT: { status: 504, code: '5040', message: 'host did not answer in time' },
 } as const;
 

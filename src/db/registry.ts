@@ -21,6 +21,7 @@ import { ModelConfigsMigration } from '../model-configs/migration.js';
 import { AgentsGuestModeMigration } from '../agents/migration-guest-mode.js';
 import { BillingRunChargesMigration } from '../billing/migration-run-charges.js';
 import { SessionsAcceptBalanceMigration } from '../sessions/migration-accept-balance.js';
+import { BillingPaymentsMigration } from '../billing/payments/migration.js';
 
 export const allEntities: EntitySchema<any, any>[] = [...accountEntities, ...hostEntities, ...agentEntities, ...billingEntities, ...modelConfigEntities, ...sessionEntities];
 
@@ -38,4 +39,5 @@ export const allMigrations: MigrationObject[] = [
   { name: '0010a_agents_guest_mode', class: AgentsGuestModeMigration },
   { name: '0010f_billing_run_charges', class: BillingRunChargesMigration },
   { name: '0010g_sessions_accept_balance', class: SessionsAcceptBalanceMigration },
+  { name: '0010i_billing_payments', class: BillingPaymentsMigration },
 ];
