@@ -407,3 +407,15 @@ test('the administrator\'s confirm-payment settles a channel order; the provider
   assert.equal(await balance(s, u.key), 1000);
   assert.equal(await entriesFor(s, o.id), 1);
 });
+
+test('configuration: a partly configured channel, or a channel without PAYMENT_PUBLIC_URL, stops the hub at start', async () => {
+  const { loadConfig } = await import('../src/config.js');
+  assert.throws(() => loadConfig({ ALIPAY_APP_ID: 'x', PAYMENT_PUBLIC_URL: PUBLIC_URL }), /ALIPAY_PRIVATE_KEY, ALIPAY_PUBLIC_KEY/);
+  assert.throws(() => loadConfig({ WECHAT_PAY_MCH_ID: MCH_ID, PAYMENT_PUBLIC_URL: PUBLIC_URL }), /WECHAT_PAY_APP_ID/);
+  assert.throws(() => loadConfig({ ALIPAY_APP_ID: 'x', ALIPAY_PRIVATE_KEY: 'k', ALIPAY_PUBLIC_KEY: 'k' }), /PAYMENT_PUBLIC_URL is required/);
+  assert.throws(() => loadConfig({ PAYMENT_PUBLIC_URL: 'javascript:alert(1)' }), /PAYMENT_PUBLIC_URL must be an http/);
+  const none = loadConfig({});
+  assert.deepEqual([none.payments.sandbox, none.payments.alipay, none.payments.wechat], [false, undefined, undefined]);
+  // Keys that do not parse stop the hub instead of failing the first payment.
+  await assert.rejects(startTestHub({}, { ALIPAY_APP_ID: 'x', ALIPAY_PRIVATE_KEY: 'not a key', ALIPAY_PUBLIC_KEY: 'nor this', PAYMENT_PUBLIC_URL: PUBLIC_URL }), /ALIPAY_PRIVATE_KEY is not a readable RSA private key/);
+});
