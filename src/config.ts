@@ -67,6 +67,43 @@ export interface Config {
   hostFramesPerSecond: number;
   /** Streamed text one run may hold unsaved before it ends with OUTPUT_TOO_LARGE, bytes. */
   runOutputMaxBytes: number;
+  /** Payment channels (billing/payments); a channel left unset answers 503 5031 at order creation unless the sandbox stands in. */
+  payments: PaymentsConfig;
+}
+
+export interface PaymentsConfig {
+  /** `PAYMENT_SANDBOX=1`: a pay page on the hub stands in for every channel not configured below. */
+  sandbox: boolean;
+  /** The hub's public base URL as providers and payers reach it (notify and return addresses); needed by real channels. */
+  publicUrl?: string;
+  alipay?: { appId: string; privateKey: string; alipayPublicKey: string; gateway: string; returnUrl?: string };
+  wechat?: { mchId: string; appId: string; serialNo: string; privateKey: string; apiV3Key: string; platformPublicKey: string; platformSerial?: string; baseUrl: string };
+}
+
+/** A channel is configured when all of its required variables are set; a partial set is an operator error. */
+function channel<K extends string>(env: NodeJS.ProcessEnv, name: string, vars: Record<K, string>): Record<K, string> | undefined {
+  const got = Object.entries(vars).filter(([, v]) => env[v as string]);
+  if (got.length === 0) return undefined;
+  const missing = Object.values<string>(vars).filter((v) => !env[v]);
+  if (missing.length) throw new Error(`${name} payment channel is partly configured: set ${missing.join(', ')} too (or none of its variables)`);
+  return Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, env[v as string]!])) as Record<K, string>;
+}
+
+function loadPayments(env: NodeJS.ProcessEnv): PaymentsConfig {
+  const publicUrl = env.PAYMENT_PUBLIC_URL ? env.PAYMENT_PUBLIC_URL.replace(/\/+$/, '') : undefined;
+  if (publicUrl && !/^https?:\/\/[^/]+/i.test(publicUrl)) throw new Error(`PAYMENT_PUBLIC_URL must be an http(s) URL, got ${JSON.stringify(env.PAYMENT_PUBLIC_URL)}`);
+  const ali = channel(env, 'Alipay', { appId: 'ALIPAY_APP_ID', privateKey: 'ALIPAY_PRIVATE_KEY', alipayPublicKey: 'ALIPAY_PUBLIC_KEY' });
+  const wx = channel(env, 'WeChat Pay', {
+    mchId: 'WECHAT_PAY_MCH_ID', appId: 'WECHAT_PAY_APP_ID', serialNo: 'WECHAT_PAY_SERIAL_NO', privateKey: 'WECHAT_PAY_PRIVATE_KEY',
+    apiV3Key: 'WECHAT_PAY_API_V3_KEY', platformPublicKey: 'WECHAT_PAY_PLATFORM_PUBLIC_KEY',
+  });
+  if ((ali || wx) && !publicUrl) throw new Error('PAYMENT_PUBLIC_URL is required when a payment channel is configured (providers post their notifications to it)');
+  return {
+    sandbox: env.PAYMENT_SANDBOX === '1',
+    publicUrl,
+    alipay: ali && { ...ali, gateway: env.ALIPAY_GATEWAY || 'https://openapi.alipay.com/gateway.do', returnUrl: env.ALIPAY_RETURN_URL || undefined },
+    wechat: wx && { ...wx, platformSerial: env.WECHAT_PAY_PLATFORM_SERIAL || undefined, baseUrl: (env.WECHAT_PAY_BASE_URL || 'https://api.mch.weixin.qq.com').replace(/\/+$/, '') },
+  };
 }
 
 function int(v: string | undefined, dflt: number): number {
@@ -132,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     planGrantSweepMs: int(env.PLAN_GRANT_SWEEP_MS, 5 * 60_000),
     hostFramesPerSecond: Math.max(1, int(env.HOST_FRAMES_PER_SECOND, 2000)),
     runOutputMaxBytes: Math.max(64 * 1024, int(env.RUN_OUTPUT_MAX_BYTES, 8 * 1024 * 1024)),
+    payments: loadPayments(env),
   };
   if (env.PLAN_QUOTAS !== undefined && env.PLAN_QUOTAS !== '' && env.PLAN_QUOTAS !== 'on' && env.PLAN_QUOTAS !== 'off') throw new Error(`PLAN_QUOTAS must be on or off, got ${JSON.stringify(env.PLAN_QUOTAS)}`);
   if (!Number.isSafeInteger(cfg.starterTokens) || cfg.starterTokens < 0) throw new Error(`STARTER_TOKENS must be a whole number ≥ 0, got ${JSON.stringify(env.STARTER_TOKENS)}`);

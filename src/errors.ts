@@ -37,6 +37,7 @@ export const ErrorCatalogue = {
   /** A run.error code too: the run streamed more than the hub holds for one run (RUN_OUTPUT_MAX_BYTES); its engine was aborted. */
   OUTPUT_TOO_LARGE: { status: 502, code: '5029', message: 'the run produced more output than the hub holds for one run; it was stopped' },
   HOST_BAD_REPLY: { status: 502, code: '5023', message: 'host sent a malformed reply' },
+  PAYMENT_PROVIDER_FAILED: { status: 502, code: '5025', message: 'the payment provider refused or did not answer' },
   HOST_TIMEOUT: { status: 504, code: '5040', message: 'host did not answer in time' },
 } as const;
 

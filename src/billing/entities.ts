@@ -5,7 +5,7 @@ export type LedgerType = (typeof LEDGER_TYPES)[number];
 export const CYCLES = ['month', 'quarter', 'year'] as const;
 export type Cycle = (typeof CYCLES)[number];
 export const ORDER_TYPES = ['token_pack', 'plan'] as const;
-export const ORDER_STATUSES = ['pending', 'paid', 'cancelled'] as const;
+export const ORDER_STATUSES = ['pending', 'paid', 'cancelled', 'expired'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 export const REDEEM_STATUSES = ['pending', 'delivered', 'rejected'] as const;
 export type RedeemStatus = (typeof REDEEM_STATUSES)[number];
@@ -59,6 +59,13 @@ export class Order {
   currency!: string;
   payMethod!: string;
   paymentRef: string | null = null;
+  /** Which payment provider serves the order (alipay, wechat, sandbox); only its notifications settle it. */
+  payProvider: string | null = null;
+  /** What the payer opens (a signed page-pay URL) or scans (WeChat Native `code_url`). */
+  payUrl: string | null = null;
+  codeUrl: string | null = null;
+  /** The provider's own transaction number, from its notification. */
+  providerTradeNo: string | null = null;
   paidAt: Date | null = null;
   createdAt: Date = new Date();
   updatedAt: Date = new Date();
@@ -157,6 +164,10 @@ export const OrderSchema = new EntitySchema<Order>({
     currency: { type: 'string' },
     payMethod: { type: 'string' },
     paymentRef: { type: 'string', nullable: true },
+    payProvider: { type: 'string', nullable: true },
+    payUrl: { type: 'text', nullable: true },
+    codeUrl: { type: 'text', nullable: true },
+    providerTradeNo: { type: 'string', nullable: true },
     paidAt: { type: 'Date', nullable: true },
     createdAt: { type: 'Date' },
     updatedAt: { type: 'Date', onUpdate: () => new Date() },

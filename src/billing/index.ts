@@ -8,6 +8,8 @@ import { OrderService } from './orders.js';
 import { RedeemService, type StepUpCheck } from './redeems.js';
 import { Subscriptions } from './subscriptions.js';
 import { billingRoutes, type BillingServices } from './routes.js';
+import { Payments } from './payments/index.js';
+import { paymentRoutes } from './payments/routes.js';
 
 export { applyBalanceChange, type BalanceChange, type LedgerType } from './ledger.js';
 export { PlanGrantSweeper } from './plan-grants.js';
@@ -15,13 +17,15 @@ export { enforceQuota, type QuotaKind } from './quotas.js';
 
 export function buildBilling(ctx: HubContext, api: HttpApi, stepUp: StepUpCheck): BillingServices {
   const catalogue = new Catalogue(ctx);
+  const payments = new Payments(ctx.config.payments, ctx.secrets.vaultKey);
   const services: BillingServices = {
     catalogue,
     statement: new Statement(ctx),
-    orders: new OrderService(ctx, catalogue),
+    orders: new OrderService(ctx, catalogue, payments),
     redeems: new RedeemService(ctx, stepUp),
     subscriptions: new Subscriptions(ctx),
   };
   billingRoutes(api, services);
+  paymentRoutes(api, ctx, payments, services.orders);
   return services;
 }

@@ -1,8 +1,10 @@
 // Orders for token packs and plans. Paying with `token` settles at once from
 // the balance; a payment channel leaves the order `pending` with a payment
-// reference until the payment is confirmed (confirmPayment: the administrator
-// endpoint stands in for a provider's notification).
-import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
+// reference (the provider's out_trade_no) and what the payer opens or scans,
+// until the provider's verified notification settles it (settle), or the
+// administrator confirms it by hand (confirmPayment). A pending order expires
+// after ORDER_TTL_MINUTES, applied when orders are read.
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { HubContext } from '../context.js';
 import { fail } from '../errors.js';
 import { newId, randomId } from '../ids.js';
@@ -11,6 +13,20 @@ import { applyBalanceChange } from './ledger.js';
 import { grantDuePlanTokens } from './plan-grants.js';
 import { CYCLE_DAYS, FREE_PLAN_ID, type Catalogue, type PayChannel } from './catalogue.js';
 import { Order, type Cycle, type OrderStatus } from './entities.js';
+import { NotifyRefused, type PaymentProvider, type Payments } from './payments/index.js';
+
+/** How long a channel order waits for its payment; the providers are told the same deadline. */
+export const ORDER_TTL_MINUTES = 30;
+const TTL_MS = ORDER_TTL_MINUTES * 60_000;
+/** Statuses a payment may still settle: an expired order paid at the deadline still delivers (the money was received). */
+const SETTLEABLE = `status in ('pending', 'expired')`;
+
+/** Marks pending orders past their deadline `expired` (all, or the user's, or one). */
+export async function expireStale(em: EntityManager, scope: { userId?: string; id?: string } = {}): Promise<void> {
+  const cond = scope.id ? ' and id = ?' : scope.userId ? ' and user_id = ?' : '';
+  const args = scope.id ? [scope.id] : scope.userId ? [scope.userId] : [];
+  await em.execute(`update orders set status = 'expired', updated_at = now() where status = 'pending' and created_at < now() - interval '${ORDER_TTL_MINUTES} minutes'${cond}`, args);
+}
 
 export function orderView(o: Order) {
   return {
@@ -26,6 +42,10 @@ export function orderView(o: Order) {
     currency: o.currency,
     payMethod: o.payMethod,
     paymentRef: o.paymentRef,
+    // What the client needs to pay, while the order can still be paid.
+    payUrl: o.status === 'pending' ? o.payUrl : null,
+    codeUrl: o.status === 'pending' ? o.codeUrl : null,
+    expiresAt: o.payProvider ? new Date(o.createdAt.getTime() + TTL_MS).toISOString() : null,
     paidAt: o.paidAt ? o.paidAt.toISOString() : null,
     createdAt: o.createdAt.toISOString(),
     updatedAt: o.updatedAt.toISOString(),
@@ -58,22 +78,38 @@ export class OrderService {
   constructor(
     private readonly ctx: HubContext,
     private readonly catalogue: Catalogue,
+    private readonly payments: Payments,
   ) {}
 
   async buyTokenPack(userId: string, b: { packId?: string; qty?: number; payMethod: PayChannel }) {
+    const provider = this.payments.forChannel(b.payMethod); // 503 before anything is stored
     const em = this.ctx.em();
     const pack = await this.catalogue.pack(em, b.packId);
     const qty = b.qty ?? 1;
     const o = Object.assign(new Order(), {
       id: newId('ord'), userId, type: 'token_pack', status: 'pending', itemId: pack.id, itemName: pack.name, qty,
-      tokens: pack.tokens * qty, amountCents: pack.priceCents * qty, currency: pack.currency, payMethod: b.payMethod, paymentRef: 'pay_' + randomId(20),
+      tokens: pack.tokens * qty, amountCents: pack.priceCents * qty, currency: pack.currency, payMethod: b.payMethod,
     } satisfies Partial<Order>);
+    return this.startPayment(em, o, provider);
+  }
+
+  /** Asks the provider how to pay (a signed URL, a code to scan), then stores the pending order with it. */
+  private async startPayment(em: EntityManager, o: Order, provider: PaymentProvider) {
+    o.paymentRef = 'pay_' + randomId(20);
+    o.payProvider = provider.name;
+    const start = await provider.start({
+      orderId: o.id, paymentRef: o.paymentRef, amountCents: o.amountCents, currency: o.currency,
+      subject: o.type === 'token_pack' ? `${o.itemName} × ${o.qty}` : `${o.itemName} (${o.cycle})`, expiresAt: new Date(o.createdAt.getTime() + TTL_MS),
+    });
+    o.payUrl = start.payUrl ?? null;
+    o.codeUrl = start.codeUrl ?? null;
     await em.persist(o).flush();
     return orderView(o);
   }
 
   async buyPlan(userId: string, b: { planId: string; cycle: Cycle; payMethod: PayChannel | 'token' }) {
     const em = this.ctx.em();
+    const provider = b.payMethod === 'token' ? undefined : this.payments.forChannel(b.payMethod);
     const plan = await this.catalogue.plan(em, b.planId);
     if (plan.id === FREE_PLAN_ID) throw fail('VALIDATION', 'the free plan needs no order');
     const price = plan.prices[b.cycle];
@@ -81,11 +117,7 @@ export class OrderService {
       id: newId('ord'), userId, type: 'plan', status: 'pending' as OrderStatus, itemId: plan.id, itemName: plan.name, cycle: b.cycle, qty: 1,
       tokens: 0, amountCents: price.cents, currency: plan.currency, payMethod: b.payMethod,
     } satisfies Partial<Order>);
-    if (b.payMethod !== 'token') {
-      o.paymentRef = 'pay_' + randomId(20);
-      await em.persist(o).flush();
-      return orderView(o);
-    }
+    if (provider) return this.startPayment(em, o, provider);
     // Paid from the balance: the order, the ledger entry and the plan change commit together.
     o.tokens = price.tokens;
     o.amountCents = 0;
@@ -101,6 +133,7 @@ export class OrderService {
   }
 
   async list(userId: string, q: { type?: string; status?: OrderStatus; page: number; pageSize: number }) {
+    await expireStale(this.ctx.em(), { userId });
     const where: Record<string, unknown> = { userId };
     if (q.type) where.type = q.type;
     if (q.status) where.status = q.status;
@@ -109,6 +142,7 @@ export class OrderService {
   }
 
   async get(userId: string, id: string) {
+    await expireStale(this.ctx.em(), { id });
     const o = await this.ctx.em().findOne(Order, { id, userId });
     if (!o) throw fail('NOT_FOUND', 'order not found');
     return orderView(o);
@@ -116,7 +150,10 @@ export class OrderService {
 
   async cancel(userId: string, id: string) {
     const em = this.ctx.em();
-    const rows = await em.execute(`update orders set status = 'cancelled', updated_at = now() where id = ? and user_id = ? and status = 'pending' returning id`, [id, userId]);
+    const rows = await em.execute(
+      `update orders set status = 'cancelled', updated_at = now() where id = ? and user_id = ? and status = 'pending' and created_at >= now() - interval '${ORDER_TTL_MINUTES} minutes' returning id`,
+      [id, userId],
+    );
     if (!rows.length) {
       await this.get(userId, id); // 404 when it is not the caller's
       throw fail('CONFLICT', 'only a pending order can be cancelled');
@@ -124,21 +161,58 @@ export class OrderService {
     return this.get(userId, id);
   }
 
-  /** A pending channel order was paid: mark it paid and deliver what it bought, in one transaction. */
+  /**
+   * The administrator's manual override: a pending (or expired) channel order was paid.
+   * Delivers through the same conditional update as a provider's notification.
+   */
   async confirmPayment(id: string, paymentRef?: string) {
     const em = this.ctx.em();
-    await em.transactional(async (tx) => {
-      const o = await tx.findOne(Order, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-      if (!o) throw fail('NOT_FOUND', 'order not found');
-      if (o.status !== 'pending') throw fail('CONFLICT', `order is ${o.status}, not pending`);
-      if (paymentRef !== undefined && paymentRef !== o.paymentRef) throw fail('VALIDATION', 'paymentRef does not match the order');
-      o.status = 'paid';
-      o.paidAt = new Date();
-      await tx.flush();
-      if (o.type === 'token_pack') await applyBalanceChange(tx, o.userId, o.tokens, 'purchase', o.id, `${o.itemName} × ${o.qty}`);
-      else await extendPlan(tx, o.userId, o.itemId, o.cycle!);
+    await expireStale(em, { id });
+    const o = await em.findOne(Order, { id });
+    if (!o) throw fail('NOT_FOUND', 'order not found');
+    if (paymentRef !== undefined && paymentRef !== o.paymentRef) throw fail('VALIDATION', 'paymentRef does not match the order');
+    if (!(await this.deliver(id, null))) {
+      const now = await this.ctx.em().findOneOrFail(Order, { id });
+      throw fail('CONFLICT', `order is ${now.status}, not pending`);
+    }
+    return orderView(await this.ctx.em().findOneOrFail(Order, { id }));
+  }
+
+  /**
+   * A provider's verified notification of a payment. Idempotent: a replayed or
+   * concurrent notification finds the order already paid and delivers nothing.
+   * Returns whether this call delivered. Throws NotifyRefused when the payment
+   * does not belong to one of this provider's orders or its amount differs.
+   */
+  async settle(providerName: string, n: { paymentRef: string; amountCents: number; tradeNo: string }): Promise<boolean> {
+    const o = await this.ctx.em().findOne(Order, { paymentRef: n.paymentRef, payProvider: providerName });
+    if (!o) throw new NotifyRefused('no order of this channel has that out_trade_no');
+    if (o.amountCents !== n.amountCents) {
+      this.ctx.log.error('payment amount differs from the order', { orderId: o.id, provider: providerName, paid: n.amountCents, due: o.amountCents });
+      throw new NotifyRefused('paid amount differs from the order');
+    }
+    const delivered = await this.deliver(o.id, n.tradeNo.slice(0, 128));
+    if (!delivered && o.status === 'cancelled') this.ctx.log.warn('payment for a cancelled order: refund by hand', { orderId: o.id, provider: providerName, tradeNo: n.tradeNo });
+    return delivered;
+  }
+
+  /**
+   * Marks the order paid and delivers what it bought, in one transaction. The
+   * conditional update is the idempotency guard: of concurrent callers, one
+   * changes the row; the others wait on its lock and then match nothing.
+   */
+  private async deliver(id: string, tradeNo: string | null): Promise<boolean> {
+    return this.ctx.em().transactional(async (tx) => {
+      const rows = await tx.execute(
+        `update orders set status = 'paid', paid_at = now(), updated_at = now(), provider_trade_no = coalesce(?, provider_trade_no)
+          where id = ? and ${SETTLEABLE} returning user_id, type, tokens, item_id, item_name, qty, cycle`,
+        [tradeNo, id],
+      );
+      if (!rows.length) return false;
+      const r = rows[0];
+      if (r.type === 'token_pack') await applyBalanceChange(tx, r.user_id, Number(r.tokens), 'purchase', id, `${r.item_name} × ${r.qty}`);
+      else await extendPlan(tx, r.user_id, r.item_id, r.cycle as Cycle);
+      return true;
     });
-    const o = await this.ctx.em().findOneOrFail(Order, { id });
-    return orderView(o);
   }
 }

@@ -24,6 +24,7 @@ import { SessionsAcceptBalanceMigration } from '../sessions/migration-accept-bal
 import { BillingPlanGrantsMigration } from '../billing/migration-plan-grants.js';
 import { HostSettingsLeaseMigration } from '../sessions/migration-settings-lease.js';
 import { LoginPkceMigration } from '../accounts/migration-login-pkce.js';
+import { BillingPaymentsMigration } from '../billing/payments/migration.js';
 
 export const allEntities: EntitySchema<any, any>[] = [...accountEntities, ...hostEntities, ...agentEntities, ...billingEntities, ...modelConfigEntities, ...sessionEntities];
 
@@ -42,6 +43,7 @@ export const allMigrations: MigrationObject[] = [
   { name: '0010f_billing_run_charges', class: BillingRunChargesMigration },
   { name: '0010g_sessions_accept_balance', class: SessionsAcceptBalanceMigration },
   { name: '0010h_login_pkce', class: LoginPkceMigration },
+  { name: '0010i_billing_payments', class: BillingPaymentsMigration },
   { name: '0010j_host_settings_lease', class: HostSettingsLeaseMigration },
   { name: '0010k_billing_plan_grants', class: BillingPlanGrantsMigration },
 ];

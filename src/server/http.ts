@@ -44,6 +44,8 @@ export interface Req<Q = any, B = any> {
   whenDone(cb: () => void): void;
   /** Takes one of the caller's stream slots until the response is over; throws STREAM_LIMIT (429) when none is left. */
   holdStream(): void;
+  /** The body's bytes as received, on `rawBody` routes only (signed notifications are verified over exactly these bytes). */
+  raw?: Buffer;
 }
 
 export interface StreamOptions {
@@ -63,6 +65,8 @@ export interface Route<Q = any, B = any> {
   emptyBody?: unknown;
   /** Overrides the global body limit for this route (bytes). */
   bodyLimit?: number;
+  /** The handler gets the body as `req.raw` (bounded like any body, any Content-Type, not parsed); `body` must be unset. */
+  rawBody?: boolean;
   handler: (req: Req<Q, B> & { principal: Principal }) => Promise<unknown> | unknown;
 }
 
@@ -253,6 +257,7 @@ export class HttpApi {
       r.whenDone(release);
     };
     const req: Req = { method: r.method, path: r.path, params: r.params, query, body, headers: r.headers, ip: r.ip, principal, bearer, signal: r.signal, whenDone: r.whenDone, holdStream };
+    if (route.rawBody) req.raw = r.raw ?? Buffer.alloc(0);
     const hookHeaders = this.hooks.before ? (await this.hooks.before(req, route)) || undefined : undefined;
     const out = await route.handler(req as Req & { principal: Principal });
     if (isDone()) return;
@@ -265,6 +270,8 @@ export class HttpApi {
         return send(reply.status, `{"code":"0","message":"ok","data":${reply.dataJson}}`, withHooks());
       case 'plain':
         return send(reply.status, JSON.stringify(reply.body), withHooks(reply.headers));
+      case 'text':
+        return send(reply.status, reply.body, withHooks(reply.headers), reply.contentType);
       case 'empty':
         return send(reply.status, undefined, withHooks(reply.headers));
       case 'redirect':

@@ -6,6 +6,7 @@ export type Reply =
   | { kind: 'envelope-json'; status: number; dataJson: string }
   | { kind: 'plain'; status: number; body: unknown; headers?: Record<string, string> }
   | { kind: 'empty'; status: number; headers?: Record<string, string> }
+  | { kind: 'text'; status: number; body: string; contentType: string; headers?: Record<string, string> }
   | { kind: 'redirect'; status: number; location: string }
   | { kind: 'stream'; start: (stream: EventStream) => void | Promise<void> };
 
@@ -20,6 +21,8 @@ export const okJson = (dataJson: string) => tag({ kind: 'envelope-json', status:
 /** A body without the envelope (the spec's 202 answers). */
 export const plain = (status: number, body: unknown, headers?: Record<string, string>) => tag({ kind: 'plain', status, body, headers });
 export const noContent = () => tag({ kind: 'empty', status: 204 });
+/** A non-JSON body (a provider's notify acknowledgement, an HTML page). */
+export const text = (status: number, body: string, contentType = 'text/plain; charset=utf-8', headers?: Record<string, string>) => tag({ kind: 'text', status, body, contentType, headers });
 export const redirect = (location: string, status = 302) => tag({ kind: 'redirect', status, location });
 export const stream = (start: (s: EventStream) => void | Promise<void>) => tag({ kind: 'stream', start });
 

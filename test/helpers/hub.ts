@@ -47,8 +47,11 @@ export async function createTestDatabase(): Promise<{ url: string | undefined; d
 export async function startTestHub(overrides: Partial<Config> = {}, env: NodeJS.ProcessEnv = {}): Promise<TestHub> {
   const db = overrides.databaseUrl ? { url: overrides.databaseUrl, drop: async () => {} } : await createTestDatabase();
   const adminKey = overrides.adminApiKey ?? 'ahk_' + randomBytes(24).toString('hex');
+  const loaded = loadConfig({ SECRET_KEY: 'test-secret-' + randomBytes(8).toString('hex'), ...env });
   const config: Config = {
-    ...loadConfig({ SECRET_KEY: 'test-secret-' + randomBytes(8).toString('hex'), ...env }),
+    ...loaded,
+    // Channel orders get the sandbox pay page unless a test configures a channel or passes PAYMENT_SANDBOX=0.
+    payments: { ...loaded.payments, sandbox: env.PAYMENT_SANDBOX !== '0' },
     port: 0,
     dataDir: ':memory:',
     databaseUrl: db.url,
