@@ -41,6 +41,8 @@ export interface Config {
   rateLimitPhoneCodePerHour: number;
   /** `POST /model-configs/test` per account (or IP) per minute. 0 disables. */
   rateLimitModelTestPerMinute: number;
+  /** ai-fill calls per minute per account (a model call each). */
+  rateLimitAiFillPerMinute: number;
   /** Failed credential checks (API key, login token, host credential) per client IP per minute before 429. 0 disables. */
   authFailuresPerIpPerMinute: number;
   /** How long an in-process credential cache entry is trusted without a Bus invalidation (bounds a revocation lost in a Redis outage), ms. */
@@ -156,6 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerIpPerMinute: int(env.RATE_LIMIT_PER_IP_PER_MINUTE, 1200),
     rateLimitPhoneCodePerHour: int(env.RATE_LIMIT_PHONE_CODE_PER_HOUR, 5),
     rateLimitModelTestPerMinute: int(env.RATE_LIMIT_MODEL_TEST_PER_MINUTE, 10),
+    rateLimitAiFillPerMinute: int(env.RATE_LIMIT_AI_FILL_PER_MINUTE, 10),
     authFailuresPerIpPerMinute: int(env.AUTH_FAILURES_PER_IP_PER_MINUTE, 30),
     authCacheTtlMs: Math.max(1000, int(env.AUTH_CACHE_TTL_MS, 30_000)),
     trustProxy: env.TRUST_PROXY === '1',

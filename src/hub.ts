@@ -110,6 +110,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     const modelConfigs = buildModelConfigs(ctx, api, hosts);
     modelConfigs.bindings.onLeaseEnd = (hostId) => void sessions.scheduler.drain(hostId); // runs that waited for a settings write
     onShutdown('model-configs', () => modelConfigs.close());
+    agents.modelDrafter = (userId, text, configId) => modelConfigs.suggest.draft(userId, text, configId);
 
     const app = uws.App();
     // WebSocket endpoints first: the HTTP catch-all below would shadow them.

@@ -248,7 +248,7 @@ test('WeChat Pay: a platform-signed notify with an encrypted resource settles on
   const packNotes = Array.from({ length: 10 }, () => wechatNotify({ out_trade_no: pack.paymentRef, amount: { total: 9000, currency: 'CNY' } }));
   const r = await Promise.all(packNotes.map((x) => postWechat(t, x)));
   assert.ok(r.every((b) => b.status === 204), JSON.stringify(r));
-  assert.equal(await balance(t, u.key), 100000);
+  assert.equal(await balance(t, u.key), 20000 + 100000, 'the pro plan\'s first month of tokens (once), then the pack (once)');
   assert.equal(await entriesFor(t, pack.id), 1);
 });
 

@@ -80,7 +80,7 @@ for (const L of limiters) {
 }
 
 describe('bucket rules', () => {
-  const cfg = { rateLimitPerMinute: 10, rateLimitPerIpPerMinute: 20, rateLimitPhoneCodePerHour: 5, rateLimitModelTestPerMinute: 3, trustProxy: false };
+  const cfg = { rateLimitPerMinute: 10, rateLimitPerIpPerMinute: 20, rateLimitPhoneCodePerHour: 5, rateLimitModelTestPerMinute: 3, rateLimitAiFillPerMinute: 4, trustProxy: false };
   const keyUser = { userId: 'u1', name: 'a', role: 'user' as const, via: 'key' as const, keyId: 'k1' };
   const jwtUser = { userId: 'u1', name: 'a', role: 'user' as const, via: 'jwt' as const };
   const get = { method: 'GET' as const, path: '/api/v1/me' };
@@ -96,6 +96,8 @@ describe('bucket rules', () => {
     assert.deepEqual(phone[2], { key: 'rl:phone-code:user:u1', limit: 5, windowMs: 3_600_000 });
     const mt = bucketsFor(cfg, { method: 'POST', path: '/api/v1/model-configs/test' }, jwtUser, 'ip');
     assert.deepEqual(mt[2], { key: 'rl:model-test:user:u1', limit: 3, windowMs: 60_000 });
+    const fill = bucketsFor(cfg, { method: 'POST', path: '/api/v1/agents/ai-fill' }, keyUser, 'ip');
+    assert.deepEqual(fill[2], { key: 'rl:ai-fill:user:u1', limit: 4, windowMs: 60_000 }, 'ai-fill calls a model: per account');
     assert.equal(bucketsFor({ ...cfg, rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 }, get, keyUser, 'ip').length, 0);
     assert.equal(bucketsFor({ ...cfg, rateLimitModelTestPerMinute: 0 }, { method: 'POST', path: '/api/v1/model-configs/test' }, keyUser, 'ip').length, 2);
   });

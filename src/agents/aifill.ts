@@ -1,7 +1,18 @@
 // `POST /agents/ai-fill`: drafts displayName, name, desc, tags and cat from
-// a short text. Deterministic keyword rules, no model call: the same text
-// always gives the same draft, and the hub needs no model credentials.
+// a short text — through one of the caller's model configurations when one
+// answers (aifill-model.ts; `source: "model"`), else by deterministic keyword
+// rules (`source: "rules"`). It never writes the agent.
 import { slug } from './rules.js';
+import type { ModelDrafter } from './aifill-model.js';
+
+/** The answer: every field present; the model's valid fields over the rules' draft. */
+export async function fillDraft(userId: string, body: { text: string; configId?: string }, model?: ModelDrafter) {
+  const rules = aiFill(body.text);
+  const s = model ? await model(userId, body.text, body.configId) : null;
+  if (!s) return { ...rules, source: 'rules' as const };
+  if (!s.fields) return { ...rules, source: 'rules' as const, reason: s.reason };
+  return { ...rules, ...s.fields, source: 'model' as const, configId: s.configId };
+}
 
 const CATEGORY_WORDS: Array<[string, RegExp]> = [
   ['coding', /\b(code|coding|bug|debug|refactor|test|tests|typescript|javascript|python|rust|golang|java|api|compile|review|git|programm\w*)\b/i],

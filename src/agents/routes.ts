@@ -3,7 +3,7 @@
 import type { HttpApi } from '../server/http.js';
 import { created, noContent } from '../server/reply.js';
 import type { AgentService } from './service.js';
-import { aiFill } from './aifill.js';
+import { fillDraft } from './aifill.js';
 import { AdminListQuery, AgentWrite, AiFillBody, DecideBody, MarketQuery, MineQuery, PageQuery, RejectBody } from './schemas.js';
 
 const A = '/api/v1/agents';
@@ -34,7 +34,7 @@ export function agentRoutes(api: HttpApi, s: AgentService): void {
   api.route({ method: 'GET', path: `${A}/overview`, auth: 'user', handler: (r) => manager.overview(r.principal) });
   api.route({ method: 'GET', path: `${A}/stats/summary`, auth: 'user', handler: (r) => manager.statsSummary(r.principal) });
   api.route({ method: 'GET', path: `${A}/:id/stats`, auth: 'user', handler: (r) => manager.stats(r.principal, r.params.id) });
-  api.route({ method: 'POST', path: `${A}/ai-fill`, auth: 'user', body: AiFillBody, handler: (r) => aiFill(r.body.text) });
+  api.route({ method: 'POST', path: `${A}/ai-fill`, auth: 'user', body: AiFillBody, handler: (r) => fillDraft(r.principal.userId, r.body, s.modelDrafter) });
 
   // ---------- sharing ----------
   api.route({ method: 'GET', path: `${A}/:id/share-link`, auth: 'user', handler: (r) => sharing.shareLink(r.principal, r.params.id) });

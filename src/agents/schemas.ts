@@ -108,4 +108,4 @@ export const PageQuery = compileQuery(Type.Object(Page, { additionalProperties: 
 
 export const RejectBody = compileBody(Type.Object({ reason: Type.String({ minLength: 1, maxLength: 1000 }) }, { additionalProperties: false }));
 export const DecideBody = compileBody(Type.Object({ accept: Type.Boolean() }, { additionalProperties: false }));
-export const AiFillBody = compileBody(Type.Object({ text: Type.String({ minLength: 1, maxLength: 2000 }) }, { additionalProperties: false }));
+export const AiFillBody = compileBody(Type.Object({ text: Type.String({ minLength: 1, maxLength: 2000 }), configId: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })) }, { additionalProperties: false }));

@@ -1,6 +1,7 @@
 // The agents domain, assembled. buildHub constructs one AgentService and
 // hands it to agentRoutes; the HostGateway is optional (hostUp reads false
 // without it) and may also be wired later with setGateway.
+import type { ModelDrafter } from './aifill-model.js';
 import type { HubContext } from '../context.js';
 import type { HostGateway } from '../hosts/gateway.js';
 import { AgentCatalog } from './catalog.js';
@@ -17,6 +18,8 @@ export class AgentService {
   readonly manager: AgentManager;
   readonly review: AgentReview;
   readonly sharing: AgentSharing;
+  /** ai-fill asks a model through this when set (the model-configs domain wires it; hub.ts). */
+  modelDrafter: ModelDrafter | undefined;
 
   constructor(
     private readonly ctx: HubContext,

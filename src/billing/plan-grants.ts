@@ -13,7 +13,7 @@ const PERIOD_SECONDS = 30 * 24 * 3600;
 // The current period of every active paid plan with monthly tokens ($1: one user, or null for all).
 const DUE = `
   select u.id as uid, u.plan_id, u.plan_anchor_at as anchor,
-         floor(extract(epoch from (now() - u.plan_anchor_at)) / ${PERIOD_SECONDS})::int as period,
+         greatest(0, floor(extract(epoch from (now() - u.plan_anchor_at)) / ${PERIOD_SECONDS}))::int as period, -- now() is the transaction's start: an anchor set by a later-started one must not read as period −1
          (p.quotas ->> 'monthlyTokens')::bigint as tokens
     from users u join plans p on p.id = u.plan_id
    where u.plan_anchor_at is not null and u.plan_id <> 'free'

@@ -9,10 +9,13 @@ import { ModelConfigService } from './service.js';
 import { ModelBindings } from './bindings.js';
 import { modelConfigRoutes } from './routes.js';
 import { HostProbe } from './host-probe.js';
+import { ModelSuggest } from './suggest.js';
 
 export interface ModelConfigsModule {
   service: ModelConfigService;
   bindings: ModelBindings;
+  /** ai-fill's model call. */
+  suggest: ModelSuggest;
   close(): Promise<void>;
 }
 
@@ -27,7 +30,7 @@ export function buildModelConfigs(ctx: HubContext, api: HttpApi, hosts: { gatewa
     for (const h of views) h.modelConfig = of.get(h.id) ?? null;
   });
   modelConfigRoutes(api, ctx.config, service, bindings, new HostProbe(ctx, hosts.gateway));
-  return { service, bindings, close: async () => {
+  return { service, bindings, suggest: new ModelSuggest(ctx, service), close: async () => {
       bindings.close();
       await vault.close();
     },

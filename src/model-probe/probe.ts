@@ -29,6 +29,21 @@ const PREVIEW_MAX = 120;
 const ERROR_MAX = 500;
 
 export async function probe(t: ProbeTarget, opts: { timeoutMs: number; egress: EgressPolicy }): Promise<ProbeResult> {
+  const { text: _text, ...result } = await ask(t, PROMPT, 64, opts);
+  return result;
+}
+
+/**
+ * One short exchange with the endpoint (the probe's, with any prompt): the same
+ * egress rule, deadline, auth-mode fallback and failure reasons; `text` is the
+ * whole reply text (bounded by the wire's body cap) when `ok`.
+ */
+export async function ask(
+  t: ProbeTarget,
+  prompt: string,
+  maxTokens: number,
+  opts: { timeoutMs: number; egress: EgressPolicy },
+): Promise<ProbeResult & { text?: string }> {
   const started = Date.now();
   const signal = AbortSignal.timeout(opts.timeoutMs);
   const base = t.baseUrl.replace(/\/+$/, '');
@@ -36,12 +51,12 @@ export async function probe(t: ProbeTarget, opts: { timeoutMs: number; egress: E
   try {
     if (t.apiType === 'openai') {
       const url = new URL(base + '/chat/completions');
-      const body = JSON.stringify({ model: t.modelName, max_tokens: 64, messages: [{ role: 'user', content: PROMPT }] });
+      const body = JSON.stringify({ model: t.modelName, max_tokens: maxTokens, messages: [{ role: 'user', content: prompt }] });
       const r = await postJson(url, { authorization: `Bearer ${t.apiKey}` }, body, { signal, egress: opts.egress });
       return judge(r, completionText, started, scrub);
     }
     const url = new URL(base + '/v1/messages');
-    const body = JSON.stringify({ model: t.modelName, max_tokens: 64, messages: [{ role: 'user', content: PROMPT }] });
+    const body = JSON.stringify({ model: t.modelName, max_tokens: maxTokens, messages: [{ role: 'user', content: prompt }] });
     const common = { 'anthropic-version': '2023-06-01' };
     let authMode: AuthMode = 'bearer';
     let attemptStart = Date.now();
@@ -63,7 +78,7 @@ export async function probe(t: ProbeTarget, opts: { timeoutMs: number; egress: E
   }
 }
 
-function judge(r: WireReply, textOf: (j: any) => string | undefined, started: number, scrub: (s: string) => string): ProbeResult {
+function judge(r: WireReply, textOf: (j: any) => string | undefined, started: number, scrub: (s: string) => string): ProbeResult & { text?: string } {
   const latencyMs = Date.now() - started;
   let json: any;
   try {
@@ -84,7 +99,7 @@ function judge(r: WireReply, textOf: (j: any) => string | undefined, started: nu
   }
   const text = textOf(json)?.trim();
   if (!text) return { ok: false, latencyMs, error: `HTTP ${r.status}: reply has no text content`, reason: 'bad_response' };
-  return { ok: true, latencyMs, replyPreview: preview(text) };
+  return { ok: true, latencyMs, replyPreview: preview(text), text };
 }
 
 /** Messages format: the text blocks of `content`. */

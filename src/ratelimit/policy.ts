@@ -11,12 +11,13 @@ import type { Bucket, BucketState, Limiter } from './limiter.js';
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
-type Limits = Pick<Config, 'rateLimitPerMinute' | 'rateLimitPerIpPerMinute' | 'rateLimitPhoneCodePerHour' | 'rateLimitModelTestPerMinute' | 'trustProxy'>;
+type Limits = Pick<Config, 'rateLimitPerMinute' | 'rateLimitPerIpPerMinute' | 'rateLimitPhoneCodePerHour' | 'rateLimitModelTestPerMinute' | 'rateLimitAiFillPerMinute' | 'trustProxy'>;
 
 /** Endpoints with a tighter limit, counted per account (or per IP when anonymous). */
 const TIGHT: Record<string, { name: string; limit: (c: Limits) => number; windowMs: number }> = {
   'POST /api/v1/me/phone/send-code': { name: 'phone-code', limit: (c) => c.rateLimitPhoneCodePerHour, windowMs: HOUR },
   'POST /api/v1/model-configs/test': { name: 'model-test', limit: (c) => c.rateLimitModelTestPerMinute, windowMs: MINUTE },
+  'POST /api/v1/agents/ai-fill': { name: 'ai-fill', limit: (c) => c.rateLimitAiFillPerMinute, windowMs: MINUTE },
 };
 
 /** The client's address: behind a trusted proxy, the entry the proxy appended to X-Forwarded-For. */
