@@ -99,7 +99,13 @@ async function settle(n: Node, host: WatchedHost) {
   await eventually(async () => {
     host.endAll();
     const r = await n.hub.ctx.em().getConnection().execute(`select count(*)::int as c from session_tasks where host_id = ? and status in ('running', 'queued')`, [host.hostId]);
-    return r[0].c === 0 && host.inSettings === 0;
+    // Quiet also means no settings write of the hub's own in flight or owed: a binding left pending is
+    // re-synced in the background when the host goes idle, and that write would take the lease the
+    // next round's apply expects to get.
+    const [q] = await n.hub.ctx.em().getConnection().execute(
+      `select (select settings_until from hosts where id = ?) as lease, (select count(*)::int from host_model_bindings where host_id = ? and status in ('pending', 'syncing')) as owed`,
+      [host.hostId, host.hostId]);
+    return r[0].c === 0 && host.inSettings === 0 && q.lease === null && q.owed === 0;
   }, 15_000, 20);
 }
 
