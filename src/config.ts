@@ -87,19 +87,19 @@ function channel<K extends string>(env: NodeJS.ProcessEnv, name: string, vars: R
   const got = Object.entries(vars).filter(([, v]) => env[v as string]);
   if (got.length === 0) return undefined;
   const missing = Object.values<string>(vars).filter((v) => !env[v]);
-  if (missing.length) throw new Error(`${name} payment channel is partly configured: set ${missing.join(', ')} too (or none of its variables)`);
+  if (missing.length) throw new ConfigError(`${name} payment channel is partly configured: set ${missing.join(', ')} too (or none of its variables)`);
   return Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, env[v as string]!])) as Record<K, string>;
 }
 
 function loadPayments(env: NodeJS.ProcessEnv): PaymentsConfig {
   const publicUrl = env.PAYMENT_PUBLIC_URL ? env.PAYMENT_PUBLIC_URL.replace(/\/+$/, '') : undefined;
-  if (publicUrl && !/^https?:\/\/[^/]+/i.test(publicUrl)) throw new Error(`PAYMENT_PUBLIC_URL must be an http(s) URL, got ${JSON.stringify(env.PAYMENT_PUBLIC_URL)}`);
+  if (publicUrl && !/^https?:\/\/[^/]+/i.test(publicUrl)) throw new ConfigError(`PAYMENT_PUBLIC_URL must be an http(s) URL, got ${JSON.stringify(env.PAYMENT_PUBLIC_URL)}`);
   const ali = channel(env, 'Alipay', { appId: 'ALIPAY_APP_ID', privateKey: 'ALIPAY_PRIVATE_KEY', alipayPublicKey: 'ALIPAY_PUBLIC_KEY' });
   const wx = channel(env, 'WeChat Pay', {
     mchId: 'WECHAT_PAY_MCH_ID', appId: 'WECHAT_PAY_APP_ID', serialNo: 'WECHAT_PAY_SERIAL_NO', privateKey: 'WECHAT_PAY_PRIVATE_KEY',
     apiV3Key: 'WECHAT_PAY_API_V3_KEY', platformPublicKey: 'WECHAT_PAY_PLATFORM_PUBLIC_KEY',
   });
-  if ((ali || wx) && !publicUrl) throw new Error('PAYMENT_PUBLIC_URL is required when a payment channel is configured (providers post their notifications to it)');
+  if ((ali || wx) && !publicUrl) throw new ConfigError('PAYMENT_PUBLIC_URL is required when a payment channel is configured (providers post their notifications to it)');
   return {
     sandbox: env.PAYMENT_SANDBOX === '1',
     publicUrl,
@@ -108,77 +108,81 @@ function loadPayments(env: NodeJS.ProcessEnv): PaymentsConfig {
   };
 }
 
-function int(v: string | undefined, dflt: number): number {
+/** A configuration mistake: the message names the variable; main.ts prints it and exits 2, no stack trace. */
+export class ConfigError extends Error {}
+
+function int(env: NodeJS.ProcessEnv, name: string, dflt: number): number {
+  const v = env[name];
   if (v === undefined || v === '') return dflt;
   const n = Number(v);
-  if (!Number.isFinite(n)) throw new Error(`expected a number, got ${JSON.stringify(v)}`);
+  if (!Number.isFinite(n)) throw new ConfigError(`${name} must be a number, got ${JSON.stringify(v)}`);
   return n;
 }
 
 function oidcConfig(env: NodeJS.ProcessEnv): Config['oidc'] {
   const retired = ['OIDC_AUTHORIZE_URL', 'OIDC_TOKEN_URL', 'OIDC_USERINFO_URL', 'OIDC_LOGOUT_URL'].filter((k) => env[k]);
   // Refuse to start rather than silently turn the login off for an operator who upgraded.
-  if (retired.length) throw new Error(`${retired.join(', ')}: replaced by OIDC_ISSUER (endpoints come from the provider's discovery document); remove them`);
+  if (retired.length) throw new ConfigError(`${retired.join(', ')}: replaced by OIDC_ISSUER (endpoints come from the provider's discovery document); remove them`);
   if (!env.OIDC_ISSUER) return undefined;
   let u: URL;
   try {
     u = new URL(env.OIDC_ISSUER);
   } catch {
-    throw new Error(`OIDC_ISSUER must be an absolute URL, got ${JSON.stringify(env.OIDC_ISSUER)}`);
+    throw new ConfigError(`OIDC_ISSUER must be an absolute URL, got ${JSON.stringify(env.OIDC_ISSUER)}`);
   }
-  if ((u.protocol !== 'https:' && u.protocol !== 'http:') || u.search || u.hash) throw new Error('OIDC_ISSUER must be an http(s) URL without query or fragment');
+  if ((u.protocol !== 'https:' && u.protocol !== 'http:') || u.search || u.hash) throw new ConfigError('OIDC_ISSUER must be an http(s) URL without query or fragment');
   const missing = ['OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'OIDC_REDIRECT_URI'].filter((k) => !env[k]);
-  if (missing.length) throw new Error(`OIDC_ISSUER is set but ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not`);
+  if (missing.length) throw new ConfigError(`OIDC_ISSUER is set but ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not`);
   return { issuer: env.OIDC_ISSUER, clientId: env.OIDC_CLIENT_ID!, clientSecret: env.OIDC_CLIENT_SECRET!, redirectUri: env.OIDC_REDIRECT_URI! };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const oidc = oidcConfig(env);
   const cfg: Config = {
-    port: int(env.PORT, 8080),
+    port: int(env, 'PORT', 8080),
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || undefined,
-    dbPoolSize: Math.max(1, int(env.DB_POOL_SIZE, 10)),
+    dbPoolSize: Math.max(1, int(env, 'DB_POOL_SIZE', 10)),
     dataDir: resolve(env.DATA_DIR || './data'),
     redisUrl: env.REDIS_URL || undefined,
     secretKey: env.SECRET_KEY || undefined,
     adminApiKey: env.ADMIN_API_KEY || undefined,
-    bodyLimit: int(env.BODY_LIMIT, 1024 * 1024),
-    sseBufferBytes: Math.max(16 * 1024, int(env.SSE_BUFFER_BYTES, 1024 * 1024)),
-    sseMaxStreamsPerAccount: Math.max(0, int(env.SSE_MAX_STREAMS_PER_ACCOUNT, 20)),
+    bodyLimit: int(env, 'BODY_LIMIT', 1024 * 1024),
+    sseBufferBytes: Math.max(16 * 1024, int(env, 'SSE_BUFFER_BYTES', 1024 * 1024)),
+    sseMaxStreamsPerAccount: Math.max(0, int(env, 'SSE_MAX_STREAMS_PER_ACCOUNT', 20)),
     logLevel: (env.LOG_LEVEL as Config['logLevel']) || 'info',
-    jwtTtlSeconds: int(env.JWT_TTL_SECONDS, 900),
-    refreshTtlSeconds: int(env.REFRESH_TTL_SECONDS, 30 * 24 * 3600),
+    jwtTtlSeconds: int(env, 'JWT_TTL_SECONDS', 900),
+    refreshTtlSeconds: int(env, 'REFRESH_TTL_SECONDS', 30 * 24 * 3600),
     oidc,
     smsWebhookUrl: env.SMS_WEBHOOK_URL || undefined,
     chatappWebhookSecret: env.CHATAPP_WEBHOOK_SECRET || undefined,
-    modelTestTimeoutMs: int(env.MODEL_TEST_TIMEOUT_MS, 120_000),
+    modelTestTimeoutMs: int(env, 'MODEL_TEST_TIMEOUT_MS', 120_000),
     modelTestAllowPrivate: env.MODEL_TEST_ALLOW_PRIVATE === '1',
-    rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 600),
-    rateLimitPerIpPerMinute: int(env.RATE_LIMIT_PER_IP_PER_MINUTE, 1200),
-    rateLimitPhoneCodePerHour: int(env.RATE_LIMIT_PHONE_CODE_PER_HOUR, 5),
-    rateLimitModelTestPerMinute: int(env.RATE_LIMIT_MODEL_TEST_PER_MINUTE, 10),
-    rateLimitAiFillPerMinute: int(env.RATE_LIMIT_AI_FILL_PER_MINUTE, 10),
-    authFailuresPerIpPerMinute: int(env.AUTH_FAILURES_PER_IP_PER_MINUTE, 30),
-    authCacheTtlMs: Math.max(1000, int(env.AUTH_CACHE_TTL_MS, 30_000)),
+    rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600),
+    rateLimitPerIpPerMinute: int(env, 'RATE_LIMIT_PER_IP_PER_MINUTE', 1200),
+    rateLimitPhoneCodePerHour: int(env, 'RATE_LIMIT_PHONE_CODE_PER_HOUR', 5),
+    rateLimitModelTestPerMinute: int(env, 'RATE_LIMIT_MODEL_TEST_PER_MINUTE', 10),
+    rateLimitAiFillPerMinute: int(env, 'RATE_LIMIT_AI_FILL_PER_MINUTE', 10),
+    authFailuresPerIpPerMinute: int(env, 'AUTH_FAILURES_PER_IP_PER_MINUTE', 30),
+    authCacheTtlMs: Math.max(1000, int(env, 'AUTH_CACHE_TTL_MS', 30_000)),
     trustProxy: env.TRUST_PROXY === '1',
     redisPrefix: env.REDIS_PREFIX ?? 'ah:',
-    shutdownTimeoutMs: int(env.SHUTDOWN_TIMEOUT_MS, 10_000),
-    hostHeartbeatTimeoutMs: int(env.HOST_HEARTBEAT_TIMEOUT_MS, 15_000),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000),
+    hostHeartbeatTimeoutMs: int(env, 'HOST_HEARTBEAT_TIMEOUT_MS', 15_000),
     nodeId: env.NODE_ID || `node-${process.pid}`,
-    starterTokens: int(env.STARTER_TOKENS, 10_000),
-    ownerShare: int(env.OWNER_SHARE, 0.2),
+    starterTokens: int(env, 'STARTER_TOKENS', 10_000),
+    ownerShare: int(env, 'OWNER_SHARE', 0.2),
     planQuotas: env.PLAN_QUOTAS !== 'off',
-    planGrantSweepMs: int(env.PLAN_GRANT_SWEEP_MS, 5 * 60_000),
-    hostFramesPerSecond: Math.max(1, int(env.HOST_FRAMES_PER_SECOND, 2000)),
-    runOutputMaxBytes: Math.max(64 * 1024, int(env.RUN_OUTPUT_MAX_BYTES, 8 * 1024 * 1024)),
+    planGrantSweepMs: int(env, 'PLAN_GRANT_SWEEP_MS', 5 * 60_000),
+    hostFramesPerSecond: Math.max(1, int(env, 'HOST_FRAMES_PER_SECOND', 2000)),
+    runOutputMaxBytes: Math.max(64 * 1024, int(env, 'RUN_OUTPUT_MAX_BYTES', 8 * 1024 * 1024)),
     payments: loadPayments(env),
   };
-  if (env.PLAN_QUOTAS !== undefined && env.PLAN_QUOTAS !== '' && env.PLAN_QUOTAS !== 'on' && env.PLAN_QUOTAS !== 'off') throw new Error(`PLAN_QUOTAS must be on or off, got ${JSON.stringify(env.PLAN_QUOTAS)}`);
-  if (!Number.isSafeInteger(cfg.starterTokens) || cfg.starterTokens < 0) throw new Error(`STARTER_TOKENS must be a whole number ≥ 0, got ${JSON.stringify(env.STARTER_TOKENS)}`);
-  if (!(cfg.ownerShare >= 0 && cfg.ownerShare <= 1)) throw new Error(`OWNER_SHARE must be a number from 0 to 1, got ${JSON.stringify(env.OWNER_SHARE)}`);
+  if (env.PLAN_QUOTAS !== undefined && env.PLAN_QUOTAS !== '' && env.PLAN_QUOTAS !== 'on' && env.PLAN_QUOTAS !== 'off') throw new ConfigError(`PLAN_QUOTAS must be on or off, got ${JSON.stringify(env.PLAN_QUOTAS)}`);
+  if (!Number.isSafeInteger(cfg.starterTokens) || cfg.starterTokens < 0) throw new ConfigError(`STARTER_TOKENS must be a whole number ≥ 0, got ${JSON.stringify(env.STARTER_TOKENS)}`);
+  if (!(cfg.ownerShare >= 0 && cfg.ownerShare <= 1)) throw new ConfigError(`OWNER_SHARE must be a number from 0 to 1, got ${JSON.stringify(env.OWNER_SHARE)}`);
   if (cfg.databaseUrl && !cfg.secretKey) {
-    throw new Error('SECRET_KEY is required when DATABASE_URL is set (several nodes must share one key)');
+    throw new ConfigError('SECRET_KEY is required when DATABASE_URL is set (several nodes must share one key)');
   }
   return cfg;
 }

@@ -1,9 +1,17 @@
 // Reads configuration, builds the hub, wires signals. Nothing else.
-import { loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { buildHub } from './hub.js';
 import { createLogger } from './log.js';
 
-const config = loadConfig();
+let config: Config;
+try {
+  config = loadConfig();
+} catch (e) {
+  // A configuration mistake is the operator's to fix: the variable and what was wrong, exit 2, no stack trace.
+  if (!(e instanceof ConfigError)) throw e;
+  process.stderr.write(`agent-hub: configuration error: ${e.message}\n`);
+  process.exit(2);
+}
 const log = createLogger(config.logLevel, { node: config.nodeId });
 try {
   const hub = await buildHub(config, { log });
