@@ -35,7 +35,14 @@ export function loadPairing(env = process.env): Pairing | undefined {
   } catch {
     return undefined;
   }
-  const p = JSON.parse(text) as Pairing;
-  if (typeof p.hub !== 'string' || typeof p.credential !== 'string' || typeof p.hostId !== 'string') throw new Error(`${credentialPath(env)} is not a pairing file`);
+  // A damaged file is named, so its owner knows what to delete or restore (then pair again).
+  const bad = (why: string) => new Error(`${credentialPath(env)} is not a pairing file (${why}); remove it and pair again`);
+  let p: Pairing;
+  try {
+    p = JSON.parse(text) as Pairing;
+  } catch {
+    throw bad('not valid JSON');
+  }
+  if (!p || typeof p !== 'object' || typeof p.hub !== 'string' || typeof p.credential !== 'string' || typeof p.hostId !== 'string') throw bad('fields missing');
   return p;
 }
