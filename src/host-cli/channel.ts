@@ -18,6 +18,9 @@ export interface ChannelOptions {
   running: () => string[];
   onFrame: (f: HubToHost, channel: Channel) => void;
   status: (line: string) => void;
+  /** The channel came up (after welcome) or went down (with why). */
+  onUp?: (hostId: string) => void;
+  onDown?: (why: string) => void;
 }
 
 const BACKOFF_BASE_MS = 500;
@@ -37,6 +40,7 @@ export class Channel {
   private ready = false;
   private stopped = false;
   private outbox: HostToHub[] = [];
+  private readonly pongWaiters = new Map<number, () => void>();
   private finished!: (reason: { code: number; message: string }) => void;
   /** Resolves when the channel stops for good (stop(), or a close code that says not to reconnect). */
   readonly done = new Promise<{ code: number; message: string }>((r) => (this.finished = r));
@@ -44,7 +48,29 @@ export class Channel {
   constructor(private readonly opts: ChannelOptions) {}
 
   start(): void {
+    this.opts.status(`connecting to ${this.opts.hub} …`);
     this.connect();
+  }
+
+  /**
+   * Resolves true once every frame sent so far has reached the hub: the outbox is empty and a
+   * ping sent after them is answered (the hub handles a channel's frames in order). False when
+   * that did not happen within `timeoutMs` (the hub unreachable).
+   */
+  async flushed(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.stopped && Date.now() < deadline) {
+      if (this.ready && !this.outbox.length && this.ws?.readyState === WebSocket.OPEN) {
+        const id = ++this.pingId;
+        const answered = await new Promise<boolean>((res) => {
+          const timer = setTimeout(() => (this.pongWaiters.delete(id), res(false)), Math.max(0, Math.min(2000, deadline - Date.now())));
+          this.pongWaiters.set(id, () => (clearTimeout(timer), res(true)));
+          this.send({ t: 'ping', id, ts: Date.now() });
+        });
+        if (answered) return true;
+      } else await new Promise((r) => setTimeout(r, 50));
+    }
+    return false;
   }
 
   /** Sends now, or keeps the frame until the next welcome. */
@@ -68,6 +94,7 @@ export class Channel {
     this.ws = ws;
     this.ready = false;
     let refused: number | undefined;
+    let netError: string | undefined;
     ws.on('unexpected-response', (_req, res) => {
       refused = res.statusCode;
       res.resume();
@@ -78,19 +105,22 @@ export class Channel {
       ws.send(encodeFrame({ t: 'hello', v: PROTOCOL_VERSION, cli: CLI_VERSION, name: this.opts.name, capacity: this.opts.capacity, engines: this.opts.engines(), running: this.opts.running() }));
     });
     ws.on('message', (data: Buffer) => this.receive(data));
-    ws.on('error', () => {}); // 'close' follows and decides
+    // 'close' follows and decides; the error (ECONNREFUSED 127.0.0.1:8080, ENOTFOUND…) says why.
+    ws.on('error', (e) => void (netError ??= e.message));
     ws.on('close', (code, reason) => {
       clearInterval(this.pingTimer);
       const wasReady = this.ready;
       this.ready = false;
       if (this.stopped || this.ws !== ws) return;
+      this.opts.onDown?.(refused ? `HTTP ${refused}` : netError ?? `closed ${code}`);
       if (refused === 401) return this.end(4401, 'the hub refused the credential (host deleted or revoked); pair again');
       const info = closeCodeInfo(code);
       if (!info.reconnect) return this.end(code, `${info.reason} (${code})${PAIR_AGAIN.has(code) ? '; pair again' : ''}`);
       if (wasReady) this.attempt = 0;
       const delay = this.backoff();
-      const why = refused ? `HTTP ${refused}` : `${code}${reason.length ? ' ' + reason.toString() : info.reason ? ' ' + info.reason : ''}`;
-      this.opts.status(`disconnected from ${this.opts.hub} (${why}); reconnecting in ${(delay / 1000).toFixed(1)}s`);
+      const closed = `${code}${reason.length ? ' ' + reason.toString() : info.reason ? ' ' + info.reason : ''}`;
+      const why = refused ? `HTTP ${refused}` : !netError ? closed : wasReady ? `${closed}: ${netError}` : netError;
+      this.opts.status(`${wasReady ? 'disconnected from' : 'could not connect to'} ${this.opts.hub} (${why}); reconnecting in ${(delay / 1000).toFixed(1)}s`);
       this.retryTimer = setTimeout(() => this.connect(), delay);
     });
   }
@@ -118,6 +148,8 @@ export class Channel {
       case 'ping':
         return this.send({ t: 'pong', id: f.id, ts: f.ts });
       case 'pong':
+        this.pongWaiters.get(f.id)?.();
+        this.pongWaiters.delete(f.id);
         return;
       default:
         this.opts.onFrame(f, this);
@@ -140,6 +172,7 @@ export class Channel {
     this.attempt = 0;
     const engines = this.opts.engines().map((e) => e.id).join(', ') || 'no engines';
     this.opts.status(`connected to ${this.opts.hub} as ${hostId} (${engines}; capacity ${this.opts.capacity})`);
+    this.opts.onUp?.(hostId);
     for (const f of this.outbox.splice(0)) this.send(f);
     clearInterval(this.pingTimer);
     this.pingTimer = setInterval(() => {

@@ -1,7 +1,7 @@
 // What the host does with each frame from the hub: one handler per type.
 // Runs go to the runner, settings to the settings writer, directory listings
 // to dirs.ts, connectivity tests to the shared probe; every request is answered with a `reply` carrying its id.
-import type { FrameOf, HubToHost, Engine } from '../../host-protocol/frames.js';
+import type { FrameOf, HubToHost, HostToHub, Engine } from '../../host-protocol/frames.js';
 import { ReplyCodes } from '../../host-protocol/frames.js';
 import type { Channel } from './channel.js';
 import { startRun, type RunHandle } from './runner.js';
@@ -9,6 +9,7 @@ import { applySettings } from './settings.js';
 import { listDirs, DirsError } from './dirs.js';
 import { detectEngines } from './engines.js';
 import { probe } from '../model-probe/index.js';
+import type { Activity } from './activity.js';
 
 export interface HostState {
   workRoot: string;
@@ -16,17 +17,27 @@ export interface HostState {
   claudeBin: string | undefined;
   engines: Engine[];
   runs: Map<string, RunHandle>;
+  /** Prints and records what happens (main.ts); absent in tests that drive handlers alone. */
+  activity?: Activity;
+  /** Set on SIGINT/SIGTERM: new runs are refused while the running ones end. */
+  stopping?: boolean;
 }
 
 type Handler<T extends HubToHost['t']> = (f: FrameOf<HubToHost, T>, ch: Channel, s: HostState) => void | Promise<void>;
 
 const runStart: Handler<'run.start'> = (f, ch, s) => {
-  const fail = (code: string, message: string) => ch.send({ t: 'run.end', runId: f.runId, ok: false, error: { code, message } });
   if (s.runs.has(f.runId)) return; // a repeated dispatch of a run already going
+  const emit = (out: HostToHub) => {
+    if (out.t === 'run.end') s.activity?.runEnded(out);
+    ch.send(out);
+  };
+  const fail = (code: string, message: string) => emit({ t: 'run.end', runId: f.runId, ok: false, error: { code, message } });
+  s.activity?.runStarted(f);
+  if (s.stopping) return fail('ENGINE_UNAVAILABLE', 'the host is shutting down');
   if (f.engine !== 'claude-code' || !s.claudeBin) return fail('ENGINE_UNAVAILABLE', `engine ${f.engine} is not available on this host`);
   let handle: RunHandle;
   try {
-    handle = startRun(f, { workRoot: s.workRoot, claudeBin: s.claudeBin }, (out) => ch.send(out));
+    handle = startRun(f, { workRoot: s.workRoot, claudeBin: s.claudeBin }, emit);
   } catch (e) {
     return fail('ENGINE_FAILED', (e as Error).message);
   }
@@ -46,8 +57,10 @@ const runAbort: Handler<'run.abort'> = async (f, ch, s) => {
 const settingsApply: Handler<'settings.apply'> = async (f, ch, s) => {
   try {
     const data = await applySettings(f.engine, f.config, { claudeConfigDir: s.claudeConfigDir });
+    s.activity?.settings(f.engine, data);
     ch.send({ t: 'reply', id: f.id, ok: true, data });
   } catch (e) {
+    s.activity?.settings(f.engine, e as Error);
     ch.send({ t: 'reply', id: f.id, ok: false, code: ReplyCodes.FAILED, error: (e as Error).message.slice(0, 4000) });
   }
 };

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // agent-host: pairs this machine with an Agent Hub and holds its channel.
 //   agent-host pair --hub URL --key PAIRKEY [--name NAME]
-//   agent-host run [--work-root DIR] [--capacity N] [--hub URL --pair-key KEY [--name NAME]]
+//   agent-host run [--work-root DIR] [--capacity N] [--verbose] [--hub URL --pair-key KEY [--name NAME]]
+//   agent-host status
 import { parseArgs } from 'node:util';
 import { hostname, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -12,6 +13,11 @@ import { detectEngines } from './engines.js';
 import { Channel } from './channel.js';
 import { handleFrame, type HostState } from './handlers.js';
 import { CLI_VERSION } from './version.js';
+import { Activity } from './activity.js';
+import { readLiveStatus, removeStatus } from './status-file.js';
+
+/** How long Ctrl-C / SIGTERM waits for the aborted runs' run.end to reach the hub. */
+const STOP_WAIT_MS = 10_000;
 
 const HELP: Record<string, string> = {
   main: `agent-host ${CLI_VERSION}: connects this machine to an Agent Hub so its agents run here.
@@ -20,6 +26,7 @@ Usage:
   agent-host pair --hub URL --key PAIRKEY [--name NAME]   pair once with a key from POST /api/v1/hosts/pair-key
   agent-host run [--work-root DIR] [--capacity N]         hold the channel (reconnects by itself)
   agent-host run --hub URL --pair-key KEY [...]           pair and run in one step
+  agent-host status                                       the pairing, whether run is connected, runs in progress
   agent-host <command> --help                             help for one command
 
 Environment:
@@ -36,16 +43,26 @@ this host's credential, stored in $AGENT_HOST_HOME/credential.json (mode 0600).
   --key PAIRKEY  the pair key
   --name NAME    how the host is listed (default: this machine's hostname)
 `,
-  run: `agent-host run [--work-root DIR] [--capacity N] [--hub URL --pair-key KEY [--name NAME]]
+  run: `agent-host run [--work-root DIR] [--capacity N] [--verbose] [--hub URL --pair-key KEY [--name NAME]]
 
 Holds the channel to the hub, runs the agents' turns, and reconnects with backoff.
-Prints one line on every connect and disconnect.
+Prints one line per event: connecting, connected, disconnected (with the network error),
+a run started or ended (session, duration, outcome), settings applied or reverted.
+Ctrl-C (or SIGTERM) aborts the runs in progress, waits up to ${STOP_WAIT_MS / 1000}s for their end to
+reach the hub, then exits; a second Ctrl-C exits at once.
 
   --work-root DIR   agents work in directories under DIR; nothing outside it is listed (default: current directory)
   --capacity N      runs at the same time (default 1)
   --hub URL         with --pair-key: pair first (otherwise the stored hub is used)
   --pair-key KEY    pair with this key before running
   --name NAME       host name when pairing (default: hostname)
+  --verbose         also print each run's prompt (first 200 characters)
+`,
+  status: `agent-host status
+
+Shows the pairing (hub, host id, credential file), whether agent-host run is running
+and connected, and the runs in progress (read from $AGENT_HOST_HOME/status.json,
+which run keeps up to date). Exits 1 when not paired.
 `,
 };
 
@@ -70,7 +87,7 @@ async function cmdPair(argv: string[]): Promise<number> {
 }
 
 async function cmdRun(argv: string[]): Promise<number> {
-  const v = parse(argv, { 'work-root': { type: 'string' }, capacity: { type: 'string' }, hub: { type: 'string' }, 'pair-key': { type: 'string' }, name: { type: 'string' } });
+  const v = parse(argv, { 'work-root': { type: 'string' }, capacity: { type: 'string' }, hub: { type: 'string' }, 'pair-key': { type: 'string' }, name: { type: 'string' }, verbose: { type: 'boolean' } });
   if (v.help) return void process.stdout.write(HELP.run), 0;
   const capacity = v.capacity === undefined ? 1 : Number(v.capacity);
   if (!Number.isInteger(capacity) || capacity < 1 || capacity > 1000) throw new UsageError('--capacity must be an integer from 1 to 1000');
@@ -98,6 +115,8 @@ async function cmdRun(argv: string[]): Promise<number> {
     runs: new Map(),
   };
   if (!state.claudeBin) out('no claude executable found (CLAUDE_BIN or PATH): no engine to offer');
+  state.activity = new Activity({ hub: pairing.hub, name: pairing.name, verbose: v.verbose === true, out });
+  process.once('exit', () => removeStatus());
   const channel = new Channel({
     hub: pairing.hub,
     credential: pairing.credential,
@@ -107,16 +126,59 @@ async function cmdRun(argv: string[]): Promise<number> {
     running: () => [...state.runs.keys()],
     onFrame: (f, ch) => handleFrame(f, ch, state),
     status: out,
+    onUp: (hostId) => state.activity?.connected(hostId),
+    onDown: (why) => state.activity?.disconnected(why),
   });
-  const stop = () => {
-    for (const r of state.runs.values()) r.abort();
-    channel.stop();
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', () => void stop(state, channel));
+  process.on('SIGTERM', () => void stop(state, channel));
   channel.start();
   const end = await channel.done;
   return end.code === 0 ? 0 : 1;
+}
+
+/**
+ * First signal: abort the runs, wait (bounded) until their run.end reached the hub, so the
+ * turns read `aborted` with their partial output rather than HOST_DISCONNECTED; then close.
+ * A second signal exits at once.
+ */
+async function stop(state: HostState, channel: Channel): Promise<void> {
+  if (state.stopping) {
+    out('forced exit');
+    process.exit(130);
+  }
+  state.stopping = true;
+  const runs = [...state.runs.values()];
+  if (!runs.length) return channel.stop();
+  out(`stopping: waiting for ${runs.length} run${runs.length === 1 ? '' : 's'} to end — press Ctrl-C again to force`);
+  const deadline = Date.now() + STOP_WAIT_MS;
+  for (const r of runs) r.abort();
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all(runs.map((r) => r.done)), new Promise((r) => (timer = setTimeout(r, STOP_WAIT_MS)))]);
+  clearTimeout(timer);
+  const delivered = await channel.flushed(deadline - Date.now());
+  if (state.runs.size || !delivered) process.stderr.write(`agent-host: stopped after ${STOP_WAIT_MS / 1000}s; the hub may not have heard the end of every run\n`);
+  channel.stop();
+}
+
+function cmdStatus(argv: string[]): number {
+  const v = parse(argv, {});
+  if (v.help) return void process.stdout.write(HELP.status), 0;
+  const pairing = loadPairing();
+  if (!pairing) {
+    out(`not paired (no ${credentialPath()}); run agent-host pair first`);
+    return 1;
+  }
+  const lines = [`paired with ${pairing.hub} as ${pairing.hostId} (${pairing.name})`, `credential: ${credentialPath()}`];
+  const s = readLiveStatus();
+  if (!s) lines.push('run: not running');
+  else {
+    const since = ` since ${s.since}`;
+    lines.push(`run: running (pid ${s.pid}), ${s.connected ? `connected to ${s.hub}${since}` : `not connected to ${s.hub}${since}${s.lastError ? ` (${s.lastError})` : ''}`}`);
+    lines.push(`runs in progress: ${s.runs.length}`);
+    for (const r of s.runs) lines.push(`  run ${r.runId} (session ${r.sessionId}, for ${((Date.now() - Date.parse(r.startedAt)) / 1000).toFixed(0)}s)`);
+  }
+  for (const l of lines) out(l);
+  return 0;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -128,6 +190,7 @@ async function main(argv: string[]): Promise<number> {
   if (cmd === '--version') return void out(CLI_VERSION), 0;
   if (cmd === 'pair') return cmdPair(rest);
   if (cmd === 'run') return cmdRun(rest);
+  if (cmd === 'status') return cmdStatus(rest);
   throw new UsageError(`unknown command ${JSON.stringify(cmd)}`);
 }
 
