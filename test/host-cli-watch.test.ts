@@ -24,6 +24,8 @@ mkdirSync(join(workRoot, 'proj'), { recursive: true });
 const home = join(dir, 'home');
 const logFile = join(dir, 'claude.log');
 const S = '/api/v1/sessions';
+const claudeDir = join(dir, 'claude-config');
+mkdirSync(claudeDir, { recursive: true });
 
 let t: TestHub;
 let host: AgentHostProcess;
@@ -48,7 +50,7 @@ before(async () => {
   user = await t.user();
   const pk = await t.api('POST', '/api/v1/hosts/pair-key', { token: user.key });
   host = spawnAgentHost(['run', '--hub', t.url, '--pair-key', pk.body.data.pairKey, '--work-root', workRoot, '--name', 'watched'], {
-    AGENT_HOST_HOME: home, CLAUDE_BIN: FAKE, FAKE_CLAUDE_LOG: logFile,
+    AGENT_HOST_HOME: home, CLAUDE_BIN: FAKE, FAKE_CLAUDE_LOG: logFile, CLAUDE_CONFIG_DIR: claudeDir,
   });
   hostId = (await host.waitFor(/connected to \S+ as hst_\w+/)).match(/hst_\w+/)![0];
   const a = await eventually(async () => {
@@ -85,6 +87,17 @@ test('a run prints its start and its end (session, duration, outcome), never the
   await host.waitFor(new RegExp(`run ${runId} completed \\(session ${a.sessionId}, \\d+\\.\\ds\\)`));
   assert.ok(!host.output().includes(secret), 'the prompt text is not printed without --verbose');
   assert.ok(!host.output().includes('echo:'), 'nor the answer');
+});
+
+test('settings applied and reverted: one line each, never the values', async () => {
+  const api = (method: string, path: string, body?: unknown) => t.api(method, path, { token: user.key, body });
+  const apiKey = 'sk-watch-000011112222';
+  const c = (await api('POST', '/api/v1/model-configs', { name: 'W', apiType: 'anthropic', baseUrl: 'https://w.example', apiKey, modelName: 'model-w' })).body.data;
+  assert.equal((await api('POST', `/api/v1/hosts/${hostId}/model-config`, { configId: c.id })).status, 200);
+  await host.waitFor(/settings for claude-code applied/);
+  assert.equal((await api('POST', `/api/v1/hosts/${hostId}/model-config`, { configId: null })).status, 200);
+  await host.waitFor(/settings for claude-code reverted to the default/);
+  assert.ok(!host.output().includes(apiKey) && !host.output().includes('w.example'), 'no setting is printed');
 });
 
 test('`agent-host status` while running: pairing, connected, the run in progress; never the credential', async () => {
