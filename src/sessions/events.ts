@@ -241,17 +241,18 @@ export class Feed {
         s.end();
         resolve();
       };
-      const write = (n: number, event: SessionEventName, frame: string, sessionId: string, id: string) => {
-        if (ended || n <= last) return;
+      const write = (n: number, event: SessionEventName, frame: string, sessionId: string, id: string): boolean => {
+        if (ended || n <= last) return false;
         last = n;
         s.sendRaw(frame);
         if (event === 'accepted' && opts.afterAccepted) s.send('snapshot', { ...opts.afterAccepted(), sessionId }, id);
         if (event === 'run.completed' || event === 'run.error') finish();
+        return true;
       };
       const live = (e: SessionEvent) => {
         if (e.runId !== runId) return;
-        write(Number(e.id.slice(e.id.lastIndexOf(':') + 1)), e.event, frameOf(e), e.data.sessionId, e.id);
-        if (e.at !== undefined && this.latency) this.latency.observe(Math.max(0, Date.now() - e.at) / 1000);
+        const sent = write(Number(e.id.slice(e.id.lastIndexOf(':') + 1)), e.event, frameOf(e), e.data.sessionId, e.id);
+        if (sent && e.at !== undefined && this.latency) this.latency.observe(Math.max(0, Date.now() - e.at) / 1000);
       };
       s.onClose(finish);
       for (const r of opts.before ?? []) write(r.n, r.event, r.frame, this.sessionId, `${runId}:${r.n}`);
