@@ -15,7 +15,7 @@ export interface MetricSources {
   streamsOpen?(): number;
   /** Connections of the database pool in use / free / waited for. */
   pool?(): { used: number; free: number; pending: number } | undefined;
-  /** One Redis round trip (seconds); undefined on the in-process bus. */
+  /** One Redis round trip (seconds); unset on the in-process bus. */
   redisPing?(): Promise<number> | undefined;
 }
 
@@ -72,11 +72,10 @@ export class HubMetrics {
         this.labels('free').set(p.free);
         this.labels('pending').set(p.pending);
       } });
-    new Gauge({ name: 'hub_redis_roundtrip_seconds', help: 'One Redis PING measured at scrape time (absent on the in-process bus)', registers: reg,
+    new Gauge({ name: 'hub_redis_roundtrip_seconds', help: 'One Redis PING measured at scrape time (0 on the in-process bus or when Redis does not answer)', registers: reg,
       async collect() {
         const s = await Promise.resolve(src().redisPing?.()).catch(() => undefined);
-        if (s === undefined) this.reset();
-        else this.set(s);
+        this.set(s ?? 0);
       } });
   }
 
