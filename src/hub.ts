@@ -38,7 +38,7 @@ import { buildSessions } from './sessions/index.js';
 import { HubMetrics } from './metrics/metrics.js';
 import { countedBus } from './metrics/bus.js';
 import { metricsRoute } from './metrics/route.js';
-import { poolOf, queueDepth } from './metrics/sources.js';
+import { poolOf, queueDepth, timedPing } from './metrics/sources.js';
 
 export interface Hub {
   port: number;
@@ -125,11 +125,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
       queueDepth: () => queueDepth(ctx),
       streamsOpen: () => api.streamsOpen,
       pool: () => poolOf(db.orm),
-      redisPing: bus instanceof RedisBus ? async () => {
-        const t0 = performance.now();
-        await bus.client.ping();
-        return (performance.now() - t0) / 1000;
-      } : undefined,
+      redisPing: bus instanceof RedisBus ? () => timedPing(() => bus.client.ping()) : undefined,
     };
 
     const app = uws.App();
