@@ -29,6 +29,8 @@ export interface Config {
   smsWebhookUrl?: string;
   /** Shared secret the chat-platform bot sends to POST /api/v1/chatapp/confirm; unset → 503. */
   chatappWebhookSecret?: string;
+  /** When set, GET /metrics wants `Authorization: Bearer <it>`; unset, /metrics is open. */
+  metricsToken?: string;
   /** Model connectivity test: request timeout and private-network egress rule. */
   modelTestTimeoutMs: number;
   /** Loopback and private endpoints allowed in the hub-side connectivity test (metadata never). */
@@ -156,6 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oidc,
     smsWebhookUrl: env.SMS_WEBHOOK_URL || undefined,
     chatappWebhookSecret: env.CHATAPP_WEBHOOK_SECRET || undefined,
+    metricsToken: env.METRICS_TOKEN || undefined,
     modelTestTimeoutMs: int(env, 'MODEL_TEST_TIMEOUT_MS', 120_000),
     modelTestAllowPrivate: env.MODEL_TEST_ALLOW_PRIVATE === '1',
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600),

@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import type { Bus } from './bus/bus.js';
 import type { Secrets } from './secrets.js';
+import type { HubMetrics } from './metrics/metrics.js';
 
 export interface HubContext {
   config: Config;
@@ -11,6 +12,8 @@ export interface HubContext {
   orm: MikroORM;
   bus: Bus;
   secrets: Secrets;
+  /** This hub's metrics registry (one per hub). */
+  metrics: HubMetrics;
   /** A fresh EntityManager for one unit of work. */
   em(): ReturnType<MikroORM['em']['fork']>;
 }

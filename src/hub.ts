@@ -35,6 +35,10 @@ import { buildModelConfigs } from './model-configs/index.js';
 import { AgentService } from './agents/service.js';
 import { agentRoutes } from './agents/routes.js';
 import { buildSessions } from './sessions/index.js';
+import { HubMetrics } from './metrics/metrics.js';
+import { countedBus } from './metrics/bus.js';
+import { metricsRoute } from './metrics/route.js';
+import { poolOf, queueDepth, timedPing } from './metrics/sources.js';
 
 export interface Hub {
   port: number;
@@ -69,9 +73,11 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     const secrets = loadSecrets(config);
     const db = await openDatabase(config, log);
     onShutdown('database', () => db.close());
+    const metrics = new HubMetrics();
     const bus: Bus = config.redisUrl ? await RedisBus.connect(config.redisUrl, { prefix: config.redisPrefix, log }) : new LocalBus();
     onShutdown('bus', () => bus.close());
-    const ctx: HubContext = { config, log, orm: db.orm, bus, secrets, em: () => db.orm.em.fork() };
+    // Domains publish and subscribe through the counting decorator; the transport itself is used below only for its Redis client.
+    const ctx: HubContext = { config, log, orm: db.orm, bus: countedBus(bus, metrics), secrets, metrics, em: () => db.orm.em.fork() };
 
     const authenticator = new Authenticator(ctx);
     onShutdown('authenticator', () => authenticator.close());
@@ -83,12 +89,13 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     const failedAuth = new FailedAuth(limits.limiter, config);
     const drain = new Drain();
     const api = new HttpApi(
-      { authenticate: (t, from) => failedAuth.guard(from, () => authenticator.authenticate(t)), before: (r, route) => limits.check(r, route), streamOpened: (s) => drain.track(s) },
+      { authenticate: (t, from) => failedAuth.guard(from, () => authenticator.authenticate(t)), before: (r, route) => limits.check(r, route), streamOpened: (s) => drain.track(s), answered: (r, m, s, sec) => metrics.request(r, m, s, sec) },
       log,
       config.bodyLimit,
       { bufferBytes: config.sseBufferBytes, maxPerAccount: config.sseMaxStreamsPerAccount },
     );
     healthRoutes(api, ctx, () => drain.draining);
+    metricsRoute(api, metrics, config.metricsToken);
     accountRoutes(api, accounts);
     const accountFlows = buildAccountFlows(ctx, api, authenticator);
     buildBilling(ctx, api, (userId, verifyToken) => accountFlows.phone.stepUp(userId, verifyToken));
@@ -111,6 +118,15 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     modelConfigs.bindings.onLeaseEnd = (hostId) => void sessions.scheduler.drain(hostId); // runs that waited for a settings write
     onShutdown('model-configs', () => modelConfigs.close());
     agents.modelDrafter = (userId, text, configId) => modelConfigs.suggest.draft(userId, text, configId);
+
+    metrics.sources = {
+      hosts: () => hosts.gateway.counts(),
+      runsRunning: () => sessions.runs.running,
+      queueDepth: () => queueDepth(ctx),
+      streamsOpen: () => api.streamsOpen,
+      pool: () => poolOf(db.orm),
+      redisPing: bus instanceof RedisBus ? () => timedPing(() => bus.client.ping()) : undefined,
+    };
 
     const app = uws.App();
     // WebSocket endpoints first: the HTTP catch-all below would shadow them.

@@ -298,6 +298,20 @@ export class HostChannels implements HostGateway, ChannelOwner {
     return this.local.size;
   }
 
+  /** This node's channels for metrics (read at scrape time): sockets open, and of the hosts that said hello, online and busy. */
+  async counts(): Promise<{ connected: number; online: number; busy: number }> {
+    const ids = [...this.local.keys()];
+    const entries = ids.length ? await this.presenceStore.getMany(ids) : new Map<string, PresenceEntry>();
+    let online = 0;
+    let busy = 0;
+    for (const id of ids) {
+      const v = view(id, entries.get(id));
+      if (v.status === 'busy') busy++;
+      else if (v.status === 'online') online++;
+    }
+    return { connected: this.local.size + this.waiting.size, online, busy };
+  }
+
   private async reachable(hostId: string): Promise<void> {
     const e = await this.presenceStore.get(hostId);
     if (!e || e.nodeId === null) throw fail('HOST_OFFLINE');

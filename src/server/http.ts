@@ -67,6 +67,8 @@ export interface Route<Q = any, B = any> {
   bodyLimit?: number;
   /** The handler gets the body as `req.raw` (bounded like any body, any Content-Type, not parsed); `body` must be unset. */
   rawBody?: boolean;
+  /** Not counted against the rate limits (the `before` hook is skipped): /metrics. */
+  unlimited?: boolean;
   handler: (req: Req<Q, B> & { principal: Principal }) => Promise<unknown> | unknown;
 }
 
@@ -77,6 +79,8 @@ export interface HttpHooks {
   before?(req: Req, route: Route): Promise<Record<string, string> | void> | Record<string, string> | void;
   /** Each SSE stream as it opens (a graceful shutdown ends them with a final frame). */
   streamOpened?(stream: EventStream): void;
+  /** Each answered request (a stream: when it opens), by route template (undefined: no route matched); for metrics. */
+  answered?(route: string | undefined, method: string, status: number, seconds: number): void;
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -124,6 +128,8 @@ export class HttpApi {
   }
 
   private handle(res: HttpResponse, uReq: HttpRequest): void {
+    const t0 = performance.now();
+    let template: string | undefined; // the route's registered path, once matched: never the raw URL
     // Copy everything out of uReq now: it is invalid after this callback returns.
     const method = uReq.getMethod().toUpperCase();
     const path = uReq.getUrl();
@@ -169,6 +175,7 @@ export class HttpApi {
         if (body === undefined) res.endWithoutBody(0, closeConnection);
         else res.end(body, closeConnection);
       });
+      this.hooks.answered?.(template, method, status, (performance.now() - t0) / 1000);
     };
     const sendError = (e: unknown) => {
       if (e instanceof HubError) {
@@ -188,6 +195,7 @@ export class HttpApi {
       return sendError(e);
     }
     const route = match.route;
+    template = route.path;
     const limit = route.bodyLimit ?? this.bodyLimit;
 
     const run = (raw: Buffer | undefined) => {
@@ -195,6 +203,7 @@ export class HttpApi {
       const ctx = { method, path, rawQuery, headers, ip, params: match!.params, raw, signal: ctl.signal, whenDone };
       this.process(route, ctx, res, () => done, (cb) => abortCbs.push(cb), send, () => {
         done = true;
+        this.hooks.answered?.(template, method, 200, (performance.now() - t0) / 1000);
       })
         .catch(sendError)
         .finally(() => {
@@ -258,7 +267,7 @@ export class HttpApi {
     };
     const req: Req = { method: r.method, path: r.path, params: r.params, query, body, headers: r.headers, ip: r.ip, principal, bearer, signal: r.signal, whenDone: r.whenDone, holdStream };
     if (route.rawBody) req.raw = r.raw ?? Buffer.alloc(0);
-    const hookHeaders = this.hooks.before ? (await this.hooks.before(req, route)) || undefined : undefined;
+    const hookHeaders = this.hooks.before && !route.unlimited ? (await this.hooks.before(req, route)) || undefined : undefined;
     const out = await route.handler(req as Req & { principal: Principal });
     if (isDone()) return;
     const withHooks = (h?: Record<string, string>) => (hookHeaders ? { ...hookHeaders, ...h } : h);

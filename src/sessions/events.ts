@@ -15,6 +15,8 @@ export interface SessionEvent {
   runId: string;
   event: SessionEventName;
   data: { sessionId: string; status: string; [k: string]: unknown };
+  /** message.delta only: when its host frame arrived (epoch ms), for the delta latency metric; not part of the SSE frame. */
+  at?: number;
 }
 
 /** Events kept per session for resumption (the current turn only). */
@@ -98,7 +100,11 @@ export class SessionEvents {
   /** Live subscriptions made here (one per open feed): a leak shows up as a count that does not come back. */
   private live = 0;
 
-  constructor(private readonly bus: Bus) {}
+  constructor(
+    private readonly bus: Bus,
+    /** Observes host frame → SSE write, seconds (metrics). */
+    readonly deltaLatency?: { observe(seconds: number): void },
+  ) {}
 
   get subscriptions(): number {
     return this.live;
@@ -125,7 +131,7 @@ export class SessionEvents {
   }
 
   /** Publishes one event of a run; the producer node also keeps it in the ring. */
-  emit(sessionId: string, runId: string, event: SessionEventName, data: Record<string, unknown>, opts: { last?: boolean } = {}): void {
+  emit(sessionId: string, runId: string, event: SessionEventName, data: Record<string, unknown>, opts: { last?: boolean; at?: number } = {}): void {
     // An end published by a node that did not produce the run (abort) must still sort after every event of it.
     // Several nodes may number one run: the dispatching node emits `accepted` (1), the node holding the
     // host's channel the rest, so a node that did not emit `accepted` starts after it, and a run's end
@@ -133,6 +139,7 @@ export class SessionEvents {
     const n = opts.last || event === 'run.completed' || event === 'run.error' ? FINAL_N : (this.counters.get(runId) ?? (event === 'accepted' ? 0 : 1)) + 1;
     this.counters.set(runId, n);
     const ev: SessionEvent = { id: `${runId}:${n}`, runId, event, data: { sessionId, status: 'processing', ...data } };
+    if (opts.at !== undefined) ev.at = opts.at;
     let ring = this.rings.get(sessionId);
     if (!ring || ring.runId !== runId) {
       if (ring?.timer) clearTimeout(ring.timer);
@@ -205,7 +212,10 @@ export class Feed {
   private sink?: (e: SessionEvent) => void;
   private unsub: () => void;
 
+  private readonly latency?: { observe(seconds: number): void };
+
   constructor(events: SessionEvents, private readonly sessionId: string) {
+    this.latency = events.deltaLatency;
     this.unsub = events.subscribe(sessionId, (e) => (this.sink ? this.sink(e) : this.buffer.push(e)));
   }
 
@@ -231,15 +241,18 @@ export class Feed {
         s.end();
         resolve();
       };
-      const write = (n: number, event: SessionEventName, frame: string, sessionId: string, id: string) => {
-        if (ended || n <= last) return;
+      const write = (n: number, event: SessionEventName, frame: string, sessionId: string, id: string): boolean => {
+        if (ended || n <= last) return false;
         last = n;
         s.sendRaw(frame);
         if (event === 'accepted' && opts.afterAccepted) s.send('snapshot', { ...opts.afterAccepted(), sessionId }, id);
         if (event === 'run.completed' || event === 'run.error') finish();
+        return true;
       };
       const live = (e: SessionEvent) => {
-        if (e.runId === runId) write(Number(e.id.slice(e.id.lastIndexOf(':') + 1)), e.event, frameOf(e), e.data.sessionId, e.id);
+        if (e.runId !== runId) return;
+        const sent = write(Number(e.id.slice(e.id.lastIndexOf(':') + 1)), e.event, frameOf(e), e.data.sessionId, e.id);
+        if (sent && e.at !== undefined && this.latency) this.latency.observe(Math.max(0, Date.now() - e.at) / 1000);
       };
       s.onClose(finish);
       for (const r of opts.before ?? []) write(r.n, r.event, r.frame, this.sessionId, `${runId}:${r.n}`);

@@ -27,7 +27,7 @@ export interface SessionsModule {
 }
 
 export function buildSessions(ctx: HubContext, api: HttpApi, gateway: HostGateway, opts: { stopping?: () => boolean } = {}): SessionsModule {
-  const events = new SessionEvents(ctx.bus);
+  const events = new SessionEvents(ctx.bus, ctx.metrics.deltaSeconds);
   const resume = new SessionResume(events, ctx.bus, ctx.config.nodeId);
   let runs!: RunTracker;
   const scheduler = new Scheduler(ctx, gateway, () => runs, opts.stopping ?? (() => false));

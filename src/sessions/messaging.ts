@@ -54,7 +54,7 @@ export class Messaging {
   }
 
   // One call of hub_accept per batch: atomic on its own, so no transaction around it.
-  private readonly groups = new GroupCommit<AcceptInput, Accepted>(() => this.em(), acceptManyIn, (a) => a.sessionId, false);
+  private readonly groups = new GroupCommit<AcceptInput, Accepted>(() => this.em(), (em, items) => this.ctx.metrics.timeDb(this.ctx.metrics.dbAccept, () => acceptManyIn(em, items)), (a) => a.sessionId, false);
 
   /** sessionId → its owner and agent: facts that never change, so sends skip a lookup. */
   private owners = new Map<string, { userId: string; agentId: string }>();
@@ -85,6 +85,7 @@ export class Messaging {
         mode: options.permissionMode, effort: options.effort,
       });
       if (acc.claimed) {
+        acc.claimed.acceptedAt = performance.now();
         beforeDispatch?.(sessionId);
         await this.scheduler.dispatch(acc.claimed);
       } else if (acc.queueReason === 'host_capacity') void this.scheduler.drain(a.hostId); // a run may have ended while this accept counted
@@ -95,10 +96,10 @@ export class Messaging {
     }
     const out = await tx(this.em(), async (t) => {
       if (fresh) await fresh.prepare(t);
-      const acc = await acceptIn(t, {
+      const acc = await this.ctx.metrics.timeDb(this.ctx.metrics.dbAccept, () => acceptIn(t, {
         sessionId, userId, agentId: a.id, hostId: a.hostId, engine: a.engine, workDir: a.workDir, capacity: presence.capacity, content,
         mode: options.permissionMode, effort: options.effort,
-      });
+      }));
       const b: SendBody = acc.queueReason
         ? { sessionId, status: 'queued', taskId: acc.taskId, queueReason: acc.queueReason }
         : { sessionId, status: 'processing', taskId: acc.taskId };
@@ -106,6 +107,7 @@ export class Messaging {
       return { b, claimed: acc.claimed };
     });
     if (out.claimed) {
+      out.claimed.acceptedAt = performance.now(); // committed with the transaction
       (fresh?.beforeDispatch ?? beforeDispatch)?.(sessionId);
       await this.scheduler.dispatch(out.claimed);
     } else if (out.b.queueReason === 'host_capacity') void this.scheduler.drain(a.hostId);

@@ -46,6 +46,8 @@ export interface ClaimedTask extends RunPlace {
   resume?: string;
   mode: string;
   effort?: string;
+  /** performance.now() when the accept that claimed it committed (the dispatch latency metric); unset for a task claimed from the queue. */
+  acceptedAt?: number;
 }
 
 /**

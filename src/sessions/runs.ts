@@ -79,12 +79,20 @@ export class RunTracker {
   /** A claimed task was sent to its host. */
   started(t: ClaimedTask): void {
     this.states.set(t.id, this.newState(t.id, t.sessionId, t.hostId, t.agentId, t.engine, true));
+    this.ctx.metrics.runStarted();
     this.events.emit(t.sessionId, t.id, 'accepted', { runId: t.id });
   }
 
   /** Runs this node holds state for (tests: frames for unknown runs leave nothing behind). */
   get size(): number {
     return this.states.size;
+  }
+
+  /** Runs this node holds that have not ended (metrics, read at scrape time). */
+  get running(): number {
+    let n = 0;
+    for (const s of this.states.values()) if (!s.closed) n++;
+    return n;
   }
 
   isLocal(runId: string): boolean {
@@ -152,7 +160,8 @@ export class RunTracker {
         // A long answer's deltas: a few strings, not thousands (each one costs every young-generation collection).
         if (st.partial.length >= PARTIAL_PIECES) st.partial = [st.partial.join('')];
         if (st.outq.length) st.outq.push({ ev: ['message.delta', { delta: f.text }] });
-        else this.events.emit(st.sessionId, st.runId, 'message.delta', { delta: f.text });
+        // Stamped for the delta latency metric (a delta queued behind rows above is not measured).
+        else this.events.emit(st.sessionId, st.runId, 'message.delta', { delta: f.text }, { at: Date.now() });
         return;
       }
       case 'run.message': {
@@ -283,6 +292,7 @@ export class RunTracker {
       stopped: () => this.closing, log: this.ctx.log, what: 'run end write', fields: { runId: st.runId },
     });
     if (!out) return false; // ended before: whoever ended it saw to the queue
+    this.ctx.metrics.runEnded(out.status);
     this.publish(st, out.evs, true);
     if (st.agentId) {
       if (st.model) this.models.set(st.agentId, st.model);
@@ -318,8 +328,8 @@ export class RunTracker {
         },
       };
     }));
-    const res = await rows<{ o_run: string | null; o_status: string | null; o_prev: string | null; o_base: string | null; o_waiting_host: string | null }>(em,
-      `select * from hub_end_runs(?::jsonb)`, [JSON.stringify(planned.map((p) => p.json))]);
+    const res = await this.ctx.metrics.timeDb(this.ctx.metrics.dbEndRuns, () => rows<{ o_run: string | null; o_status: string | null; o_prev: string | null; o_base: string | null; o_waiting_host: string | null }>(em,
+      `select * from hub_end_runs(?::jsonb)`, [JSON.stringify(planned.map((p) => p.json))]));
     const ended = new Map(res.filter((r) => r.o_run).map((r) => [r.o_run!, r]));
     const waiting = new Set(res.filter((r) => r.o_waiting_host).map((r) => r.o_waiting_host!));
     return planned.map(({ item, plan }) => {

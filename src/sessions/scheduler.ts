@@ -63,6 +63,7 @@ export class Scheduler {
         ...(t.resume && isEngineSessionId(t.resume) ? { resume: t.resume } : {}),
         mode, ...(t.effort ? { effort: t.effort } : {}),
       });
+      if (t.acceptedAt !== undefined) this.ctx.metrics.dispatchSeconds.observe((performance.now() - t.acceptedAt) / 1000);
     } catch (e) {
       this.ctx.log.warn('dispatch failed', { runId: t.id, hostId: t.hostId, err: (e as Error).message });
       await this.runs().end(t.id, { ok: false, error: { code: 'HOST_OFFLINE', message: 'the host went offline before the run started' } });

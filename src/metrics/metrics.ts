@@ -1,0 +1,123 @@
+// The hub's Prometheus metrics: one registry per hub (tests build several hubs
+// in one process, so never prom-client's global registry). Hot paths only
+// increment counters and observe histograms through label children bound
+// once; anything that needs a lookup (hosts, queue depth, pool, Redis) is
+// read when /metrics is scraped, through the sources set by buildHub.
+// Labels are low-cardinality by construction: route templates, methods from a
+// fixed set, status codes, outcomes from a fixed set — never an id.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Read at scrape time; each may be left unset (its metric then reads 0). */
+export interface MetricSources {
+  hosts?(): Promise<{ connected: number; online: number; busy: number }>;
+  runsRunning?(): number;
+  queueDepth?(): Promise<number>;
+  streamsOpen?(): number;
+  /** Connections of the database pool in use / free / waited for. */
+  pool?(): { used: number; free: number; pending: number } | undefined;
+  /** One Redis round trip (seconds); unset on the in-process bus. */
+  redisPing?(): Promise<number> | undefined;
+}
+
+/** The label for a request that matched no route: never the raw URL. */
+export const UNMATCHED_ROUTE = '(unmatched)';
+const METHODS = new Set(['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'HEAD', 'OPTIONS']);
+const OUTCOMES = new Set(['completed', 'error', 'failed', 'aborted', 'cancelled']);
+/** Seconds: from a fraction of a millisecond (a delta) to a slow database call. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+type HttpChild = { inc(): void; observe(v: number): void };
+
+export class HubMetrics {
+  readonly registry = new Registry();
+  sources: MetricSources = {};
+
+  private readonly httpRequests = new Counter({ name: 'hub_http_requests_total', help: 'HTTP requests answered, by route template, method and status', labelNames: ['route', 'method', 'status'] as const, registers: [this.registry] });
+  private readonly httpDuration = new Histogram({ name: 'hub_http_request_duration_seconds', help: 'Time from request to answer (to the stream opening for SSE)', labelNames: ['route', 'method', 'status'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  /** route|method|status → its bound children (the set is bounded by the route table). */
+  private readonly httpChildren = new Map<string, HttpChild>();
+
+  private readonly runsStarted = new Counter({ name: 'hub_runs_started_total', help: 'Runs sent to a host (run.start)', registers: [this.registry] });
+  private readonly runsEnded = new Counter({ name: 'hub_runs_ended_total', help: 'Runs whose end was written, by outcome', labelNames: ['outcome'] as const, registers: [this.registry] });
+  private readonly endedChildren = new Map<string, { inc(): void }>();
+  /** Message accepted (hub_accept committed) → run.start sent to the host. */
+  readonly dispatchSeconds = new Histogram({ name: 'hub_dispatch_latency_seconds', help: 'From a message accepted with its run claimed to run.start sent', buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  /** Host run.delta frame received → written to an SSE stream. */
+  readonly deltaSeconds = new Histogram({ name: 'hub_delta_latency_seconds', help: 'From a run.delta frame received from a host to its SSE write', buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  readonly busPublished = new Counter({ name: 'hub_bus_published_total', help: 'Messages published on the bus', registers: [this.registry] });
+  readonly busReceived = new Counter({ name: 'hub_bus_received_total', help: 'Messages delivered to a bus subscriber', registers: [this.registry] });
+  private readonly dbCall = new Histogram({ name: 'hub_db_call_duration_seconds', help: 'Duration of the message-path database functions', labelNames: ['function'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  readonly dbAccept = this.dbCall.labels('hub_accept');
+  readonly dbEndRuns = this.dbCall.labels('hub_end_runs');
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+    const src = () => this.sources;
+    const reg = [this.registry];
+    new Gauge({ name: 'hub_hosts', help: 'Host channels held by this node: connected (open sockets), online and busy (said hello)', labelNames: ['state'] as const, registers: reg,
+      async collect() {
+        const h = (await src().hosts?.().catch(() => undefined)) ?? { connected: 0, online: 0, busy: 0 };
+        this.labels('connected').set(h.connected);
+        this.labels('online').set(h.online);
+        this.labels('busy').set(h.busy);
+      } });
+    new Gauge({ name: 'hub_runs_running', help: 'Runs this node holds that have not ended', registers: reg, collect() { this.set(src().runsRunning?.() ?? 0); } });
+    new Gauge({ name: 'hub_queue_depth', help: 'Messages waiting for their host (all nodes)', registers: reg,
+      async collect() { this.set((await src().queueDepth?.().catch(() => undefined)) ?? 0); } });
+    new Gauge({ name: 'hub_sse_streams_open', help: 'SSE streams open on this node', registers: reg, collect() { this.set(src().streamsOpen?.() ?? 0); } });
+    new Gauge({ name: 'hub_db_pool_connections', help: 'Database pool connections by state', labelNames: ['state'] as const, registers: reg,
+      collect() {
+        const p = src().pool?.() ?? { used: 0, free: 0, pending: 0 };
+        this.labels('used').set(p.used);
+        this.labels('free').set(p.free);
+        this.labels('pending').set(p.pending);
+      } });
+    new Gauge({ name: 'hub_redis_roundtrip_seconds', help: 'One Redis PING measured at scrape time (0 on the in-process bus or when Redis does not answer)', registers: reg,
+      async collect() {
+        const s = await Promise.resolve(src().redisPing?.()).catch(() => undefined);
+        this.set(s ?? 0);
+      } });
+  }
+
+  /** One answered request (called by the request wrapper). */
+  request(route: string | undefined, method: string, status: number, seconds: number): void {
+    const m = METHODS.has(method) ? method : 'OTHER';
+    const r = route ?? UNMATCHED_ROUTE;
+    const key = `${r}|${m}|${status}`;
+    let c = this.httpChildren.get(key);
+    if (!c) {
+      const counter = this.httpRequests.labels(r, m, String(status));
+      const hist = this.httpDuration.labels(r, m, String(status));
+      c = { inc: () => counter.inc(), observe: (v) => hist.observe(v) };
+      this.httpChildren.set(key, c);
+    }
+    c.inc();
+    c.observe(seconds);
+  }
+
+  runStarted(): void {
+    this.runsStarted.inc();
+  }
+
+  runEnded(outcome: string): void {
+    const o = OUTCOMES.has(outcome) ? outcome : 'other';
+    let c = this.endedChildren.get(o);
+    if (!c) this.endedChildren.set(o, (c = this.runsEnded.labels(o)));
+    c.inc();
+  }
+
+  /** Times one call of a message-path database function. */
+  async timeDb<T>(which: { observe(v: number): void }, call: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    try {
+      return await call();
+    } finally {
+      which.observe((performance.now() - t0) / 1000);
+    }
+  }
+
+  /** The exposition text and its content type. */
+  async scrape(): Promise<{ body: string; contentType: string }> {
+    return { body: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+}
