@@ -5,6 +5,8 @@ import { created, noContent } from '../server/reply.js';
 import type { AgentService } from './service.js';
 import { fillDraft } from './aifill.js';
 import { AdminListQuery, AgentWrite, AiFillBody, DecideBody, MarketQuery, MineQuery, PageQuery, RejectBody } from './schemas.js';
+import { Facets, MarketAgent, OwnerAgent, PageOf } from './view-schemas.js';
+import Type from 'typebox';
 
 const A = '/api/v1/agents';
 
@@ -12,18 +14,18 @@ export function agentRoutes(api: HttpApi, s: AgentService): void {
   const { market, manager, review, sharing } = s;
 
   // ---------- market (credentials optional) ----------
-  api.route({ method: 'GET', path: A, auth: 'optional', query: MarketQuery, handler: (r) => market.list(r.principal, r.query) });
-  api.route({ method: 'GET', path: `${A}/featured`, auth: 'optional', handler: (r) => market.featured(r.principal) });
-  api.route({ method: 'GET', path: `${A}/facets`, auth: 'optional', handler: (r) => market.facets(r.principal) });
-  api.route({ method: 'GET', path: `${A}/:id`, auth: 'optional', handler: (r) => market.get(r.principal, r.params.id) });
+  api.route({ method: 'GET', path: A, auth: 'optional', query: MarketQuery, data: PageOf(MarketAgent), handler: (r) => market.list(r.principal, r.query) });
+  api.route({ method: 'GET', path: `${A}/featured`, auth: 'optional', data: Type.Array(MarketAgent), handler: (r) => market.featured(r.principal) });
+  api.route({ method: 'GET', path: `${A}/facets`, auth: 'optional', data: Facets, handler: (r) => market.facets(r.principal) });
+  api.route({ method: 'GET', path: `${A}/:id`, auth: 'optional', data: MarketAgent, handler: (r) => market.get(r.principal, r.params.id) });
   api.route({ method: 'POST', path: `${A}/:id/favorite`, auth: 'user', handler: (r) => market.setFavorite(r.principal, r.params.id, true) });
   api.route({ method: 'DELETE', path: `${A}/:id/favorite`, auth: 'user', handler: (r) => market.setFavorite(r.principal, r.params.id, false) });
 
   // ---------- management (owner only) ----------
-  api.route({ method: 'GET', path: `${A}/mine`, auth: 'user', query: MineQuery, handler: (r) => manager.mine(r.principal, r.query) });
-  api.route({ method: 'POST', path: A, auth: 'user', body: AgentWrite, handler: async (r) => created(await manager.create(r.principal, r.body)) });
-  api.route({ method: 'GET', path: `${A}/:id/manage`, auth: 'user', handler: (r) => manager.manage(r.principal, r.params.id) });
-  api.route({ method: 'PATCH', path: `${A}/:id`, auth: 'user', body: AgentWrite, handler: (r) => manager.update(r.principal, r.params.id, r.body) });
+  api.route({ method: 'GET', path: `${A}/mine`, auth: 'user', query: MineQuery, data: PageOf(OwnerAgent), handler: (r) => manager.mine(r.principal, r.query) });
+  api.route({ method: 'POST', path: A, auth: 'user', body: AgentWrite, data: OwnerAgent, doc: { status: 201 }, handler: async (r) => created(await manager.create(r.principal, r.body)) });
+  api.route({ method: 'GET', path: `${A}/:id/manage`, auth: 'user', data: OwnerAgent, handler: (r) => manager.manage(r.principal, r.params.id) });
+  api.route({ method: 'PATCH', path: `${A}/:id`, auth: 'user', body: AgentWrite, data: OwnerAgent, handler: (r) => manager.update(r.principal, r.params.id, r.body) });
   api.route({
     method: 'DELETE', path: `${A}/:id`, auth: 'user',
     handler: async (r) => {
