@@ -108,6 +108,13 @@ test('responses: the envelope with a data schema; the plain 202; the SSE event t
     assert.ok(doc.components.schemas[`Event.${name}`], `schema of ${name}`);
   }
   assert.ok(names.includes('shutdown'));
+  // Hosts, created answers and non-envelope answers.
+  const hosts = doc.paths['/api/v1/hosts'].get.responses['200'].content['application/json'].schema.allOf[1].properties.data;
+  assert.equal(hosts.properties.items.items.properties.status.anyOf.length, 3);
+  assert.ok(doc.paths['/api/v1/hosts/pair-key'].post.responses['201']);
+  assert.ok(doc.paths['/api/v1/agents'].post.responses['201']);
+  assert.deepEqual(Object.keys(doc.paths['/api/v1/agents/{id}'].delete.responses).filter((s) => /^2/.test(s)), ['204']);
+  assert.ok(doc.paths['/api/docs'].get.responses['200'].content['text/html']);
   // A route without a data schema says so instead of inventing one.
   assert.match(doc.components.schemas.UndocumentedData.description, /no schema/);
 });

@@ -29,14 +29,14 @@ export function accountRoutes(api: HttpApi, accounts: AccountService): void {
 
   api.route({ method: 'GET', path: '/api/v1/me/keys', auth: 'user', handler: (r) => accounts.listKeys(r.principal.userId) });
   api.route({
-    method: 'POST', path: '/api/v1/me/keys', auth: 'user', body: KeyCreate,
+    method: 'POST', path: '/api/v1/me/keys', auth: 'user', body: KeyCreate, doc: { status: 201 },
     handler: async (r) => created(await accounts.createKey(r.principal.userId, r.body.name)),
   });
   api.route({ method: 'POST', path: '/api/v1/me/keys/:id/refresh', auth: 'user', handler: (r) => accounts.refreshKey(r.principal.userId, r.params.id) });
   api.route({ method: 'DELETE', path: '/api/v1/me/keys/:id', auth: 'user', handler: (r) => accounts.deleteKey(r.principal.userId, r.params.id) });
 
   api.route({
-    method: 'POST', path: '/api/v1/admin/users', auth: 'admin', body: UserCreate,
+    method: 'POST', path: '/api/v1/admin/users', auth: 'admin', body: UserCreate, doc: { status: 201 },
     handler: async (r) => created(await accounts.createUser(r.body.name, r.body.role ?? 'user')),
   });
   api.route({ method: 'GET', path: '/api/v1/admin/users', auth: 'admin', query: UserList, handler: (r) => accounts.listUsers(r.query) });

@@ -28,6 +28,7 @@ export function agentRoutes(api: HttpApi, s: AgentService): void {
   api.route({ method: 'PATCH', path: `${A}/:id`, auth: 'user', body: AgentWrite, data: OwnerAgent, handler: (r) => manager.update(r.principal, r.params.id, r.body) });
   api.route({
     method: 'DELETE', path: `${A}/:id`, auth: 'user',
+    doc: { raw: { status: 204, description: 'Deleted: no body.' } },
     handler: async (r) => {
       await manager.remove(r.principal, r.params.id);
       return noContent();

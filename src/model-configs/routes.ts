@@ -60,7 +60,7 @@ const Apply = compileBody(
 export function modelConfigRoutes(api: HttpApi, cfg: Config, configs: ModelConfigService, bindings?: ModelBindings, hostProbe?: HostProbe): void {
   api.route({ method: 'GET', path: '/api/v1/model-configs', auth: 'user', handler: (r) => configs.list(r.principal.userId) });
   api.route({
-    method: 'POST', path: '/api/v1/model-configs', auth: 'user', body: Create,
+    method: 'POST', path: '/api/v1/model-configs', auth: 'user', body: Create, doc: { status: 201 },
     handler: async (r) => created(await configs.create(r.principal.userId, r.body)),
   });
   api.route({
