@@ -157,3 +157,24 @@ test('/api/docs serves its whitelist only: traversal attempts and other package 
     assert.doesNotMatch(r.body, /"name"\s*:\s*"(agent-hub|swagger-ui-dist)"/, p);
   }
 });
+
+test('real answers validate against their documented data schemas', async () => {
+  const { Compile } = await import('typebox/compile');
+  const check = async (method: string, path: string, route: string, status: number, body?: unknown) => {
+    const r = await t.api(method, path, { token: t.adminKey, ...(body === undefined ? {} : { body }) });
+    assert.equal(r.status, status, `${method} ${path}`);
+    const schema = doc.paths[route][method.toLowerCase()].responses[String(status)].content['application/json'].schema.allOf[1].properties.data;
+    const c = Compile(schema);
+    assert.ok(c.Check(r.body.data), `${method} ${path}: ${JSON.stringify([...c.Errors(r.body.data)].slice(0, 2))}`);
+    return r.body.data;
+  };
+  await check('GET', '/api/v1/me', '/api/v1/me', 200);
+  const key = await check('POST', '/api/v1/me/keys', '/api/v1/me/keys', 201, { name: 'docs' });
+  await check('GET', '/api/v1/me/keys', '/api/v1/me/keys', 200);
+  await check('POST', `/api/v1/me/keys/${key.id}/refresh`, '/api/v1/me/keys/{id}/refresh', 200);
+  await check('GET', '/api/v1/hosts', '/api/v1/hosts', 200);
+  await check('GET', '/api/v1/sessions', '/api/v1/sessions', 200);
+  await check('GET', '/api/v1/agents', '/api/v1/agents', 200);
+  await check('GET', '/api/v1/agents/facets', '/api/v1/agents/facets', 200);
+  await check('DELETE', `/api/v1/me/keys/${key.id}`, '/api/v1/me/keys/{id}', 200);
+});
