@@ -189,5 +189,14 @@ test('real answers validate against their documented data schemas', async () => 
   await check('GET', '/api/v1/sessions', '/api/v1/sessions', 200);
   await check('GET', '/api/v1/agents', '/api/v1/agents', 200);
   await check('GET', '/api/v1/agents/facets', '/api/v1/agents/facets', 200);
+  await check('GET', '/api/v1/me/balance', '/api/v1/me/balance', 200);
+  await check('GET', '/api/v1/me/ledger', '/api/v1/me/ledger', 200);
+  await check('GET', '/api/v1/plans', '/api/v1/plans', 200);
+  await check('GET', '/api/v1/token-packs', '/api/v1/token-packs', 200);
+  await check('GET', '/api/v1/store/products', '/api/v1/store/products', 200);
+  const mc = await check('POST', '/api/v1/model-configs', '/api/v1/model-configs', 201, { name: 'doc', apiType: 'openai', baseUrl: 'https://models.example.com/v1', apiKey: 'sk-0123456789abcdef', modelName: 'gpt-x' });
+  await check('GET', '/api/v1/model-configs', '/api/v1/model-configs', 200);
+  await check('PATCH', `/api/v1/model-configs/${mc.id}`, '/api/v1/model-configs/{id}', 200, { name: 'doc2' });
+  await check('DELETE', `/api/v1/model-configs/${mc.id}`, '/api/v1/model-configs/{id}', 200);
   await check('DELETE', `/api/v1/me/keys/${key.id}`, '/api/v1/me/keys/{id}', 200);
 });

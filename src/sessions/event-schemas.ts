@@ -11,8 +11,9 @@ export const SESSION_EVENT_SCHEMAS: Record<SessionEventName, TSchema> = {
   snapshot: Type.Object({ ...Base, runId: Type.Union([Type.String(), Type.Null()]), messageCount: Type.Optional(Type.Integer()), pendingRuns: Type.Optional(Type.Integer()), resumed: Type.Optional(Type.Boolean()) }),
   accepted: Type.Object({ ...Base, runId: Type.String() }),
   'message.delta': Type.Object({ ...Base, delta: Type.String() }),
-  'tool.started': Type.Object(Base, { description: 'a tool call the engine made (its name, id and input)' }),
-  'tool.completed': Type.Object(Base, { description: 'a tool call finished (its id and result)' }),
+  // run-batch.ts: the call's row is committed first; the history has its input and result.
+  'tool.started': Type.Object({ ...Base, toolName: Type.String(), toolId: Type.Union([Type.String(), Type.Null()]) }),
+  'tool.completed': Type.Object({ ...Base, toolName: Type.String(), toolId: Type.Union([Type.String(), Type.Null()]), isError: Type.Boolean() }),
   'run.completed': Type.Object({ ...Base, status: Type.Literal('completed') }),
   'run.error': Type.Object({ ...Base, status: Type.Union([Type.Literal('error'), Type.Literal('aborted')]), ...Failure }),
 };
