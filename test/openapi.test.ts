@@ -178,6 +178,13 @@ test('real answers validate against their documented data schemas', async () => 
   await check('GET', `/api/v1/agents/${encodeURIComponent(agent.id)}`, '/api/v1/agents/{id}', 200);
   await check('GET', `/api/v1/agents/${encodeURIComponent(agent.id)}/manage`, '/api/v1/agents/{id}/manage', 200);
   await check('GET', '/api/v1/agents/mine', '/api/v1/agents/mine', 200);
+  await check('POST', `/api/v1/agents/${encodeURIComponent(agent.id)}/favorite`, '/api/v1/agents/{id}/favorite', 200);
+  await check('DELETE', `/api/v1/agents/${encodeURIComponent(agent.id)}/favorite`, '/api/v1/agents/{id}/favorite', 200);
+  await check('GET', '/api/v1/admin/agents', '/api/v1/admin/agents', 200);
+  await check('GET', `/api/v1/admin/agents/${encodeURIComponent(agent.id)}/review`, '/api/v1/admin/agents/{id}/review', 200);
+  const user = await check('POST', '/api/v1/admin/users', '/api/v1/admin/users', 201, { name: 'reader' });
+  await check('GET', '/api/v1/admin/users', '/api/v1/admin/users', 200);
+  await check('DELETE', `/api/v1/admin/users/${user.user.id}`, '/api/v1/admin/users/{id}', 200);
   await check('GET', `/api/v1/hosts/${hostId}`, '/api/v1/hosts/{id}', 200);
   await check('GET', '/api/v1/agents/available-hosts', '/api/v1/agents/available-hosts', 200);
   const session = await check('POST', '/api/v1/sessions', '/api/v1/sessions', 201, { agentId: agent.id });

@@ -28,3 +28,8 @@ export const ApiKeyList = Type.Object({ items: Type.Array(Type.Object(KeyFields)
 /** A new or refreshed key: the only answer that carries the key itself. */
 export const NewApiKey = Type.Object({ ...KeyFields, key: Type.String({ description: 'shown once' }) });
 export const KeyDeleted = Type.Object({ deleted: Type.Literal(true) });
+
+export const UserPage = Type.Object({ items: Type.Array(User), total: Type.Integer(), page: Type.Integer(), pageSize: Type.Integer(), hasMore: Type.Boolean() });
+/** A new user and its first API key (shown once). */
+export const NewUser = Type.Object({ user: User, apiKey: Type.String({ description: 'shown once' }) });
+export const UserDeleted = Type.Object({ deleted: Type.Literal(true) });

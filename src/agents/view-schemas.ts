@@ -57,3 +57,13 @@ export const Facets = Type.Object({
   cats: Type.Array(Type.Object({ key: Type.String(), label: Type.String(), count: Type.Integer() })),
   tags: Type.Array(Type.Object({ key: Type.String(), count: Type.Integer() })),
 });
+
+/** review.ts: the owner view plus who submitted it and when it was submitted and reviewed. */
+export const ReviewAgent = Type.Object({
+  ...OwnerAgent.properties,
+  ownerId: Type.String(),
+  submittedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  reviewedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+
+export const Favorite = Type.Object({ agentId: Type.String(), favorited: Type.Boolean(), favoriteCount: Type.Integer() });
