@@ -103,6 +103,7 @@ test('responses: the envelope with a data schema; the plain 202; the SSE event t
 
   const events = doc.paths['/api/v1/sessions/{id}/events'].get.responses['200'].content;
   assert.deepEqual(Object.keys(events), ['text/event-stream']);
+  assert.ok(doc.paths['/api/v1/sessions/{id}/events'].get.parameters.some((p: any) => p.in === 'header' && p.name === 'Last-Event-ID'));
   const names = events['text/event-stream'].schema.oneOf.map((o: any) => o.properties.event.const);
   for (const name of Object.keys(SESSION_EVENT_SCHEMAS)) {
     assert.ok(names.includes(name), name);

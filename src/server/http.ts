@@ -84,6 +84,8 @@ export interface RouteDoc {
   accepted?: TSchema;
   /** The route answers `text/event-stream` (always, or when asked with `Accept`). */
   events?: 'always' | 'on-accept';
+  /** Request headers the route reads (Idempotency-Key, Last-Event-ID, …). */
+  headers?: Array<{ name: string; description: string }>;
   /** A non-envelope answer (an HTML page, a provider acknowledgement, a redirect, the document itself). */
   raw?: { status: number; contentType?: string; description: string };
 }

@@ -114,7 +114,11 @@ export function buildOpenApi(input: OpenApiInput): Json {
       'x-auth': r.auth,
       security: r.auth === 'none' ? [] : r.auth === 'optional' ? [{}, { bearer: [] }] : [{ bearer: [] }],
       ...(r.auth === 'admin' ? { description: 'Administrators only.' } : r.auth === 'optional' ? { description: 'Anonymous callers allowed; a bearer token adds what the caller may see.' } : {}),
-      parameters: [...params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })), ...queryParameters(r)],
+      parameters: [
+        ...params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
+        ...queryParameters(r),
+        ...(r.doc?.headers ?? []).map((h) => ({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string' } })),
+      ],
     };
     if (r.body) {
       op.requestBody = { required: r.emptyBody === undefined, content: { 'application/json': { schema: json(r.body.schema) } } };

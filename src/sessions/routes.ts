@@ -82,7 +82,7 @@ export function sessionRoutes(api: HttpApi, sessions: SessionService, messaging:
 
   api.route({
     method: 'POST', path: '/api/v1/sessions', auth: 'user', body: CreateBody, data: Session,
-    doc: { status: 201, accepted: Accepted, events: 'on-accept', summary: 'Create a session; with `content`, also send the first message (202, or a stream with `Accept: text/event-stream`)' },
+    doc: { status: 201, accepted: Accepted, events: 'on-accept', headers: [{ name: 'Idempotency-Key', description: 'retries with the same key answer as the first request (1 to 128 of letters, digits, `._~-`)' }, { name: 'Accept', description: '`text/event-stream` to receive the run as a stream instead of the 202 (at most 128 characters)' }], summary: 'Create a session; with `content`, also send the first message (202, or a stream with `Accept: text/event-stream`)' },
     handler: async (req) => {
       const key = req.headers['idempotency-key'];
       if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw fail('VALIDATION', 'header idempotency-key: 1 to 128 of letters, digits, ".", "_", "~", "-"');
@@ -110,7 +110,7 @@ export function sessionRoutes(api: HttpApi, sessions: SessionService, messaging:
   });
   api.route({
     method: 'POST', path: '/api/v1/sessions/:id/messages', auth: 'user', body: SendBody,
-    doc: { accepted: Accepted, events: 'on-accept', summary: 'Send a message: 202 (started or queued), or the run as a stream with `Accept: text/event-stream`' },
+    doc: { accepted: Accepted, events: 'on-accept', headers: [{ name: 'Accept', description: '`text/event-stream` to receive the run as a stream instead of the 202 (at most 128 characters)' }], summary: 'Send a message: 202 (started or queued), or the run as a stream with `Accept: text/event-stream`' },
     handler: async (req) => {
       const sse = wantsStream(req);
       if (sse) req.holdStream();
@@ -130,7 +130,7 @@ export function sessionRoutes(api: HttpApi, sessions: SessionService, messaging:
   // Resumes the live stream of the current turn: Last-Event-ID (header, or ?lastEventId=) replays what the ring still holds.
   api.route({
     method: 'GET', path: '/api/v1/sessions/:id/events', auth: 'user', query: EventsQuery,
-    doc: { events: 'always', summary: 'Resume the live stream of the current turn (`Last-Event-ID` header or `lastEventId`)' },
+    doc: { events: 'always', headers: [{ name: 'Last-Event-ID', description: 'resume after this event id (`<runId>:<n>`), replaying what the hub still holds' }], summary: 'Resume the live stream of the current turn (`Last-Event-ID` header or `lastEventId`)' },
     handler: async (req) => {
       const userId = req.principal.userId;
       const id = req.params.id;
