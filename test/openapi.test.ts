@@ -117,6 +117,11 @@ test('responses: the envelope with a data schema; the plain 202; the SSE event t
   assert.ok(doc.paths['/api/v1/agents'].post.responses['201']);
   assert.deepEqual(Object.keys(doc.paths['/api/v1/agents/{id}'].delete.responses).filter((s) => /^2/.test(s)), ['204']);
   assert.ok(doc.paths['/api/docs'].get.responses['200'].content['text/html']);
+  // Market, sessions, hosts and model configurations: every JSON answer has its data schema.
+  for (const [path, ops] of Object.entries<any>(doc.paths)) {
+    if (!/^\/api\/v1\/(sessions|hosts|model-configs|agents(\/(featured|facets|mine|available-hosts|\{id\}(\/favorite|\/manage)?))?$)/.test(path)) continue;
+    for (const [m, op] of Object.entries<any>(ops)) assert.doesNotMatch(JSON.stringify(op.responses), /UndocumentedData/, `${m} ${path}`);
+  }
   // A route without a data schema says so instead of inventing one.
   assert.match(doc.components.schemas.UndocumentedData.description, /no schema/);
 });

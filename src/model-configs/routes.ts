@@ -7,7 +7,7 @@ import type { ModelConfigService } from './service.js';
 import type { ModelBindings } from './bindings.js';
 import { testConfig } from './tester.js';
 import type { HostProbe } from './host-probe.js';
-import { ModelConfigDeleted, ModelConfigList, ModelConfigView } from './view-schemas.js';
+import { Applied, ModelConfigDeleted, ModelConfigList, ModelConfigView } from './view-schemas.js';
 import { ModelTestResult } from '../../host-protocol/frames.js';
 
 const fields = {
@@ -77,7 +77,7 @@ export function modelConfigRoutes(api: HttpApi, cfg: Config, configs: ModelConfi
   api.route({ method: 'DELETE', path: '/api/v1/model-configs/:id', auth: 'user', data: ModelConfigDeleted, handler: (r) => configs.remove(r.principal.userId, r.params.id) });
   if (bindings) {
     api.route({
-      method: 'POST', path: '/api/v1/hosts/:id/model-config', auth: 'user', body: Apply,
+      method: 'POST', path: '/api/v1/hosts/:id/model-config', auth: 'user', body: Apply, data: Applied,
       handler: (r) => bindings.apply(r.principal.userId, r.params.id, r.body.configId),
     });
   }

@@ -17,3 +17,12 @@ export const ModelConfigView = Type.Object({
 
 export const ModelConfigList = Type.Object({ items: Type.Array(ModelConfigView), total: Type.Integer() });
 export const ModelConfigDeleted = Type.Object({ deleted: Type.Literal(true) });
+
+/** bindings.ts BindingView: the configuration applied to a host and its sync state (also a host view's `modelConfig`). */
+export const Binding = Type.Object({
+  configId: Type.String(),
+  name: Type.String(),
+  status: Type.Union([Type.Literal('syncing'), Type.Literal('idle'), Type.Literal('pending'), Type.Literal('failed')]),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+});
+export const Applied = Type.Object({ hostId: Type.String(), modelConfig: Type.Union([Binding, Type.Null()]) });
