@@ -62,7 +62,7 @@ export function apiDocsRoutes(api: HttpApi, events: Record<string, TSchema>): vo
   const cache = new Map<string, string>();
   api.route({
     method: 'GET', path: `${DOCS_PATH}/:file`, auth: 'none',
-    doc: { summary: 'A file of the reference page renderer', raw: { status: 200, contentType: 'text/plain', description: 'swagger-ui.css or swagger-ui-bundle.js.' } },
+    doc: { summary: 'A file of the reference page renderer', raw: { status: 200, description: '`swagger-ui.css` (text/css) or `swagger-ui-bundle.js` (text/javascript); any other name is 404.' } },
     handler: (r) => {
       const name = r.params.file;
       if (!Object.hasOwn(ASSETS, name)) throw fail('NOT_FOUND', 'no such file');
