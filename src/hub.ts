@@ -39,6 +39,8 @@ import { HubMetrics } from './metrics/metrics.js';
 import { countedBus } from './metrics/bus.js';
 import { metricsRoute } from './metrics/route.js';
 import { poolOf, queueDepth, timedPing } from './metrics/sources.js';
+import { apiDocsRoutes } from './server/api-docs.js';
+import { SESSION_EVENT_SCHEMAS, STREAM_EVENT_SCHEMAS } from './sessions/event-schemas.js';
 
 export interface Hub {
   port: number;
@@ -52,6 +54,8 @@ export interface Hub {
   runFrames: { gateway: HostChannels; runs: RunTracker };
   /** SSE accounting (tests and benches): open streams, session subscriptions, bytes held for slow readers. */
   sse: { streams(): number; subscriptions(): number; bufferedBytes(): number };
+  /** The route table (the OpenAPI test checks every route is documented). */
+  routes: ReadonlyArray<{ method: string; path: string }>;
   close(): Promise<void>;
 }
 
@@ -118,6 +122,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     modelConfigs.bindings.onLeaseEnd = (hostId) => void sessions.scheduler.drain(hostId); // runs that waited for a settings write
     onShutdown('model-configs', () => modelConfigs.close());
     agents.modelDrafter = (userId, text, configId) => modelConfigs.suggest.draft(userId, text, configId);
+    apiDocsRoutes(api, { ...SESSION_EVENT_SCHEMAS, ...STREAM_EVENT_SCHEMAS }); // last: documents every route above
 
     metrics.sources = {
       hosts: () => hosts.gateway.counts(),
@@ -147,7 +152,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     const port = uws.us_socket_local_port(listenSocket);
     log.info('hub listening', { host: config.host, port, database: db.embedded ? 'embedded' : 'postgresql', bus: bus.kind });
     const sse = { streams: () => api.streamsOpen, subscriptions: () => sessions.events.subscriptions, bufferedBytes: () => api.sseGauge.buffered };
-    return { port, url: `http://${config.host}:${port}`, ctx, app, auth: authenticator, hostStore: hosts.store, runFrames: { gateway: hosts.gateway, runs: sessions.runs }, sse, close };
+    return { port, url: `http://${config.host}:${port}`, ctx, app, auth: authenticator, hostStore: hosts.store, runFrames: { gateway: hosts.gateway, runs: sessions.runs }, sse, routes: api.routes, close };
   } catch (e) {
     await close();
     throw e;

@@ -38,7 +38,7 @@ export function bindingRoutes(api: HttpApi, s: { bindings: BindingService; phone
     },
   });
 
-  api.route({ method: 'POST', path: '/api/v1/me/chatapp/binding-attempts', auth: 'user', handler: async (r) => created(await chatapp.createAttempt(r.principal.userId)) });
+  api.route({ method: 'POST', path: '/api/v1/me/chatapp/binding-attempts', auth: 'user', doc: { status: 201 }, handler: async (r) => created(await chatapp.createAttempt(r.principal.userId)) });
   api.route({ method: 'GET', path: '/api/v1/me/chatapp/binding-attempts/:id', auth: 'user', handler: (r) => chatapp.attempt(r.principal.userId, r.params.id) });
   api.route({ method: 'GET', path: '/api/v1/me/chatapp/binding', auth: 'user', handler: (r) => chatapp.binding(r.principal.userId) });
   api.route({ method: 'DELETE', path: '/api/v1/me/chatapp/binding', auth: 'user', handler: (r) => chatapp.unbind(r.principal.userId) });

@@ -4,6 +4,7 @@ import { compileBody, compileQuery } from '../server/schema.js';
 import { created } from '../server/reply.js';
 import { userView } from './views.js';
 import type { AccountService } from './service.js';
+import { ApiKeyList, KeyDeleted, NewApiKey, NewUser, User, UserDeleted, UserPage } from './view-schemas.js';
 
 const KeyCreate = compileBody(Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }));
 const UserCreate = compileBody(
@@ -25,21 +26,21 @@ const UserList = compileQuery(
 );
 
 export function accountRoutes(api: HttpApi, accounts: AccountService): void {
-  api.route({ method: 'GET', path: '/api/v1/me', auth: 'user', handler: async (r) => userView(await accounts.getUser(r.principal.userId)) });
+  api.route({ method: 'GET', path: '/api/v1/me', auth: 'user', data: User, handler: async (r) => userView(await accounts.getUser(r.principal.userId)) });
 
-  api.route({ method: 'GET', path: '/api/v1/me/keys', auth: 'user', handler: (r) => accounts.listKeys(r.principal.userId) });
+  api.route({ method: 'GET', path: '/api/v1/me/keys', auth: 'user', data: ApiKeyList, handler: (r) => accounts.listKeys(r.principal.userId) });
   api.route({
-    method: 'POST', path: '/api/v1/me/keys', auth: 'user', body: KeyCreate,
+    method: 'POST', path: '/api/v1/me/keys', auth: 'user', body: KeyCreate, data: NewApiKey, doc: { status: 201 },
     handler: async (r) => created(await accounts.createKey(r.principal.userId, r.body.name)),
   });
-  api.route({ method: 'POST', path: '/api/v1/me/keys/:id/refresh', auth: 'user', handler: (r) => accounts.refreshKey(r.principal.userId, r.params.id) });
-  api.route({ method: 'DELETE', path: '/api/v1/me/keys/:id', auth: 'user', handler: (r) => accounts.deleteKey(r.principal.userId, r.params.id) });
+  api.route({ method: 'POST', path: '/api/v1/me/keys/:id/refresh', auth: 'user', data: NewApiKey, handler: (r) => accounts.refreshKey(r.principal.userId, r.params.id) });
+  api.route({ method: 'DELETE', path: '/api/v1/me/keys/:id', auth: 'user', data: KeyDeleted, handler: (r) => accounts.deleteKey(r.principal.userId, r.params.id) });
 
   api.route({
-    method: 'POST', path: '/api/v1/admin/users', auth: 'admin', body: UserCreate,
+    method: 'POST', path: '/api/v1/admin/users', auth: 'admin', body: UserCreate, data: NewUser, doc: { status: 201 },
     handler: async (r) => created(await accounts.createUser(r.body.name, r.body.role ?? 'user')),
   });
-  api.route({ method: 'GET', path: '/api/v1/admin/users', auth: 'admin', query: UserList, handler: (r) => accounts.listUsers(r.query) });
+  api.route({ method: 'GET', path: '/api/v1/admin/users', auth: 'admin', query: UserList, data: UserPage, handler: (r) => accounts.listUsers(r.query) });
   api.route({ method: 'GET', path: '/api/v1/admin/users/summary', auth: 'admin', handler: () => accounts.usersSummary() });
-  api.route({ method: 'DELETE', path: '/api/v1/admin/users/:id', auth: 'admin', handler: (r) => accounts.deleteUser(r.principal.userId, r.params.id) });
+  api.route({ method: 'DELETE', path: '/api/v1/admin/users/:id', auth: 'admin', data: UserDeleted, handler: (r) => accounts.deleteUser(r.principal.userId, r.params.id) });
 }

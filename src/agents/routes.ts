@@ -5,6 +5,8 @@ import { created, noContent } from '../server/reply.js';
 import type { AgentService } from './service.js';
 import { fillDraft } from './aifill.js';
 import { AdminListQuery, AgentWrite, AiFillBody, DecideBody, MarketQuery, MineQuery, PageQuery, RejectBody } from './schemas.js';
+import { Facets, Favorite, MarketAgent, OwnerAgent, PageOf, ReviewAgent } from './view-schemas.js';
+import Type from 'typebox';
 
 const A = '/api/v1/agents';
 
@@ -12,20 +14,21 @@ export function agentRoutes(api: HttpApi, s: AgentService): void {
   const { market, manager, review, sharing } = s;
 
   // ---------- market (credentials optional) ----------
-  api.route({ method: 'GET', path: A, auth: 'optional', query: MarketQuery, handler: (r) => market.list(r.principal, r.query) });
-  api.route({ method: 'GET', path: `${A}/featured`, auth: 'optional', handler: (r) => market.featured(r.principal) });
-  api.route({ method: 'GET', path: `${A}/facets`, auth: 'optional', handler: (r) => market.facets(r.principal) });
-  api.route({ method: 'GET', path: `${A}/:id`, auth: 'optional', handler: (r) => market.get(r.principal, r.params.id) });
-  api.route({ method: 'POST', path: `${A}/:id/favorite`, auth: 'user', handler: (r) => market.setFavorite(r.principal, r.params.id, true) });
-  api.route({ method: 'DELETE', path: `${A}/:id/favorite`, auth: 'user', handler: (r) => market.setFavorite(r.principal, r.params.id, false) });
+  api.route({ method: 'GET', path: A, auth: 'optional', query: MarketQuery, data: PageOf(MarketAgent), handler: (r) => market.list(r.principal, r.query) });
+  api.route({ method: 'GET', path: `${A}/featured`, auth: 'optional', data: Type.Array(MarketAgent), handler: (r) => market.featured(r.principal) });
+  api.route({ method: 'GET', path: `${A}/facets`, auth: 'optional', data: Facets, handler: (r) => market.facets(r.principal) });
+  api.route({ method: 'GET', path: `${A}/:id`, auth: 'optional', data: MarketAgent, handler: (r) => market.get(r.principal, r.params.id) });
+  api.route({ method: 'POST', path: `${A}/:id/favorite`, auth: 'user', data: Favorite, handler: (r) => market.setFavorite(r.principal, r.params.id, true) });
+  api.route({ method: 'DELETE', path: `${A}/:id/favorite`, auth: 'user', data: Favorite, handler: (r) => market.setFavorite(r.principal, r.params.id, false) });
 
   // ---------- management (owner only) ----------
-  api.route({ method: 'GET', path: `${A}/mine`, auth: 'user', query: MineQuery, handler: (r) => manager.mine(r.principal, r.query) });
-  api.route({ method: 'POST', path: A, auth: 'user', body: AgentWrite, handler: async (r) => created(await manager.create(r.principal, r.body)) });
-  api.route({ method: 'GET', path: `${A}/:id/manage`, auth: 'user', handler: (r) => manager.manage(r.principal, r.params.id) });
-  api.route({ method: 'PATCH', path: `${A}/:id`, auth: 'user', body: AgentWrite, handler: (r) => manager.update(r.principal, r.params.id, r.body) });
+  api.route({ method: 'GET', path: `${A}/mine`, auth: 'user', query: MineQuery, data: PageOf(OwnerAgent), handler: (r) => manager.mine(r.principal, r.query) });
+  api.route({ method: 'POST', path: A, auth: 'user', body: AgentWrite, data: OwnerAgent, doc: { status: 201 }, handler: async (r) => created(await manager.create(r.principal, r.body)) });
+  api.route({ method: 'GET', path: `${A}/:id/manage`, auth: 'user', data: OwnerAgent, handler: (r) => manager.manage(r.principal, r.params.id) });
+  api.route({ method: 'PATCH', path: `${A}/:id`, auth: 'user', body: AgentWrite, data: OwnerAgent, handler: (r) => manager.update(r.principal, r.params.id, r.body) });
   api.route({
     method: 'DELETE', path: `${A}/:id`, auth: 'user',
+    doc: { raw: { status: 204, description: 'Deleted: no body.' } },
     handler: async (r) => {
       await manager.remove(r.principal, r.params.id);
       return noContent();
@@ -48,9 +51,9 @@ export function agentRoutes(api: HttpApi, s: AgentService): void {
   // ---------- administrator review ----------
   const R = '/api/v1/admin/agents';
   api.route({ method: 'GET', path: `${R}/summary`, auth: 'admin', handler: () => review.summary() });
-  api.route({ method: 'GET', path: `${R}/pending`, auth: 'admin', query: PageQuery, handler: (r) => review.pending(r.query) });
-  api.route({ method: 'GET', path: R, auth: 'admin', query: AdminListQuery, handler: (r) => review.list(r.query) });
-  api.route({ method: 'GET', path: `${R}/:id/review`, auth: 'admin', handler: (r) => review.review(r.params.id) });
-  api.route({ method: 'POST', path: `${R}/:id/approve`, auth: 'admin', handler: (r) => review.approve(r.params.id) });
-  api.route({ method: 'POST', path: `${R}/:id/reject`, auth: 'admin', body: RejectBody, handler: (r) => review.reject(r.params.id, r.body.reason) });
+  api.route({ method: 'GET', path: `${R}/pending`, auth: 'admin', query: PageQuery, data: PageOf(ReviewAgent), handler: (r) => review.pending(r.query) });
+  api.route({ method: 'GET', path: R, auth: 'admin', query: AdminListQuery, data: PageOf(ReviewAgent), handler: (r) => review.list(r.query) });
+  api.route({ method: 'GET', path: `${R}/:id/review`, auth: 'admin', data: ReviewAgent, handler: (r) => review.review(r.params.id) });
+  api.route({ method: 'POST', path: `${R}/:id/approve`, auth: 'admin', data: ReviewAgent, handler: (r) => review.approve(r.params.id) });
+  api.route({ method: 'POST', path: `${R}/:id/reject`, auth: 'admin', body: RejectBody, data: ReviewAgent, handler: (r) => review.reject(r.params.id, r.body.reason) });
 }

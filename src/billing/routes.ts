@@ -8,6 +8,7 @@ import type { OrderService } from './orders.js';
 import type { RedeemService } from './redeems.js';
 import type { Subscriptions } from './subscriptions.js';
 import * as S from './schemas.js';
+import { Balance, LedgerPage, Plans, Products, TokenPacks } from './view-schemas.js';
 
 export interface BillingServices {
   catalogue: Catalogue;
@@ -19,21 +20,21 @@ export interface BillingServices {
 
 export function billingRoutes(api: HttpApi, b: BillingServices): void {
   const { catalogue, statement, orders, redeems, subscriptions } = b;
-  api.route({ method: 'GET', path: '/api/v1/me/balance', auth: 'user', handler: (r) => statement.balance(r.principal.userId) });
-  api.route({ method: 'GET', path: '/api/v1/me/ledger', auth: 'user', query: S.LedgerQuery, handler: (r) => statement.ledger(r.principal.userId, r.query) });
+  api.route({ method: 'GET', path: '/api/v1/me/balance', auth: 'user', data: Balance, handler: (r) => statement.balance(r.principal.userId) });
+  api.route({ method: 'GET', path: '/api/v1/me/ledger', auth: 'user', query: S.LedgerQuery, data: LedgerPage, handler: (r) => statement.ledger(r.principal.userId, r.query) });
   api.route({ method: 'GET', path: '/api/v1/me/trends', auth: 'user', query: S.TrendsQuery, handler: (r) => statement.trends(r.principal.userId, r.query) });
   api.route({ method: 'GET', path: '/api/v1/me/plan', auth: 'user', handler: (r) => subscriptions.myPlan(r.principal.userId) });
 
-  api.route({ method: 'GET', path: '/api/v1/plans', auth: 'optional', handler: () => catalogue.plans() });
-  api.route({ method: 'GET', path: '/api/v1/token-packs', auth: 'optional', handler: () => catalogue.tokenPacks() });
-  api.route({ method: 'POST', path: '/api/v1/orders/token-pack', auth: 'user', body: S.TokenPackOrder, handler: async (r) => created(await orders.buyTokenPack(r.principal.userId, r.body)) });
-  api.route({ method: 'POST', path: '/api/v1/orders/plan', auth: 'user', body: S.PlanOrder, handler: async (r) => created(await orders.buyPlan(r.principal.userId, r.body)) });
+  api.route({ method: 'GET', path: '/api/v1/plans', auth: 'optional', data: Plans, handler: () => catalogue.plans() });
+  api.route({ method: 'GET', path: '/api/v1/token-packs', auth: 'optional', data: TokenPacks, handler: () => catalogue.tokenPacks() });
+  api.route({ method: 'POST', path: '/api/v1/orders/token-pack', auth: 'user', body: S.TokenPackOrder, doc: { status: 201 }, handler: async (r) => created(await orders.buyTokenPack(r.principal.userId, r.body)) });
+  api.route({ method: 'POST', path: '/api/v1/orders/plan', auth: 'user', body: S.PlanOrder, doc: { status: 201 }, handler: async (r) => created(await orders.buyPlan(r.principal.userId, r.body)) });
   api.route({ method: 'GET', path: '/api/v1/orders', auth: 'user', query: S.OrdersQuery, handler: (r) => orders.list(r.principal.userId, r.query) });
   api.route({ method: 'GET', path: '/api/v1/orders/:id', auth: 'user', handler: (r) => orders.get(r.principal.userId, r.params.id) });
   api.route({ method: 'POST', path: '/api/v1/orders/:id/cancel', auth: 'user', handler: (r) => orders.cancel(r.principal.userId, r.params.id) });
 
-  api.route({ method: 'GET', path: '/api/v1/store/products', auth: 'optional', handler: () => catalogue.products() });
-  api.route({ method: 'POST', path: '/api/v1/store/redeem', auth: 'user', body: S.RedeemBody, handler: async (r) => created(await redeems.redeem(r.principal.userId, r.body.productId, r.body.qty ?? 1)) });
+  api.route({ method: 'GET', path: '/api/v1/store/products', auth: 'optional', data: Products, handler: () => catalogue.products() });
+  api.route({ method: 'POST', path: '/api/v1/store/redeem', auth: 'user', body: S.RedeemBody, doc: { status: 201 }, handler: async (r) => created(await redeems.redeem(r.principal.userId, r.body.productId, r.body.qty ?? 1)) });
   api.route({ method: 'GET', path: '/api/v1/me/redeems', auth: 'user', query: S.RedeemsQuery, handler: (r) => redeems.listMine(r.principal.userId, r.query) });
   api.route({ method: 'GET', path: '/api/v1/me/redeems/:id', auth: 'user', handler: (r) => redeems.getMine(r.principal.userId, r.params.id) });
   api.route({ method: 'PATCH', path: '/api/v1/me/redeems/:id/read', auth: 'user', handler: (r) => redeems.markRead(r.principal.userId, r.params.id) });

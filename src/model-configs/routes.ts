@@ -7,6 +7,8 @@ import type { ModelConfigService } from './service.js';
 import type { ModelBindings } from './bindings.js';
 import { testConfig } from './tester.js';
 import type { HostProbe } from './host-probe.js';
+import { Applied, ModelConfigDeleted, ModelConfigList, ModelConfigView } from './view-schemas.js';
+import { ModelTestResult } from '../../host-protocol/frames.js';
 
 const fields = {
   name: Type.String({ minLength: 1, maxLength: 100 }),
@@ -58,24 +60,24 @@ const Apply = compileBody(
 );
 
 export function modelConfigRoutes(api: HttpApi, cfg: Config, configs: ModelConfigService, bindings?: ModelBindings, hostProbe?: HostProbe): void {
-  api.route({ method: 'GET', path: '/api/v1/model-configs', auth: 'user', handler: (r) => configs.list(r.principal.userId) });
+  api.route({ method: 'GET', path: '/api/v1/model-configs', auth: 'user', data: ModelConfigList, handler: (r) => configs.list(r.principal.userId) });
   api.route({
-    method: 'POST', path: '/api/v1/model-configs', auth: 'user', body: Create,
+    method: 'POST', path: '/api/v1/model-configs', auth: 'user', body: Create, data: ModelConfigView, doc: { status: 201 },
     handler: async (r) => created(await configs.create(r.principal.userId, r.body)),
   });
   api.route({
-    method: 'POST', path: '/api/v1/model-configs/test', auth: 'user', body: Test,
+    method: 'POST', path: '/api/v1/model-configs/test', auth: 'user', body: Test, data: ModelTestResult,
     handler: (r) => testConfig(cfg, configs, r.principal.userId, r.body, hostProbe),
   });
-  api.route({ method: 'GET', path: '/api/v1/model-configs/:id', auth: 'user', handler: (r) => configs.get(r.principal.userId, r.params.id) });
+  api.route({ method: 'GET', path: '/api/v1/model-configs/:id', auth: 'user', data: ModelConfigView, handler: (r) => configs.get(r.principal.userId, r.params.id) });
   api.route({
-    method: 'PATCH', path: '/api/v1/model-configs/:id', auth: 'user', body: Patch,
+    method: 'PATCH', path: '/api/v1/model-configs/:id', auth: 'user', body: Patch, data: ModelConfigView,
     handler: (r) => configs.update(r.principal.userId, r.params.id, r.body),
   });
-  api.route({ method: 'DELETE', path: '/api/v1/model-configs/:id', auth: 'user', handler: (r) => configs.remove(r.principal.userId, r.params.id) });
+  api.route({ method: 'DELETE', path: '/api/v1/model-configs/:id', auth: 'user', data: ModelConfigDeleted, handler: (r) => configs.remove(r.principal.userId, r.params.id) });
   if (bindings) {
     api.route({
-      method: 'POST', path: '/api/v1/hosts/:id/model-config', auth: 'user', body: Apply,
+      method: 'POST', path: '/api/v1/hosts/:id/model-config', auth: 'user', body: Apply, data: Applied,
       handler: (r) => bindings.apply(r.principal.userId, r.params.id, r.body.configId),
     });
   }

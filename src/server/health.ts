@@ -26,6 +26,7 @@ export function healthRoutes(api: HttpApi, ctx: HubContext, draining: () => bool
     method: 'GET',
     path: '/api/v1/health',
     auth: 'none',
+    doc: { raw: { status: 200, contentType: 'application/json', description: 'A plain `{status, node, db, bus}` (not enveloped); 503 when degraded or draining.' } },
     handler: async () => {
       const db = (await databaseUp(ctx)) ? 'ok' : 'down';
       const bus = ctx.bus.healthy() ? ctx.bus.kind : 'down';

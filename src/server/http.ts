@@ -7,6 +7,7 @@ import { ErrorCatalogue, HubError, fail } from '../errors.js';
 import type { Logger } from '../log.js';
 import { Router } from './router.js';
 import type { Checker } from './schema.js';
+import type { TSchema } from 'typebox';
 import { envelope, isReply, type Reply } from './reply.js';
 import { openEventStream, SseGauge, SSE_BUFFER_BYTES, type EventStream } from './sse.js';
 import { readBody } from './body.js';
@@ -69,7 +70,26 @@ export interface Route<Q = any, B = any> {
   rawBody?: boolean;
   /** Not counted against the rate limits (the `before` hook is skipped): /metrics. */
   unlimited?: boolean;
+  /** The schema of the envelope's `data` on success (documentation: the OpenAPI document emits it). */
+  data?: TSchema;
+  /** What the OpenAPI document says beyond the schemas (see RouteDoc). */
+  doc?: RouteDoc;
   handler: (req: Req<Q, B> & { principal: Principal }) => Promise<unknown> | unknown;
+}
+
+/** Documentation-only facts about a route's answers; nothing here changes how a request is served. */
+export interface RouteDoc {
+  summary?: string;
+  /** The success status of the envelope (default 200). */
+  status?: number;
+  /** The plain (unenveloped) 202 body the route answers with when it queues or accepts work. */
+  accepted?: TSchema;
+  /** The route answers `text/event-stream` (always, or when asked with `Accept`). */
+  events?: 'always' | 'on-accept';
+  /** Request headers the route reads (Idempotency-Key, Last-Event-ID, …). */
+  headers?: Array<{ name: string; description: string }>;
+  /** A non-envelope answer (an HTML page, a provider acknowledgement, a redirect, the document itself). */
+  raw?: { status: number; contentType?: string; description: string };
 }
 
 export interface HttpHooks {
@@ -95,6 +115,8 @@ const BODY_METHODS = new Set(['POST', 'PATCH', 'PUT']);
 
 export class HttpApi {
   readonly router = new Router<Route>();
+  /** Every route in declaration order: the OpenAPI document is generated from this list. */
+  readonly routes: Route[] = [];
   private active = 0;
   /** Bytes held for slow SSE readers, all streams. */
   readonly sseGauge = new SseGauge();
@@ -116,6 +138,7 @@ export class HttpApi {
 
   route<Q, B>(r: Route<Q, B>): void {
     this.router.add(r.method, r.path, r as Route);
+    this.routes.push(r as Route);
   }
 
   /** Requests whose handler has not finished (streams included), for a graceful shutdown. */

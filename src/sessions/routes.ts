@@ -9,6 +9,7 @@ import type { SessionService } from './service.js';
 import type { Messaging, SendResult } from './messaging.js';
 import type { Feed, SessionEvents } from './events.js';
 import type { SessionResume } from './resume.js';
+import { Aborted, Accepted, Cancelled, Cost, Deleted, History, Queue, Session, SessionPage } from './view-schemas.js';
 
 const Mode = Type.Union([Type.Literal('default'), Type.Literal('accept-edits'), Type.Literal('auto'), Type.Literal('plan')]);
 const Effort = Type.Union([Type.Literal('low'), Type.Literal('default'), Type.Literal('medium'), Type.Literal('high')]);
@@ -80,7 +81,8 @@ export function sessionRoutes(api: HttpApi, sessions: SessionService, messaging:
   };
 
   api.route({
-    method: 'POST', path: '/api/v1/sessions', auth: 'user', body: CreateBody,
+    method: 'POST', path: '/api/v1/sessions', auth: 'user', body: CreateBody, data: Session,
+    doc: { status: 201, accepted: Accepted, events: 'on-accept', headers: [{ name: 'Idempotency-Key', description: 'retries with the same key answer as the first request (1 to 128 of letters, digits, `._~-`)' }, { name: 'Accept', description: '`text/event-stream` to receive the run as a stream instead of the 202 (at most 128 characters)' }], summary: 'Create a session; with `content`, also send the first message (202, or a stream with `Accept: text/event-stream`)' },
     handler: async (req) => {
       const key = req.headers['idempotency-key'];
       if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw fail('VALIDATION', 'header idempotency-key: 1 to 128 of letters, digits, ".", "_", "~", "-"');
@@ -94,20 +96,21 @@ export function sessionRoutes(api: HttpApi, sessions: SessionService, messaging:
     },
   });
 
-  api.route({ method: 'GET', path: '/api/v1/sessions', auth: 'user', query: ListQuery, handler: (req) => sessions.list(req.principal.userId, req.query) });
+  api.route({ method: 'GET', path: '/api/v1/sessions', auth: 'user', query: ListQuery, data: SessionPage, handler: (req) => sessions.list(req.principal.userId, req.query) });
   api.route({
-    method: 'GET', path: '/api/v1/sessions/:id', auth: 'user', query: ReadQuery,
+    method: 'GET', path: '/api/v1/sessions/:id', auth: 'user', query: ReadQuery, data: Session,
     handler: (req) => sessions.get(req.principal.userId, req.params.id, req.query.includeMessages, req.query.messageLimit),
   });
-  api.route({ method: 'PATCH', path: '/api/v1/sessions/:id', auth: 'user', body: PatchBody, handler: (req) => sessions.update(req.principal.userId, req.params.id, req.body) });
-  api.route({ method: 'DELETE', path: '/api/v1/sessions/:id', auth: 'user', handler: (req) => sessions.remove(req.principal.userId, req.params.id) });
+  api.route({ method: 'PATCH', path: '/api/v1/sessions/:id', auth: 'user', body: PatchBody, data: Session, handler: (req) => sessions.update(req.principal.userId, req.params.id, req.body) });
+  api.route({ method: 'DELETE', path: '/api/v1/sessions/:id', auth: 'user', data: Deleted, handler: (req) => sessions.remove(req.principal.userId, req.params.id) });
 
   api.route({
-    method: 'GET', path: '/api/v1/sessions/:id/messages', auth: 'user', query: HistoryQuery,
+    method: 'GET', path: '/api/v1/sessions/:id/messages', auth: 'user', query: HistoryQuery, data: History,
     handler: (req) => sessions.history(req.principal.userId, req.params.id, req.query),
   });
   api.route({
     method: 'POST', path: '/api/v1/sessions/:id/messages', auth: 'user', body: SendBody,
+    doc: { accepted: Accepted, events: 'on-accept', headers: [{ name: 'Accept', description: '`text/event-stream` to receive the run as a stream instead of the 202 (at most 128 characters)' }], summary: 'Send a message: 202 (started or queued), or the run as a stream with `Accept: text/event-stream`' },
     handler: async (req) => {
       const sse = wantsStream(req);
       if (sse) req.holdStream();
@@ -116,17 +119,18 @@ export function sessionRoutes(api: HttpApi, sessions: SessionService, messaging:
       return answer(r, feed);
     },
   });
-  api.route({ method: 'POST', path: '/api/v1/sessions/:id/abort', auth: 'user', handler: (req) => messaging.abort(req.principal.userId, req.params.id) });
-  api.route({ method: 'GET', path: '/api/v1/sessions/:id/cost', auth: 'user', handler: (req) => sessions.cost(req.principal.userId, req.params.id) });
-  api.route({ method: 'GET', path: '/api/v1/sessions/:id/queue', auth: 'user', handler: (req) => messaging.queue(req.principal.userId, req.params.id) });
+  api.route({ method: 'POST', path: '/api/v1/sessions/:id/abort', auth: 'user', data: Aborted, handler: (req) => messaging.abort(req.principal.userId, req.params.id) });
+  api.route({ method: 'GET', path: '/api/v1/sessions/:id/cost', auth: 'user', data: Cost, handler: (req) => sessions.cost(req.principal.userId, req.params.id) });
+  api.route({ method: 'GET', path: '/api/v1/sessions/:id/queue', auth: 'user', data: Queue, handler: (req) => messaging.queue(req.principal.userId, req.params.id) });
   api.route({
-    method: 'DELETE', path: '/api/v1/sessions/:id/queue/:taskId', auth: 'user',
+    method: 'DELETE', path: '/api/v1/sessions/:id/queue/:taskId', auth: 'user', data: Cancelled,
     handler: (req) => messaging.cancelQueued(req.principal.userId, req.params.id, req.params.taskId),
   });
 
   // Resumes the live stream of the current turn: Last-Event-ID (header, or ?lastEventId=) replays what the ring still holds.
   api.route({
     method: 'GET', path: '/api/v1/sessions/:id/events', auth: 'user', query: EventsQuery,
+    doc: { events: 'always', headers: [{ name: 'Last-Event-ID', description: 'resume after this event id (`<runId>:<n>`), replaying what the hub still holds' }], summary: 'Resume the live stream of the current turn (`Last-Event-ID` header or `lastEventId`)' },
     handler: async (req) => {
       const userId = req.principal.userId;
       const id = req.params.id;

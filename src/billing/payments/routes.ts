@@ -17,6 +17,7 @@ export function paymentRoutes(api: HttpApi, ctx: HubContext, payments: Payments,
   for (const provider of payments.all()) {
     api.route({
       method: 'POST', path: `${NOTIFY_PATH}/${provider.name}`, auth: 'none', rawBody: true, bodyLimit: NOTIFY_BODY_LIMIT,
+      doc: { summary: `Payment notification from ${provider.name} (signed; verified over the raw bytes)`, raw: { status: 200, description: "The provider's own acknowledgement format (or 204)." } },
       handler: async (r) => answer(provider, await receive(provider, orders, ctx.log, r.raw!, r.headers)),
     });
   }
@@ -24,6 +25,7 @@ export function paymentRoutes(api: HttpApi, ctx: HubContext, payments: Payments,
   if (sandbox) {
     api.route({
       method: 'GET', path: `${SANDBOX_PAGE_PATH}/:id`, auth: 'none',
+      doc: { summary: 'The sandbox payment page of an order (needs its page token `t`)', raw: { status: 200, contentType: 'text/html', description: 'An HTML page (409 when the order is no longer pending).' } },
       handler: async (r: { params: Record<string, string>; query: Record<string, string> }) => {
         const em = ctx.em();
         await expireStale(em, { id: r.params.id });

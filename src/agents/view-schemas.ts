@@ -1,0 +1,69 @@
+// Schemas of the agent views (views.ts), for the OpenAPI document's response `data`.
+import Type from 'typebox';
+import { MODES } from './modes.js';
+
+const lit = <T extends string>(xs: readonly T[]) => Type.Union(xs.map((x) => Type.Literal(x)));
+
+const Base = {
+  id: Type.String(),
+  name: Type.String(),
+  displayName: Type.String(),
+  description: Type.String(),
+  tags: Type.Array(Type.String()),
+  category: Type.String(),
+  scope: lit(['public', 'private']),
+  pricing: lit(['free', 'paid']),
+  usageStatus: lit(['draft', 'offline', 'reviewing', 'online']),
+  reviewStatus: Type.Optional(lit(['pending', 'approved', 'rejected'])),
+  engine: Type.Optional(Type.String()),
+  modelName: Type.Optional(Type.String()),
+  expectedInput: Type.String(),
+  expectedOutput: Type.String(),
+  ownerName: Type.String(),
+  usageCount: Type.Integer(),
+  sessionCount: Type.Integer(),
+  runs: Type.Integer(),
+  cost: Type.Number(),
+  earn: Type.Number(),
+  favoriteCount: Type.Integer(),
+  enable: Type.Boolean(),
+  version: Type.Integer(),
+  recent: Type.Integer({ description: 'last update, ms since the epoch' }),
+  createdAt: Type.String({ format: 'date-time' }),
+  favorited: Type.Boolean(),
+  sharedWithMe: Type.Boolean(),
+};
+
+/** marketView: what any caller allowed to read the agent sees. */
+export const MarketAgent = Type.Object(Base);
+
+/** ownerView / manageView: the owner's and administrators' view. */
+export const OwnerAgent = Type.Object({
+  ...Base,
+  hostId: Type.String(),
+  hostName: Type.String(),
+  hostUp: Type.Boolean(),
+  workDir: Type.String(),
+  maxGuestMode: lit(MODES),
+  rejectReason: Type.Optional(Type.String()),
+  lastUsedAt: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+});
+
+/** The spec's page object (paging.ts) around `item`. */
+export const PageOf = (item: ReturnType<typeof Type.Object>) =>
+  Type.Object({ items: Type.Array(item), total: Type.Integer(), page: Type.Integer(), pageSize: Type.Integer(), hasMore: Type.Boolean() });
+
+export const Facets = Type.Object({
+  cats: Type.Array(Type.Object({ key: Type.String(), label: Type.String(), count: Type.Integer() })),
+  tags: Type.Array(Type.Object({ key: Type.String(), count: Type.Integer() })),
+});
+
+/** review.ts: the owner view plus who submitted it and when it was submitted and reviewed. */
+export const ReviewAgent = Type.Object({
+  ...OwnerAgent.properties,
+  ownerId: Type.String(),
+  submittedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  reviewedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+
+export const Favorite = Type.Object({ agentId: Type.String(), favorited: Type.Boolean(), favoriteCount: Type.Integer() });
