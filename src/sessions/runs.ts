@@ -300,6 +300,7 @@ export class RunTracker {
     }
     if (out.publishEnd) {
       if (out.status === 'completed') this.events.emit(st.sessionId, st.runId, 'run.completed', { status: 'completed' });
+      else if (out.status === 'aborted') this.events.emit(st.sessionId, st.runId, 'run.error', { status: 'aborted', code: 'ABORTED', message: 'the host stopped the run' }); // e.g. its owner pressed Ctrl-C
       else this.events.emit(st.sessionId, st.runId, 'run.error', { status: 'error', code: end.error?.code ?? 'ENGINE_FAILED', message: end.error?.message ?? 'the engine failed' });
     } // else aborted: the abort already told the readers
     return out.waiting;
