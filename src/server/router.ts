@@ -3,6 +3,9 @@
 // segments win over parameters (/agents/mine before /agents/:id).
 import { fail } from '../errors.js';
 
+/** Longest path parameter accepted (every id the hub makes is far shorter; the spec's longest is 120). */
+const PARAM_MAX = 200;
+
 export interface Match<R> {
   route: R;
   params: Record<string, string>;
@@ -63,6 +66,9 @@ export class Router<R> {
       } catch {
         throw fail('BAD_PATH', 'malformed percent-encoding in path');
       }
+      // No id holds a control character (PostgreSQL refuses NUL outright) or runs this long: refuse before any query.
+      if (/[\u0000-\u001f\u007f]/.test(value)) throw fail('BAD_PATH', `path parameter ${node.param.name} holds a control character`);
+      if (value.length > PARAM_MAX) throw fail('BAD_PATH', `path parameter ${node.param.name} is longer than ${PARAM_MAX} characters`);
       const found = this.walk(node.param.node, segs, i + 1, params);
       if (found && found.methods.size) {
         params[node.param.name] = value;
