@@ -1,8 +1,9 @@
 // Schemas of the agent views (views.ts), for the OpenAPI document's response `data`.
-import Type from 'typebox';
+import Type, { type TSchema, type TUnsafe } from 'typebox';
 import { MODES } from './modes.js';
 
-const lit = <T extends string>(xs: readonly T[]) => Type.Union(xs.map((x) => Type.Literal(x)));
+// Typed as the union of its literals (a mapped array would be typed `never`); the runtime schema is the plain anyOf.
+const lit = <T extends string>(xs: readonly T[]) => Type.Union(xs.map((x) => Type.Literal(x))) as unknown as TUnsafe<T>;
 
 const Base = {
   id: Type.String(),
@@ -50,7 +51,7 @@ export const OwnerAgent = Type.Object({
 });
 
 /** The spec's page object (paging.ts) around `item`. */
-export const PageOf = (item: ReturnType<typeof Type.Object>) =>
+export const PageOf = <T extends TSchema>(item: T) =>
   Type.Object({ items: Type.Array(item), total: Type.Integer(), page: Type.Integer(), pageSize: Type.Integer(), hasMore: Type.Boolean() });
 
 export const Facets = Type.Object({

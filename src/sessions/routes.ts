@@ -16,7 +16,7 @@ const Effort = Type.Union([Type.Literal('low'), Type.Literal('default'), Type.Li
 const Content = Type.String({ minLength: 1, maxLength: 100_000 });
 const Options = Type.Object({ effort: Type.Optional(Effort), permissionMode: Type.Optional(Mode) }, { additionalProperties: false });
 
-const CreateBody = compileBody(Type.Object({
+export const CreateBody = compileBody(Type.Object({
   agentId: Type.String({ minLength: 1, maxLength: 200 }),
   title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   mode: Type.Optional(Mode),
@@ -24,13 +24,13 @@ const CreateBody = compileBody(Type.Object({
   content: Type.Optional(Content),
   options: Type.Optional(Options),
 }, { additionalProperties: false }));
-const SendBody = compileBody(Type.Object({ content: Content, options: Type.Optional(Options) }, { additionalProperties: false }));
+export const SendBody = compileBody(Type.Object({ content: Content, options: Type.Optional(Options) }, { additionalProperties: false }));
 const PatchBody = compileBody(Type.Object({
   title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   mode: Type.Optional(Mode),
   effort: Type.Optional(Effort),
 }, { additionalProperties: false }));
-const ListQuery = compileQuery(Type.Object({
+export const ListQuery = compileQuery(Type.Object({
   agentId: Type.Optional(Type.String({ maxLength: 200 })),
   keyword: Type.Optional(Type.String({ maxLength: 100 })),
   q: Type.Optional(Type.String({ maxLength: 100 })),
@@ -38,11 +38,11 @@ const ListQuery = compileQuery(Type.Object({
   page: Type.Integer({ minimum: 1, default: 1 }),
   pageSize: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),
 }, { additionalProperties: false }));
-const ReadQuery = compileQuery(Type.Object({
+export const ReadQuery = compileQuery(Type.Object({
   includeMessages: Type.Boolean({ default: false }),
   messageLimit: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),
 }, { additionalProperties: false }));
-const HistoryQuery = compileQuery(Type.Object({
+export const HistoryQuery = compileQuery(Type.Object({
   before: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   after: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   limit: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),

@@ -1,7 +1,8 @@
 // Schemas of the session views (views.ts, messaging.ts), for the OpenAPI document's response `data`.
-import Type from 'typebox';
+import Type, { type TUnsafe } from 'typebox';
 
-const lit = <T extends string>(xs: readonly T[]) => Type.Union(xs.map((x) => Type.Literal(x)));
+// Typed as the union of its literals (a mapped array would be typed `never`); the runtime schema is the plain anyOf.
+const lit = <T extends string>(xs: readonly T[]) => Type.Union(xs.map((x) => Type.Literal(x))) as unknown as TUnsafe<T>;
 
 const SessionFields = {
   id: Type.String(),
