@@ -40,6 +40,7 @@ import { countedBus } from './metrics/bus.js';
 import { metricsRoute } from './metrics/route.js';
 import { poolOf, queueDepth, timedPing } from './metrics/sources.js';
 import { apiDocsRoutes } from './server/api-docs.js';
+import { consoleRoutes } from './server/console.js';
 import { SESSION_EVENT_SCHEMAS, STREAM_EVENT_SCHEMAS } from './sessions/event-schemas.js';
 
 export interface Hub {
@@ -122,6 +123,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     modelConfigs.bindings.onLeaseEnd = (hostId) => void sessions.scheduler.drain(hostId); // runs that waited for a settings write
     onShutdown('model-configs', () => modelConfigs.close());
     agents.modelDrafter = (userId, text, configId) => modelConfigs.suggest.draft(userId, text, configId);
+    consoleRoutes(api);
     apiDocsRoutes(api, { ...SESSION_EVENT_SCHEMAS, ...STREAM_EVENT_SCHEMAS }); // last: documents every route above
 
     metrics.sources = {

@@ -136,6 +136,18 @@ export class HttpApi {
     return this.openStreams;
   }
 
+  private fallbackRoute: Route | undefined;
+  /** Answers GET/HEAD of paths outside /api/ that match no route (the console's client-side routes). */
+  fallback(r: Route): void {
+    this.fallbackRoute = r;
+  }
+
+  /** A GET/HEAD outside /api/ that no route matched goes to the fallback; /api/* keeps its JSON 404. */
+  private isFallback(e: unknown, method: string, path: string): boolean {
+    return this.fallbackRoute !== undefined && e instanceof HubError && e.code === ErrorCatalogue.ROUTE_NOT_FOUND.code
+      && (method === 'GET' || method === 'HEAD') && !/^\/api(\/|$)/.test(path);
+  }
+
   route<Q, B>(r: Route<Q, B>): void {
     this.router.add(r.method, r.path, r as Route);
     this.routes.push(r as Route);
@@ -215,7 +227,8 @@ export class HttpApi {
       match = this.router.find(method, path);
     } catch (e) {
       // Drain nothing: uWS discards an unread body when we answer.
-      return sendError(e);
+      if (!this.isFallback(e, method, path)) return sendError(e);
+      match = { route: this.fallbackRoute!, params: {} };
     }
     const route = match.route;
     template = route.path;
