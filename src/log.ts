@@ -10,14 +10,16 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
-export function createLogger(level: string, base: Record<string, unknown> = {}): Logger {
+/** `sink`: where lines go instead of stdout/stderr (tests read every line the hub writes). */
+export function createLogger(level: string, base: Record<string, unknown> = {}, sink?: (line: string, level: Level) => void): Logger {
   const min = order[level] ?? 20;
   const emit = (lvl: Level, msg: string, fields?: Record<string, unknown>) => {
     if (order[lvl] < min) return;
     const line = JSON.stringify({ t: new Date().toISOString(), level: lvl, msg, ...base, ...fields }, (_k, v) =>
       v instanceof Error ? { name: v.name, message: v.message, stack: v.stack } : v,
     );
-    (lvl === 'error' || lvl === 'warn' ? process.stderr : process.stdout).write(line + '\n');
+    if (sink) sink(line, lvl);
+    else (lvl === 'error' || lvl === 'warn' ? process.stderr : process.stdout).write(line + '\n');
   };
   return {
     debug: (m, f) => emit('debug', m, f),

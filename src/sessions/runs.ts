@@ -315,7 +315,7 @@ export class RunTracker {
    */
   private logEnd(st: RunState, end: RunEnd, status: string): void {
     const f = { runId: st.runId, sessionId: st.sessionId, hostId: st.hostId, engine: st.engine, outcome: status, ms: Date.now() - st.since, inputTokens: end.usage?.inputTokens ?? 0, outputTokens: end.usage?.outputTokens ?? 0 };
-    if (status !== 'error') return this.ctx.log.info('run ended', f);
+    if (status === 'completed' || status === 'aborted') return this.ctx.log.info('run ended', f);
     const failure = { ...f, code: end.error?.code ?? 'ENGINE_FAILED', message: (end.error?.message ?? 'the engine failed').slice(0, 500) };
     if (st.hostEnded) this.ctx.log.warn('run failed: engine error', failure);
     else this.ctx.log.info('run failed', failure);
