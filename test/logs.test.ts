@@ -8,7 +8,8 @@ import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { spawnAgentHost, eventually, type AgentHostProcess } from './helpers/host.js';
+import { spawnAgentHost, connectFakeHost, eventually, type AgentHostProcess } from './helpers/host.js';
+import { CloseCodes } from '../host-protocol/version.js';
 import { startFakeOidc, type FakeOidc } from './helpers/fake-oidc.js';
 import { createLogger } from '../src/log.js';
 
@@ -23,6 +24,7 @@ const lines: string[] = [];
 const secrets = new Map<string, string>(); // what → value
 let user: { id: string; key: string };
 let hostId: string;
+let credential: string;
 
 const parsed = () => lines.map((l) => JSON.parse(l) as Record<string, any>);
 const find = (msg: string, pred: (l: Record<string, any>) => boolean = () => true) => parsed().filter((l) => l.msg === msg && pred(l));
@@ -54,6 +56,7 @@ before(async () => {
   hostId = (await host.waitFor(/connected to \S+ as hst_\w+/)).match(/hst_\w+/)![0];
   // The credential the CLI stored: every string value in its file that looks like a token.
   const cred = JSON.parse(readFileSync(join(home, 'credential.json'), 'utf8'));
+  credential = cred.credential;
   for (const [k, v] of Object.entries(cred)) if (typeof v === 'string' && v.length >= 20 && !/^https?:/.test(v) && v !== hostId) secrets.set(`host credential (${k})`, v);
   assert.ok([...secrets.keys()].some((k) => k.startsWith('host credential')), JSON.stringify(Object.keys(cred)));
 });
@@ -111,8 +114,11 @@ test('a full turn with keys, a model configuration and a login: the lines tell i
   assert.equal((await api('POST', `/api/v1/sessions/${sessionId}/messages`, { content: 'break [exit:3]' })).status, 202);
   await eventually(async () => find('run failed: engine error').length > 0 || undefined, 15_000, 50);
 
-  // The host leaves: its disconnection is a line with its close code.
+  // Another channel with the same credential takes the host over; then it leaves. Each is a line with its close code.
+  const other = await connectFakeHost(t, credential, { name: 'logs' });
+  await eventually(async () => find('host taken over', (l) => l.hostId === hostId).length > 0 || undefined, 15_000, 50);
   host.kill('SIGKILL');
+  other.close();
   await eventually(async () => find('host disconnected', (l) => l.hostId === hostId).length > 0 || undefined, 15_000, 50);
 
   // No secret anywhere: not in the hub's lines, not in what the host CLI printed.
@@ -145,10 +151,14 @@ test('a full turn with keys, a model configuration and a login: the lines tell i
 
   // Host connected (info, with its id and name), run started / ended / failed.
   const conn = find('host connected', (l) => l.hostId === hostId);
-  assert.equal(conn.length, 1);
+  assert.equal(conn.length, 2, 'the CLI, then the channel that took over');
   assert.equal(conn[0].level, 'info');
   assert.equal(conn[0].name, 'logs');
   assert.equal(conn[0].userId, user.id);
+  const taken = find('host taken over', (l) => l.hostId === hostId);
+  assert.equal(taken.length, 1);
+  assert.equal(taken[0].level, 'info');
+  assert.equal(taken[0].code, CloseCodes.REPLACED.code);
   const gone = find('host disconnected', (l) => l.hostId === hostId)[0];
   assert.equal(gone.level, 'info');
   assert.equal(typeof gone.code, 'number');
