@@ -28,3 +28,15 @@ export function createLogger(level: string, base: Record<string, unknown> = {}, 
     error: (m, f) => emit('error', m, f),
   };
 }
+
+// Anything that looks like a credential: our own prefixed secrets, `sk-` keys, bearer tokens, and
+// long runs of token characters holding both letters and digits (JWTs, opaque keys).
+const SECRETISH = /\b(?:ah[khrp]_|sk-)[A-Za-z0-9_\-]{6,}|\bbearer\s+\S+|[A-Za-z0-9_\-.]{24,}/gi;
+
+/**
+ * Text from outside (an engine's stderr relayed by a host) with whatever looks like a credential
+ * replaced, before it goes into a line: an engine answering 401 may echo the key it was given.
+ */
+export function scrubSecrets(text: string): string {
+  return text.replace(SECRETISH, (m) => (/^(?:ah[khrp]_|sk-|bearer\s)/i.test(m) || (/[0-9]/.test(m) && /[A-Za-z]/.test(m)) ? '[redacted]' : m));
+}

@@ -11,7 +11,7 @@ import { startTestHub, type TestHub } from './helpers/hub.js';
 import { spawnAgentHost, connectFakeHost, eventually, type AgentHostProcess } from './helpers/host.js';
 import { CloseCodes } from '../host-protocol/version.js';
 import { startFakeOidc, type FakeOidc } from './helpers/fake-oidc.js';
-import { createLogger } from '../src/log.js';
+import { createLogger, scrubSecrets } from '../src/log.js';
 
 const FAKE_CLAUDE = resolve(import.meta.dirname, 'fixtures/fake-claude.mjs');
 const MODEL_KEY = 'sk-modelkey-logs-7f3a9c2e1b';
@@ -111,7 +111,7 @@ test('a full turn with keys, a model configuration and a login: the lines tell i
   const sessionId = opened.body.sessionId ?? opened.body.data?.sessionId;
   const status = async () => (await api('GET', `/api/v1/sessions/${sessionId}`)).body.data.status;
   await eventually(async () => (await status()) === 'active', 15_000, 50);
-  assert.equal((await api('POST', `/api/v1/sessions/${sessionId}/messages`, { content: 'break [exit:3]' })).status, 202);
+  assert.equal((await api('POST', `/api/v1/sessions/${sessionId}/messages`, { content: 'break [exit:3] [stderr-key]' })).status, 202);
   await eventually(async () => find('run failed: engine error').length > 0 || undefined, 15_000, 50);
 
   // Another channel with the same credential takes the host over; then it leaves. Each is a line with its close code.
@@ -185,8 +185,18 @@ test('a full turn with keys, a model configuration and a login: the lines tell i
   assert.equal(failed[0].runId, started[1].runId);
   assert.equal(failed[0].outcome, 'failed');
   assert.equal(typeof failed[0].ms, 'number');
-  assert.ok(typeof failed[0].message === 'string' && failed[0].message.length > 0, 'the engine message is in the line');
+  assert.match(failed[0].message, /failing on purpose/, 'the engine message is in the line');
+  assert.match(failed[0].message, /401 invalid key \[redacted\]/, 'the key the engine echoed is not');
 
   // One JSON object per line, every one.
   for (const l of parsed()) assert.ok(l.t && l.level && l.msg);
+});
+
+test('scrubSecrets: credentials in relayed text are replaced, ordinary words and paths are kept', () => {
+  const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c3JfMSJ9.c2lnbmF0dXJlLXNpZ25hdHVyZQ';
+  const text = `engine exited with code 1: /home/me/projects/agent-hub/src/main.ts: 401 for sk-ab12cd34ef ahk_0123456789abcdef0123 Bearer xyz ${jwt} anthropic-messages-unavailable`;
+  const out = scrubSecrets(text);
+  for (const s of ['sk-ab12cd34ef', 'ahk_0123456789abcdef0123', 'Bearer xyz', jwt]) assert.ok(!out.includes(s), s);
+  assert.ok(out.startsWith('engine exited with code 1: /home/me/projects/agent-hub/src/main.ts: 401 for [redacted]'), out);
+  assert.ok(out.endsWith('anthropic-messages-unavailable'), out);
 });

@@ -15,6 +15,7 @@ import type { ClaimedTask } from './queue.js';
 import { engineSessionIdOf } from './engine-session.js';
 import { frameBytes, limitsOf, type Limits } from '../limits.js';
 import { ErrorCatalogue } from '../errors.js';
+import { scrubSecrets } from '../log.js';
 import { retryUntilDone } from './retry.js';
 
 export { costOf, FLUSH_MS };
@@ -311,12 +312,12 @@ export class RunTracker {
 
   /**
    * One line per run end. A failure the engine reported (a run.end frame with an error) is a `warn`
-   * carrying the engine's message, bounded: the message is the host's text, never trusted to be short.
+   * carrying the engine's message, bounded and scrubbed: it is the host's text (an engine's stderr may echo its key).
    */
   private logEnd(st: RunState, end: RunEnd, status: string): void {
     const f = { runId: st.runId, sessionId: st.sessionId, hostId: st.hostId, engine: st.engine, outcome: status, ms: Date.now() - st.since, inputTokens: end.usage?.inputTokens ?? 0, outputTokens: end.usage?.outputTokens ?? 0 };
     if (status === 'completed' || status === 'aborted') return this.ctx.log.info('run ended', f);
-    const failure = { ...f, code: end.error?.code ?? 'ENGINE_FAILED', message: (end.error?.message ?? 'the engine failed').slice(0, 500) };
+    const failure = { ...f, code: end.error?.code ?? 'ENGINE_FAILED', message: scrubSecrets((end.error?.message ?? 'the engine failed').slice(0, 500)) };
     if (st.hostEnded) this.ctx.log.warn('run failed: engine error', failure);
     else this.ctx.log.info('run failed', failure);
   }
