@@ -10,14 +10,16 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
-export function createLogger(level: string, base: Record<string, unknown> = {}): Logger {
+/** `sink`: where lines go instead of stdout/stderr (tests read every line the hub writes). */
+export function createLogger(level: string, base: Record<string, unknown> = {}, sink?: (line: string, level: Level) => void): Logger {
   const min = order[level] ?? 20;
   const emit = (lvl: Level, msg: string, fields?: Record<string, unknown>) => {
     if (order[lvl] < min) return;
     const line = JSON.stringify({ t: new Date().toISOString(), level: lvl, msg, ...base, ...fields }, (_k, v) =>
       v instanceof Error ? { name: v.name, message: v.message, stack: v.stack } : v,
     );
-    (lvl === 'error' || lvl === 'warn' ? process.stderr : process.stdout).write(line + '\n');
+    if (sink) sink(line, lvl);
+    else (lvl === 'error' || lvl === 'warn' ? process.stderr : process.stdout).write(line + '\n');
   };
   return {
     debug: (m, f) => emit('debug', m, f),
@@ -25,4 +27,16 @@ export function createLogger(level: string, base: Record<string, unknown> = {}):
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
   };
+}
+
+// Anything that looks like a credential: our own prefixed secrets, `sk-` keys, bearer tokens, and
+// long runs of token characters holding both letters and digits (JWTs, opaque keys).
+const SECRETISH = /\b(?:ah[khrp]_|sk-)[A-Za-z0-9_\-]{6,}|\bbearer\s+\S+|[A-Za-z0-9_\-.]{24,}/gi;
+
+/**
+ * Text from outside (an engine's stderr relayed by a host) with whatever looks like a credential
+ * replaced, before it goes into a line: an engine answering 401 may echo the key it was given.
+ */
+export function scrubSecrets(text: string): string {
+  return text.replace(SECRETISH, (m) => (/^(?:ah[khrp]_|sk-|bearer\s)/i.test(m) || (/[0-9]/.test(m) && /[A-Za-z]/.test(m)) ? '[redacted]' : m));
 }

@@ -16,6 +16,9 @@ export interface Database {
 }
 
 export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'dbPoolSize'>>, log: Logger): Promise<Database> {
+  // Never the database URL in a line: it may carry a password.
+  if (!cfg.databaseUrl) log.info('initialising the embedded database — first start takes a while', { dataDir: cfg.dataDir });
+  const t0 = performance.now();
   const embedded = cfg.databaseUrl ? undefined : await startEmbedded(cfg.dataDir);
   const options: Options = {
     entities: allEntities as EntitySchema[],
@@ -34,7 +37,7 @@ export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> 
   };
   const orm = await MikroORM.init(options);
   const applied = embedded ? await orm.getMigrator().up() : await migrateLocked(orm);
-  if (applied.length) log.info('migrations applied', { names: applied.map((m) => m.name) });
+  log.info('migrations applied', { count: applied.length, names: applied.map((m) => m.name), database: embedded ? 'embedded' : 'postgresql', ms: Math.round(performance.now() - t0) });
   return {
     orm,
     embedded: !!embedded,

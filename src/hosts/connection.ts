@@ -59,6 +59,8 @@ export class HostConnection {
   serial = 0;
   /** Close code the hub chose, once it closes this channel (0 while open or closed by the host). */
   closedWith = 0;
+  /** Close code of the socket once closed, whoever closed it (the log line). */
+  closeCode = 0;
   private queue: Uint8Array[] | null = null;
   private queued = 0;
   /**
@@ -130,9 +132,10 @@ export class HostConnection {
     s.end(code.code, code.reason); // uWS calls the close handler synchronously → closed()
   }
 
-  /** The transport saw the socket close. */
-  closed(): void {
+  /** The transport saw the socket close, with this code (the hub's own when it closed it). */
+  closed(code = 0): void {
     if (!this.socket) return;
+    this.closeCode = this.closedWith || code;
     this.socket = null;
     this.queue = null;
     this.held = null;

@@ -111,6 +111,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     const old = this.local.get(id);
     this.local.set(id, conn);
     const serial = (conn.serial = ++this.serial);
+    this.ctx.log.info('host connected', { hostId: id, userId: conn.userId, name: f.name, cli: f.cli, v: f.v, capacity: f.capacity, running: f.running?.length ?? 0 });
     if (old && old !== conn) old.close(CloseCodes.REPLACED);
     const engines = this.intern(f.engines);
     const running = f.running ?? [];
@@ -194,6 +195,9 @@ export class HostChannels implements HostGateway, ChannelOwner {
   closed(conn: HostConnection): void {
     this.waiting.delete(conn);
     const id = conn.hostId;
+    // Taken over: a newer channel (here or on another node) speaks for the host now.
+    if (conn.closedWith === CloseCodes.REPLACED.code) this.ctx.log.info('host taken over', { hostId: id, code: conn.closeCode });
+    else this.ctx.log.info('host disconnected', { hostId: id, code: conn.closeCode, hello: conn.ready });
     if (this.local.get(id) !== conn) return; // replaced, or never said hello
     this.local.delete(id);
     this.subs.get(id)?.();

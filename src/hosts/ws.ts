@@ -87,9 +87,9 @@ export function attachHostSocket(app: TemplatedApp, channels: HostChannels, stor
 
     drain: (ws) => ws.getUserData().c.drain(),
 
-    close: (ws) => {
+    close: (ws, code) => {
       try {
-        ws.getUserData().c.closed();
+        ws.getUserData().c.closed(code);
       } catch (e) {
         log.error('host close handler failed', { err: e });
       }

@@ -165,6 +165,14 @@ export class HttpApi {
   private handle(res: HttpResponse, uReq: HttpRequest): void {
     const t0 = performance.now();
     let template: string | undefined; // the route's registered path, once matched: never the raw URL
+    const who: { id?: string } = {}; // the authenticated principal, for the access line
+    // The one point every request is over (a stream: when it opens): metrics and the access line.
+    // The line holds the route template, never the raw URL or query (ids and secrets stay out).
+    const answered = (status: number) => {
+      const ms = performance.now() - t0;
+      this.hooks.answered?.(template, method, status, ms / 1000);
+      this.log.debug('request', { method, route: template ?? null, status, ms: Math.round(ms * 10) / 10, principal: who.id ?? null });
+    };
     // Copy everything out of uReq now: it is invalid after this callback returns.
     const method = uReq.getMethod().toUpperCase();
     const path = uReq.getUrl();
@@ -210,13 +218,13 @@ export class HttpApi {
         if (body === undefined) res.endWithoutBody(0, closeConnection);
         else res.end(body, closeConnection);
       });
-      this.hooks.answered?.(template, method, status, (performance.now() - t0) / 1000);
+      answered(status);
     };
     const sendError = (e: unknown) => {
       if (e instanceof HubError) {
         send(e.status, JSON.stringify({ code: e.code, message: e.message, data: null }), e.headers);
       } else {
-        this.log.error('unhandled error', { method, path: path.slice(0, 200), err: e });
+        this.log.error('unhandled error', { method, route: template ?? null, err: e }); // the template: a raw path may hold a token (/invites/:token)
         const i = ErrorCatalogue.INTERNAL;
         send(500, JSON.stringify({ code: i.code, message: i.message, data: null }));
       }
@@ -236,10 +244,10 @@ export class HttpApi {
 
     const run = (raw: Buffer | undefined) => {
       this.active++;
-      const ctx = { method, path, rawQuery, headers, ip, params: match!.params, raw, signal: ctl.signal, whenDone };
+      const ctx = { method, path, rawQuery, headers, ip, params: match!.params, raw, signal: ctl.signal, whenDone, who };
       this.process(route, ctx, res, () => done, (cb) => abortCbs.push(cb), send, () => {
         done = true;
-        this.hooks.answered?.(template, method, 200, (performance.now() - t0) / 1000);
+        answered(200);
       })
         .catch(sendError)
         .finally(() => {
@@ -262,7 +270,7 @@ export class HttpApi {
 
   private async process(
     route: Route,
-    r: { method: string; path: string; rawQuery: string; headers: Record<string, string>; ip: string; params: Record<string, string>; raw: Buffer | undefined; signal: AbortSignal; whenDone: (cb: () => void) => void },
+    r: { method: string; path: string; rawQuery: string; headers: Record<string, string>; ip: string; params: Record<string, string>; raw: Buffer | undefined; signal: AbortSignal; whenDone: (cb: () => void) => void; who: { id?: string } },
     res: HttpResponse,
     isDone: () => boolean,
     onAbort: (cb: () => void) => void,
@@ -276,6 +284,7 @@ export class HttpApi {
       if (bearer) principal = await this.hooks.authenticate(bearer, r);
       else if (auth && route.auth !== 'optional') throw fail('UNAUTHENTICATED', 'Authorization must be "Bearer <token>"');
       if (!principal && route.auth !== 'optional') throw fail('UNAUTHENTICATED');
+      r.who.id = principal?.userId;
       if (route.auth === 'admin' && principal!.role !== 'admin') throw fail('ADMIN_ONLY');
     }
 

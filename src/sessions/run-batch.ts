@@ -31,6 +31,10 @@ export interface RunState {
   engine: string;
   /** false while a run unknown to this node (hub restart) is loaded from the database. */
   ready: boolean;
+  /** Date.now() when this node took the run on (the duration in the run's log line). */
+  since: number;
+  /** The host's run.end frame ended the run (not the hub: dispatch failure, host gone, abort). */
+  hostEnded?: boolean;
   backlog: RunFrame[];
   /** The run is over for this node: later frames are ignored. */
   closed: boolean;

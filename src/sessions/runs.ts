@@ -15,6 +15,7 @@ import type { ClaimedTask } from './queue.js';
 import { engineSessionIdOf } from './engine-session.js';
 import { frameBytes, limitsOf, type Limits } from '../limits.js';
 import { ErrorCatalogue } from '../errors.js';
+import { scrubSecrets } from '../log.js';
 import { retryUntilDone } from './retry.js';
 
 export { costOf, FLUSH_MS };
@@ -80,6 +81,7 @@ export class RunTracker {
   started(t: ClaimedTask): void {
     this.states.set(t.id, this.newState(t.id, t.sessionId, t.hostId, t.agentId, t.engine, true));
     this.ctx.metrics.runStarted();
+    this.ctx.log.info('run started', { runId: t.id, sessionId: t.sessionId, hostId: t.hostId, agentId: t.agentId, engine: t.engine, mode: t.mode });
     this.events.emit(t.sessionId, t.id, 'accepted', { runId: t.id });
   }
 
@@ -182,6 +184,7 @@ export class RunTracker {
         return;
       }
       case 'run.end':
+        st.hostEnded = true; // its error, if any, is the engine's own
         void this.finish(st, f);
         return;
     }
@@ -293,6 +296,7 @@ export class RunTracker {
     });
     if (!out) return false; // ended before: whoever ended it saw to the queue
     this.ctx.metrics.runEnded(out.status);
+    this.logEnd(st, end, out.status);
     this.publish(st, out.evs, true);
     if (st.agentId) {
       if (st.model) this.models.set(st.agentId, st.model);
@@ -304,6 +308,18 @@ export class RunTracker {
       else this.events.emit(st.sessionId, st.runId, 'run.error', { status: 'error', code: end.error?.code ?? 'ENGINE_FAILED', message: end.error?.message ?? 'the engine failed' });
     } // else aborted: the abort already told the readers
     return out.waiting;
+  }
+
+  /**
+   * One line per run end. A failure the engine reported (a run.end frame with an error) is a `warn`
+   * carrying the engine's message, bounded and scrubbed: it is the host's text (an engine's stderr may echo its key).
+   */
+  private logEnd(st: RunState, end: RunEnd, status: string): void {
+    const f = { runId: st.runId, sessionId: st.sessionId, hostId: st.hostId, engine: st.engine, outcome: status, ms: Date.now() - st.since, inputTokens: end.usage?.inputTokens ?? 0, outputTokens: end.usage?.outputTokens ?? 0 };
+    if (status === 'completed' || status === 'aborted') return this.ctx.log.info('run ended', f);
+    const failure = { ...f, code: end.error?.code ?? 'ENGINE_FAILED', message: scrubSecrets((end.error?.message ?? 'the engine failed').slice(0, 500)) };
+    if (st.hostEnded) this.ctx.log.warn('run failed: engine error', failure);
+    else this.ctx.log.info('run failed', failure);
   }
 
   /**
@@ -379,7 +395,7 @@ export class RunTracker {
 
   private newState(runId: string, sessionId: string, hostId: string, agentId: string, engine: string, ready: boolean): RunState {
     return {
-      runId, sessionId, hostId, agentId, engine, ready, backlog: [], closed: false, partial: [], pending: [], toolSeq: new Map(), toolNames: new Map(),
+      runId, sessionId, hostId, agentId, engine, ready, since: Date.now(), backlog: [], closed: false, partial: [], pending: [], toolSeq: new Map(), toolNames: new Map(),
       outq: [], rowEvents: new Map(), chain: Promise.resolve(), partialBytes: 0, pendingBytes: 0, backlogBytes: 0,
     };
   }

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.js';
 import { buildHub, type Hub } from '../../src/hub.js';
+import type { Logger } from '../../src/log.js';
 
 export interface ApiResult<T = any> {
   status: number;
@@ -44,7 +45,8 @@ export async function createTestDatabase(): Promise<{ url: string | undefined; d
   };
 }
 
-export async function startTestHub(overrides: Partial<Config> = {}, env: NodeJS.ProcessEnv = {}): Promise<TestHub> {
+/** `opts.log`: the hub's logger (a test that reads the hub's lines passes one writing where it can see them). */
+export async function startTestHub(overrides: Partial<Config> = {}, env: NodeJS.ProcessEnv = {}, opts: { log?: Logger } = {}): Promise<TestHub> {
   const db = overrides.databaseUrl ? { url: overrides.databaseUrl, drop: async () => {} } : await createTestDatabase();
   const adminKey = overrides.adminApiKey ?? 'ahk_' + randomBytes(24).toString('hex');
   const loaded = loadConfig({ SECRET_KEY: 'test-secret-' + randomBytes(8).toString('hex'), ...env });
@@ -70,7 +72,7 @@ export async function startTestHub(overrides: Partial<Config> = {}, env: NodeJS.
   };
   let hub: Hub;
   try {
-    hub = await buildHub(config);
+    hub = await buildHub(config, { log: opts.log });
   } catch (e) {
     await db.drop(); // a hub that did not start leaves no database behind
     throw e;
