@@ -1,10 +1,10 @@
 // Request schemas of the agent endpoints, compiled once at module load.
-import Type, { type TUnsafe } from 'typebox';
-import { compileBody, compileQuery, type Checker } from '../server/schema.js';
+import Type from 'typebox';
+import { compileBody, compileQuery, literals, type Checker } from '../server/schema.js';
 import { MODES } from './modes.js';
 
 // Typed as the union of its literals (a mapped array would be typed `never`); the runtime schema is the plain anyOf.
-const lit = <T extends string>(...v: T[]) => Type.Union(v.map((x) => Type.Literal(x))) as unknown as TUnsafe<T>;
+const lit = <T extends string>(...v: T[]) => literals(v);
 const Page = { page: Type.Integer({ minimum: 1, default: 1 }), pageSize: Type.Integer({ minimum: 1, maximum: 100, default: 20 }) };
 
 /** Create and update share one field set (all optional); `model` and anything else undeclared is a 400. */

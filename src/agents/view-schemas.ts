@@ -1,9 +1,9 @@
 // Schemas of the agent views (views.ts), for the OpenAPI document's response `data`.
-import Type, { type TSchema, type TUnsafe } from 'typebox';
+import { literals } from '../server/schema.js';
+import Type, { type TSchema } from 'typebox';
 import { MODES } from './modes.js';
 
-// Typed as the union of its literals (a mapped array would be typed `never`); the runtime schema is the plain anyOf.
-const lit = <T extends string>(xs: readonly T[]) => Type.Union(xs.map((x) => Type.Literal(x))) as unknown as TUnsafe<T>;
+const lit = literals;
 
 const Base = {
   id: Type.String(),

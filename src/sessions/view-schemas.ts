@@ -1,8 +1,8 @@
 // Schemas of the session views (views.ts, messaging.ts), for the OpenAPI document's response `data`.
-import Type, { type TUnsafe } from 'typebox';
+import { literals } from '../server/schema.js';
+import Type from 'typebox';
 
-// Typed as the union of its literals (a mapped array would be typed `never`); the runtime schema is the plain anyOf.
-const lit = <T extends string>(xs: readonly T[]) => Type.Union(xs.map((x) => Type.Literal(x))) as unknown as TUnsafe<T>;
+const lit = literals;
 
 const SessionFields = {
   id: Type.String(),
