@@ -47,7 +47,7 @@ export function hostileValue(r: Rng): unknown {
     case 3: return deep(1 + int(r, pick(r, [10, 100, 2000])));
     case 4: return 'é'.repeat(pick(r, [1000, 20_000, 200_000]));
     case 5: return Array.from({ length: pick(r, [100, 10_000]) }, (_, i) => i);
-    case 6: return { __proto__: { admin: true }, constructor: { prototype: { x: 1 } } };
+    case 6: return JSON.parse('{"__proto__":{"admin":true},"constructor":{"prototype":{"x":1}}}'); // own keys, as JSON.parse makes them
     case 7: return String.fromCharCode(...Array.from({ length: 1 + int(r, 40) }, () => int(r, 0x10000)));
     case 8: return int(r, 2) ? 'a\u0000' : '\u0000'.repeat(10);
     default: return pick(r, HOSTILE_STRINGS) + pick(r, HOSTILE_STRINGS);
@@ -99,7 +99,8 @@ export function mutate(v: unknown, r: Rng, depth = 0): unknown {
     const keys = Object.keys(v);
     const copy: any = Array.isArray(v) ? [...v] : { ...v };
     const roll = int(r, 10);
-    if (roll === 0 || keys.length === 0) copy[pick(r, ['extra', '__proto__', 'constructor', '', '\u0000', 'id', 'userId', 'role'])] = hostileValue(r);
+    // defineProperty: '__proto__' becomes an own key (as in parsed JSON), not the copy's prototype.
+    if (roll === 0 || keys.length === 0) Object.defineProperty(copy, pick(r, ['extra', '__proto__', 'constructor', '', '\u0000', 'id', 'userId', 'role']), { value: hostileValue(r), enumerable: true, writable: true, configurable: true });
     else if (roll === 1) delete copy[pick(r, keys)];
     else {
       const k = pick(r, keys);
@@ -161,7 +162,6 @@ export function makeRequest(routes: RouteInfo[], r: Rng, keys: { user: string; a
       headers['content-type'] = pick(r, ['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=utf-16', 'application/jsonx', '', 'multipart/form-data; boundary=x']);
     } else body = pick(r, ['', 'null', '[]', '"x"', '1e309', '{"a":' .repeat(5000), '\u0000', '{"__proto__":{"admin":true}}', '\ud800', '{"a":1,"a":2}']);
   }
-  if (path.length > 0 && int(r, 50) === 0) headers['content-length'] = pick(r, ['-1', 'abc', '99999999999']);
   return { method: route.method, path: path + (qs ? '?' + qs : ''), headers, body, route: `${route.method} ${route.path}` };
 }
 
@@ -184,7 +184,7 @@ export function makeFrame(r: Rng): Uint8Array {
 export interface FuzzSummary {
   seed: number; requests: number; frames: number; status: Record<string, number>; fiveXX: Record<string, number>;
   examples: Array<{ req: FuzzRequest; status: number; text: string }>; crashes: number; rejections: number; uncaught: number;
-  unexpectedCloses: Record<string, number>; reconnects: number; durationMs: number; timeouts: number;
+  unexpectedCloses: Record<string, number>; reconnects: number; notConfigured: number; clientErrors: Record<string, number>; durationMs: number; timeouts: number;
 }
 
 export async function runFuzz(opts: { requests: number; frames: number; seed: number; concurrency?: number; hub?: TestHub; log?: (s: string) => void }): Promise<FuzzSummary> {
@@ -197,7 +197,7 @@ export async function runFuzz(opts: { requests: number; frames: number; seed: nu
   process.on('uncaughtException', onExc);
   const t = opts.hub ?? (await startTestHub());
   const t0 = performance.now();
-  const s: FuzzSummary = { seed: opts.seed, requests: 0, frames: 0, status: {}, fiveXX: {}, examples: [], crashes: 0, rejections: 0, uncaught: 0, unexpectedCloses: {}, reconnects: 0, durationMs: 0, timeouts: 0 };
+  const s: FuzzSummary = { seed: opts.seed, requests: 0, frames: 0, status: {}, fiveXX: {}, examples: [], crashes: 0, rejections: 0, uncaught: 0, unexpectedCloses: {}, reconnects: 0, notConfigured: 0, clientErrors: {}, durationMs: 0, timeouts: 0 };
   try {
     const user = await t.user('fuzzer');
     const routes = (t.hub.routes as unknown as RouteInfo[]).filter((x) => x.path !== '/metrics');
@@ -225,13 +225,19 @@ export async function runFuzz(opts: { requests: number; frames: number; seed: nu
           // Streams are cut once the status is known.
           const text = res.headers.get('content-type')?.includes('event-stream') ? (await res.body?.cancel(), '') : await res.text();
           s.status[res.status] = (s.status[res.status] ?? 0) + 1;
-          if (res.status >= 500 && res.status !== 503) {
+          // 503 5031 is the spec's answer for a feature this hub has not configured (OIDC, chat binding): not a fault.
+          if (res.status === 503 && text.includes('"code":"5031"')) s.notConfigured++;
+          else if (res.status >= 500) {
             s.fiveXX[req.route] = (s.fiveXX[req.route] ?? 0) + 1;
-            if (s.examples.length < 20) s.examples.push({ req: { ...req, body: req.body?.slice(0, 300) }, status: res.status, text: text.slice(0, 300) });
+            if (s.examples.length < 40) s.examples.push({ req: { ...req, body: req.body?.slice(0, 300) }, status: res.status, text: text.slice(0, 300) });
           }
         } catch (e) {
           if (ctl.signal.aborted) s.timeouts++;
-          else s.status['error'] = (s.status['error'] ?? 0) + 1;
+          else {
+            // The client refused to send it (fetch rejects some headers): counted, not the hub's fault.
+            const k = `client: ${(e as Error).cause ? String(((e as Error).cause as Error).message ?? (e as Error).cause).slice(0, 60) : (e as Error).message}`;
+            s.clientErrors[k] = (s.clientErrors[k] ?? 0) + 1;
+          }
         } finally {
           clearTimeout(timer);
         }
