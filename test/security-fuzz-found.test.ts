@@ -40,3 +40,17 @@ test('a NUL in a query value → 400 4000, never 5xx', async () => {
     assert.deepEqual([r.status, r.body?.code], [400, '4000'], `${path}: ${r.status} ${r.text}`);
   }
 });
+
+test('a page number past any real page (1e308: an integer to the schema, no offset to the database) → 400 4000, never 5xx (fuzz seed 3, request 42074)', async () => {
+  const u = await t.user();
+  const paged = ['/api/v1/me/ledger', '/api/v1/orders', '/api/v1/me/redeems', '/api/v1/agents', '/api/v1/agents/mine', '/api/v1/sessions', '/api/v1/admin/users', '/api/v1/admin/redeems'];
+  for (const p of paged) {
+    const token = p.includes('admin') ? t.adminKey : u.key;
+    for (const page of ['1e%2B308', '1e308', String(2 ** 60)]) {
+      const r = await t.api('GET', `${p}?page=${page}&pageSize=48`, { token });
+      assert.deepEqual([r.status, r.body?.code], [400, '4000'], `${p}?page=${page}: ${r.status} ${r.text}`);
+    }
+    const last = await t.api('GET', `${p}?page=1000000`, { token });
+    assert.equal(last.status, 200, `${p}?page=1000000 (the largest page) is still an empty page: ${last.text}`);
+  }
+});

@@ -2,9 +2,10 @@
 import Type from 'typebox';
 import { compileBody, compileQuery, type Checker } from '../server/schema.js';
 import { MODES } from './modes.js';
+import { PAGE_MAX } from '../paging.js';
 
 const lit = <T extends string>(...v: T[]) => Type.Union(v.map((x) => Type.Literal(x)));
-const Page = { page: Type.Integer({ minimum: 1, default: 1 }), pageSize: Type.Integer({ minimum: 1, maximum: 100, default: 20 }) };
+const Page = { page: Type.Integer({ minimum: 1, maximum: PAGE_MAX, default: 1 }), pageSize: Type.Integer({ minimum: 1, maximum: 100, default: 20 }) };
 
 /** Create and update share one field set (all optional); `model` and anything else undeclared is a 400. */
 export const AgentWrite = compileBody(
