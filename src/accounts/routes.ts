@@ -5,6 +5,7 @@ import { created } from '../server/reply.js';
 import { userView } from './views.js';
 import type { AccountService } from './service.js';
 import { ApiKeyList, KeyDeleted, NewApiKey, NewUser, User, UserDeleted, UserPage } from './view-schemas.js';
+import { PAGE_MAX } from '../paging.js';
 
 const KeyCreate = compileBody(Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }));
 const UserCreate = compileBody(
@@ -18,7 +19,7 @@ const UserList = compileQuery(
     {
       keyword: Type.Optional(Type.String({ maxLength: 100 })),
       role: Type.Optional(Type.Union([Type.Literal('user'), Type.Literal('admin')])),
-      page: Type.Integer({ minimum: 1, default: 1 }),
+      page: Type.Integer({ minimum: 1, maximum: PAGE_MAX, default: 1 }),
       pageSize: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
     },
     { additionalProperties: false },

@@ -2,10 +2,11 @@
 import Type from 'typebox';
 import { compileBody, compileQuery, literals, type Checker } from '../server/schema.js';
 import { MODES } from './modes.js';
+import { PAGE_MAX } from '../paging.js';
 
 // Typed as the union of its literals (a mapped array would be typed `never`); the runtime schema is the plain anyOf.
 const lit = <T extends string>(...v: T[]) => literals(v);
-const Page = { page: Type.Integer({ minimum: 1, default: 1 }), pageSize: Type.Integer({ minimum: 1, maximum: 100, default: 20 }) };
+const Page = { page: Type.Integer({ minimum: 1, maximum: PAGE_MAX, default: 1 }), pageSize: Type.Integer({ minimum: 1, maximum: 100, default: 20 }) };
 
 /** Create and update share one field set (all optional); `model` and anything else undeclared is a 400. */
 export const AgentWrite = compileBody(

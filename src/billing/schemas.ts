@@ -4,6 +4,7 @@ import { compileBody, compileQuery } from '../server/schema.js';
 import { CYCLES, LEDGER_TYPES, ORDER_STATUSES, ORDER_TYPES, REDEEM_STATUSES } from './entities.js';
 import { PAY_CHANNELS } from './catalogue.js';
 import { RANGES, TREND_RANGES } from './statement.js';
+import { PAGE_MAX } from '../paging.js';
 
 /** A union of string literals whose static type is the literal union. */
 export function oneOf<const T extends readonly string[]>(values: T, opts: TSchemaOptions = {}): TUnion<TLiteral<T[number]>[]> {
@@ -11,7 +12,7 @@ export function oneOf<const T extends readonly string[]>(values: T, opts: TSchem
 }
 
 const closed = { additionalProperties: false } as const;
-const page = Type.Integer({ minimum: 1, default: 1 });
+const page = Type.Integer({ minimum: 1, maximum: PAGE_MAX, default: 1 });
 const pageSize = Type.Integer({ minimum: 1, maximum: 100, default: 20 });
 const id = Type.String({ minLength: 1, maxLength: 128 });
 

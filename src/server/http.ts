@@ -12,6 +12,7 @@ import { envelope, isReply, type Reply } from './reply.js';
 import { openEventStream, SseGauge, SSE_BUFFER_BYTES, type EventStream } from './sse.js';
 import { readBody } from './body.js';
 import { StreamSlots } from './stream-slots.js';
+import { refuseNul } from './nul.js';
 
 export type AuthMode = 'none' | 'optional' | 'user' | 'admin';
 
@@ -288,7 +289,9 @@ export class HttpApi {
       if (route.auth === 'admin' && principal!.role !== 'admin') throw fail('ADMIN_ONLY');
     }
 
-    const query = route.query ? route.query.parse(parseQuery(r.rawQuery), 'query') : parseQuery(r.rawQuery);
+    const rawQuery = parseQuery(r.rawQuery);
+    refuseNul(rawQuery, 'query');
+    const query = route.query ? route.query.parse(rawQuery, 'query') : rawQuery;
     let body: unknown = undefined;
     if (route.body) {
       const raw = r.raw;
@@ -303,6 +306,7 @@ export class HttpApi {
         } catch {
           throw fail('BAD_JSON');
         }
+        refuseNul(body, 'body');
       }
       body = route.body.parse(body, 'body');
     }

@@ -10,6 +10,7 @@ import type { Messaging, SendResult } from './messaging.js';
 import type { Feed, SessionEvents } from './events.js';
 import type { SessionResume } from './resume.js';
 import { Aborted, Accepted, Cancelled, Cost, Deleted, History, Queue, Session, SessionPage } from './view-schemas.js';
+import { PAGE_MAX } from '../paging.js';
 
 const Mode = Type.Union([Type.Literal('default'), Type.Literal('accept-edits'), Type.Literal('auto'), Type.Literal('plan')]);
 const Effort = Type.Union([Type.Literal('low'), Type.Literal('default'), Type.Literal('medium'), Type.Literal('high')]);
@@ -35,7 +36,7 @@ export const ListQuery = compileQuery(Type.Object({
   keyword: Type.Optional(Type.String({ maxLength: 100 })),
   q: Type.Optional(Type.String({ maxLength: 100 })),
   sort: Type.Optional(Type.Union([Type.Literal('lastMsgAt'), Type.Literal('-createdAt'), Type.Literal('createdAt')])),
-  page: Type.Integer({ minimum: 1, default: 1 }),
+  page: Type.Integer({ minimum: 1, maximum: PAGE_MAX, default: 1 }),
   pageSize: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),
 }, { additionalProperties: false }));
 export const ReadQuery = compileQuery(Type.Object({
