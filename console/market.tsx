@@ -72,7 +72,7 @@ export function Market() {
       {list.loading && !list.data && <Loading />}
       {list.data && (list.data.items.length === 0
         ? <Empty>No agents match.</Empty>
-        : <ul class="cards">{list.data.items.map((a) => <AgentCard agent={a} key={a.id} />)}</ul>)}
+        : <ul class="cards" aria-label="Agents">{list.data.items.map((a) => <AgentCard agent={a} key={a.id} />)}</ul>)}
       {list.data && list.data.total > 0 && (
         <nav class="pager" aria-label="Pages">
           <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>Previous</button>
