@@ -48,6 +48,14 @@ test('the market lists approved agents without signing in, and search narrows it
   await page.getByRole('button', { name: 'Search' }).click();
   await results.getByRole('link', { name: 'pyhelp' }).waitFor({ state: 'detached' });
   assert.equal(await results.getByRole('link', { name: 'writer' }).count(), 1);
+  // A tag facet narrows the list; pressing it again clears it.
+  await page.getByLabel('Search').fill('');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.getByRole('button', { name: '#python (1)' }).click();
+  await results.getByRole('link', { name: 'writer' }).waitFor({ state: 'detached' });
+  assert.equal(await results.getByRole('link', { name: 'pyhelp' }).count(), 1);
+  await page.getByRole('button', { name: '#python (1)' }).click();
+  await results.getByRole('link', { name: 'writer' }).waitFor();
   await page.getByLabel('Search').fill('nothing-matches-this');
   await page.getByRole('button', { name: 'Search' }).click();
   await page.getByText('No agents match.').waitFor();
@@ -59,6 +67,7 @@ test("an agent's page shows its facts and asks to sign in before a session", { s
   await page.getByRole('heading', { name: 'pyhelp' }).waitFor();
   await page.getByText('market-owner').waitFor();
   await page.getByText('to start a session').waitFor();
+  assert.equal(await page.getByRole('button', { name: /Favorite/ }).count(), 0, 'no favorite button before signing in');
   await shot(page, 'agent');
 });
 
@@ -73,6 +82,10 @@ test('a wrong key reads as a message; a right one signs in and a session starts 
   await shot(page, 'signin');
   await signInAs(page, t.url, viewer.key);
   await page.goto(`${t.url}/market/${encodeURIComponent(agentIds.writer)}`);
+  await page.getByRole('button', { name: '☆ Favorite' }).click();
+  await page.getByRole('button', { name: '★ Favorited' }).waitFor();
+  const fav = await t.api('GET', `/api/v1/agents/${encodeURIComponent(agentIds.writer)}`, { token: viewer.key });
+  assert.equal(fav.body.data.favorited, true);
   await page.getByRole('button', { name: 'Start a session' }).click();
   await page.waitForURL(/\/sessions\/[^/]+$/);
   await page.getByText('No messages yet.').waitFor();
