@@ -27,6 +27,7 @@ HUB_PID= RUN_PID=
 cleanup() {
   local code=$?
   set +e
+  trap '' INT TERM   # a second signal must not cut the cleanup short
   # The README's blocks run in RUN_PID's group (agent-host run stays there after they end).
   [ -n "$RUN_PID" ] && kill -TERM -- "-$RUN_PID" 2>/dev/null
   [ -n "$HUB_PID" ] && kill -TERM "$HUB_PID" 2>/dev/null && wait "$HUB_PID" 2>/dev/null
@@ -42,22 +43,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# 1. A fresh hub: embedded database in a temporary DATA_DIR, a port the system picks.
-env -u DATABASE_URL -u REDIS_URL -u ADMIN_API_KEY -u SECRET_KEY \
-  PORT=0 HOST=127.0.0.1 DATA_DIR="$WORK/data" LOG_LEVEL=info \
-  node --import tsx src/main.ts </dev/null >"$WORK/hub.log" 2>&1 &
-HUB_PID=$!
-PORT=
-for _ in $(seq 1 240); do
-  PORT=$(grep -h '"hub listening"' "$WORK/hub.log" 2>/dev/null | jq -r .port || true)
-  [ -n "$PORT" ] && break
-  kill -0 "$HUB_PID" 2>/dev/null || { say "the hub exited before listening" >&2; exit 1; }
-  sleep 0.5
-done
-[ -n "$PORT" ] || { say "the hub did not listen within 120 s" >&2; exit 1; }
-say "hub on http://127.0.0.1:$PORT (DATA_DIR $WORK/data)"
-
-# 2. The README's marked blocks, with the two substitutions.
+# 1. The README's marked blocks (first, so a README without them fails at once).
 awk -v dir="$WORK" '
   /^<!-- first-conversation -->$/            { kind = "block"; next }
   /^<!-- first-conversation:background -->$/ { kind = "background"; next }
@@ -69,6 +55,23 @@ awk -v dir="$WORK" '
 shopt -s nullglob
 BLOCKS=("$WORK"/[0-9][0-9]-*.sh)
 [ "${#BLOCKS[@]}" -ge 2 ] || { say "README.md has no marked first-conversation blocks" >&2; exit 1; }
+
+# 2. A fresh hub: embedded database in a temporary DATA_DIR, a port the system picks.
+env -u DATABASE_URL -u REDIS_URL -u ADMIN_API_KEY -u SECRET_KEY \
+  PORT=0 HOST=127.0.0.1 DATA_DIR="$WORK/data" LOG_LEVEL=info \
+  node --import tsx src/main.ts </dev/null >"$WORK/hub.log" 2>&1 &
+HUB_PID=$!
+PORT=
+for _ in $(seq 1 600); do
+  PORT=$(grep -h '"hub listening"' "$WORK/hub.log" 2>/dev/null | jq -r .port || true)
+  [ -n "$PORT" ] && break
+  kill -0 "$HUB_PID" 2>/dev/null || { say "the hub exited before listening" >&2; exit 1; }
+  sleep 0.5
+done
+[ -n "$PORT" ] || { say "the hub did not listen within 300 s" >&2; exit 1; }
+say "hub on http://127.0.0.1:$PORT (DATA_DIR $WORK/data)"
+
+# The two substitutions, now that the port is known.
 for b in "${BLOCKS[@]}"; do
   sed -i -e "s|127\.0\.0\.1:8080|127.0.0.1:$PORT|g" -e "s|data/admin-api-key|$WORK/data/admin-api-key|g" "$b"
   if grep -n '8080' "$b" >&2; then say "a marked README block reaches the hub other than as 127.0.0.1:8080" >&2; exit 1; fi
@@ -80,12 +83,12 @@ PROGRAM="$WORK/program.sh"
 cat >"$PROGRAM" <<'EOF'
 set -euo pipefail
 fc_wait_connected() {  # log file, pid
-  for _ in $(seq 1 120); do
+  for _ in $(seq 1 240); do
     grep -q 'connected to' "$1" && return 0
     kill -0 "$2" 2>/dev/null || { echo "first-conversation: the background block exited" >&2; return 1; }
     sleep 0.5
   done
-  echo "first-conversation: no \"connected to\" line within 60 s" >&2; return 1
+  echo "first-conversation: no \"connected to\" line within 120 s" >&2; return 1
 }
 EOF
 for b in "${BLOCKS[@]}"; do
@@ -105,6 +108,7 @@ env -u AGENT_HOST_HOME -u CLAUDE_BIN -u CLAUDE_CONFIG_DIR \
   HOME="$WORK/home" NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_USERCONFIG="${HOME:-/root}/.npmrc" \
   timeout 300 bash "$PROGRAM" </dev/null >"$WORK/out.log" 2>&1 &
 RUN_PID=$!
+say "running the README's blocks (their output follows when they end)"
 wait "$RUN_PID" || { code=$?; cat "$WORK/out.log"; say "a README block failed (exit $code)" >&2; exit 1; }
 cat "$WORK/out.log"
 
