@@ -91,7 +91,7 @@ export interface RouteDoc {
   /** Request headers the route reads (Idempotency-Key, Last-Event-ID, …). */
   headers?: Array<{ name: string; description: string }>;
   /** A non-envelope answer (an HTML page, a provider acknowledgement, a redirect, the document itself). */
-  raw?: { status: number; contentType?: string; description: string };
+  raw?: { status: number; contentType?: string; description: string; schema?: TSchema };
 }
 
 export interface HttpHooks {
