@@ -49,6 +49,8 @@ export interface Config {
   authFailuresPerIpPerMinute: number;
   /** How long an in-process credential cache entry is trusted without a Bus invalidation (bounds a revocation lost in a Redis outage), ms. */
   authCacheTtlMs: number;
+  /** Origins (scheme://host[:port], exact) whose pages may call the API from a browser (CORS); none by default. */
+  allowedOrigins: string[];
   /** Behind a proxy: the client IP is the last X-Forwarded-For entry (the proxy appended it). */
   trustProxy: boolean;
   /** Prefix of every Redis key and channel, so several hubs can share one Redis. */
@@ -138,6 +140,27 @@ function oidcConfig(env: NodeJS.ProcessEnv): Config['oidc'] {
   return { issuer: env.OIDC_ISSUER, clientId: env.OIDC_CLIENT_ID!, clientSecret: env.OIDC_CLIENT_SECRET!, redirectUri: env.OIDC_REDIRECT_URI! };
 }
 
+/** `ALLOWED_ORIGINS`: comma-separated exact origins. No wildcard: an origin allowed here may call the API with a user's bearer token. */
+function allowedOrigins(v: string | undefined): string[] {
+  const out: string[] = [];
+  for (const raw of (v ?? '').split(',')) {
+    const o = raw.trim();
+    if (!o) continue;
+    let u: URL | undefined;
+    try {
+      u = new URL(o);
+    } catch {
+      u = undefined;
+    }
+    // An origin is exactly what a browser sends in `Origin`: scheme, host and port, nothing after.
+    if (!u || (u.protocol !== 'https:' && u.protocol !== 'http:') || u.origin !== o) {
+      throw new ConfigError(`ALLOWED_ORIGINS must list origins like https://console.example.com (scheme://host[:port], no path or trailing slash), got ${JSON.stringify(o)}`);
+    }
+    out.push(o);
+  }
+  return out;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const oidc = oidcConfig(env);
   const cfg: Config = {
@@ -168,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitAiFillPerMinute: int(env, 'RATE_LIMIT_AI_FILL_PER_MINUTE', 10),
     authFailuresPerIpPerMinute: int(env, 'AUTH_FAILURES_PER_IP_PER_MINUTE', 30),
     authCacheTtlMs: Math.max(1000, int(env, 'AUTH_CACHE_TTL_MS', 30_000)),
+    allowedOrigins: allowedOrigins(env.ALLOWED_ORIGINS),
     trustProxy: env.TRUST_PROXY === '1',
     redisPrefix: env.REDIS_PREFIX ?? 'ah:',
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000),

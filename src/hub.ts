@@ -7,6 +7,7 @@ import { createLogger, type Logger } from './log.js';
 import { uws, type TemplatedApp } from './server/uws.js';
 import { listenExclusive } from './server/listen.js';
 import { HttpApi } from './server/http.js';
+import { Cors } from './server/cors.js';
 import { openDatabase } from './db/orm.js';
 import { LocalBus } from './bus/local.js';
 import { RedisBus } from './bus/redis.js';
@@ -98,6 +99,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
       log,
       config.bodyLimit,
       { bufferBytes: config.sseBufferBytes, maxPerAccount: config.sseMaxStreamsPerAccount },
+      new Cors(config.allowedOrigins),
     );
     healthRoutes(api, ctx, () => drain.draining);
     metricsRoute(api, metrics, config.metricsToken);

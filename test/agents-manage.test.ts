@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
+import { ApiError, createClient } from '../src/client/index.js';
 
 let t: TestHub;
 before(async () => {
@@ -222,25 +223,24 @@ test('mine: filters, sorts, paging, management fields', async () => {
 
 test('overview, stats summary, per-agent stats, ai-fill', async () => {
   const u = await t.user();
+  const c = createClient({ baseUrl: t.url, token: u.key });
   const a = await t.api('POST', '/api/v1/agents', { token: u.key, body: { name: 'o1' } });
   await t.api('POST', '/api/v1/agents', { token: u.key, body: { name: 'o2', step: 'draft' } });
-  const ov = await t.api('GET', '/api/v1/agents/overview', { token: u.key });
-  assert.equal(ov.body.data.total, 2);
-  assert.equal(ov.body.data.byStatus.draft, 1);
-  assert.equal(ov.body.data.byStatus.online, 1);
-  const ss = await t.api('GET', '/api/v1/agents/stats/summary', { token: u.key });
-  assert.equal(ss.body.data.agents, 2);
-  assert.equal(ss.body.data.sessionCount, 0);
-  const st = await t.api('GET', `/api/v1/agents/${enc(a.body.data.id)}/stats`, { token: u.key });
-  assert.equal(st.status, 200);
-  assert.equal(st.body.data.sharedWith, 0);
-  assert.equal(st.body.data.lastUsedAt, null);
-  const f = await t.api('POST', '/api/v1/agents/ai-fill', { token: u.key, body: { text: 'Reviews TypeScript pull requests and finds bugs in TypeScript code.' } });
-  assert.equal(f.status, 200);
-  assert.equal(f.body.data.cat, 'coding');
-  assert.ok(f.body.data.tags.includes('typescript'));
-  assert.ok(f.body.data.displayName.length > 0 && f.body.data.displayName.length <= 80);
-  const f2 = await t.api('POST', '/api/v1/agents/ai-fill', { token: u.key, body: { text: 'Reviews TypeScript pull requests and finds bugs in TypeScript code.' } });
-  assert.deepEqual(f2.body.data, f.body.data);
-  assert.equal((await t.api('POST', '/api/v1/agents/ai-fill', { token: u.key, body: { text: '' } })).status, 400);
+  const ov = await c.manage.overview();
+  assert.equal(ov.total, 2);
+  assert.equal(ov.byStatus.draft, 1);
+  assert.equal(ov.byStatus.online, 1);
+  const ss = await c.manage.statsSummary();
+  assert.equal(ss.agents, 2);
+  assert.equal(ss.sessionCount, 0);
+  const st = await c.manage.stats(a.body.data.id);
+  assert.equal(st.sharedWith, 0);
+  assert.equal(st.lastUsedAt, null);
+  const text = 'Reviews TypeScript pull requests and finds bugs in TypeScript code.';
+  const f = await c.manage.aiFill(text);
+  assert.equal(f.cat, 'coding');
+  assert.ok(f.tags.includes('typescript'));
+  assert.ok(f.displayName.length > 0 && f.displayName.length <= 80);
+  assert.deepEqual(await c.manage.aiFill(text), f);
+  await assert.rejects(c.manage.aiFill(''), (e: unknown) => e instanceof ApiError && e.status === 400);
 });

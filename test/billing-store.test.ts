@@ -2,6 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
+import { createClient } from '../src/client/index.js';
 
 let t: TestHub;
 before(async () => {
@@ -18,10 +19,9 @@ async function richUser(qty = 20) {
 const stockOf = async (id: string) => (await t.api('GET', '/api/v1/store/products')).body.data.items.find((p: any) => p.id === id).stock;
 
 test('products are listed with token prices and stock, anonymously', async () => {
-  const r = await t.api('GET', '/api/v1/store/products');
-  assert.equal(r.status, 200);
-  assert.ok(r.body.data.items.length >= 3);
-  const p = r.body.data.items[0];
+  const { items } = await createClient({ baseUrl: t.url }).billing.products();
+  assert.ok(items.length >= 3);
+  const p = items[0];
   assert.equal(typeof p.priceTokens, 'number');
   assert.equal(typeof p.stock, 'number');
   assert.equal(p.available, true);
@@ -29,21 +29,21 @@ test('products are listed with token prices and stock, anonymously', async () =>
 
 test('redeem spends tokens through the ledger, takes stock, and creates a pending request', async () => {
   const u = await richUser(20);
+  const c = createClient({ baseUrl: t.url, token: u.key });
   const before = await stockOf('coffee-voucher');
-  const r = await t.api('POST', '/api/v1/store/redeem', { token: u.key, body: { productId: 'coffee-voucher', qty: 3 } });
-  assert.equal(r.status, 201);
-  assert.deepEqual([r.body.data.status, r.body.data.qty, r.body.data.tokens, r.body.data.read, r.body.data.cardCount], ['pending', 3, 6000, true, 0]);
+  const r = await c.billing.redeem('coffee-voucher', 3);
+  assert.deepEqual([r.status, r.qty, r.tokens, r.read, r.cardCount], ['pending', 3, 6000, true, 0]);
   assert.equal(await stockOf('coffee-voucher'), before - 3);
-  assert.equal((await t.api('GET', '/api/v1/me/balance', { token: u.key })).body.data.balance, 14000);
-  const led = await t.api('GET', '/api/v1/me/ledger?type=redeem', { token: u.key });
-  assert.deepEqual([led.body.data.items[0].amount, led.body.data.items[0].ref], [-6000, r.body.data.id]);
+  assert.equal((await c.billing.balance()).balance, 14000);
+  const led = await c.billing.ledger({ type: 'redeem' });
+  assert.deepEqual([led.items[0].amount, led.items[0].ref], [-6000, r.id]);
 
-  const one = await t.api('GET', `/api/v1/me/redeems/${r.body.data.id}`, { token: u.key });
-  assert.equal(one.body.data.productName, 'Coffee voucher');
-  const list = await t.api('GET', '/api/v1/me/redeems?status=pending', { token: u.key });
-  assert.equal(list.body.data.total, 1);
-  const dflt = await t.api('POST', '/api/v1/store/redeem', { token: u.key, body: { productId: 'coffee-voucher' } });
-  assert.equal(dflt.body.data.qty, 1);
+  const one = await c.billing.redemption(r.id);
+  assert.equal(one.productName, 'Coffee voucher');
+  const list = await c.billing.redeems({ status: 'pending' });
+  assert.equal(list.total, 1);
+  const dflt = await c.billing.redeem('coffee-voucher');
+  assert.equal(dflt.qty, 1);
 });
 
 test('redeem errors: short balance 4091 (nothing taken), bad qty 400, unknown product 404, no credentials 401', async () => {

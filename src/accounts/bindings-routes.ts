@@ -7,6 +7,7 @@ import type { BindingService } from './bindings.js';
 import type { PhoneCodes } from './phone.js';
 import { normalizeCountryCode } from './phone.js';
 import type { ChatappBinding } from './chatapp.js';
+import * as V from './view-schemas.js';
 
 const closed = { additionalProperties: false } as const;
 const phone = Type.String({ pattern: '^[0-9]{4,20}$' });
@@ -25,22 +26,22 @@ export const CHATAPP_SECRET_HEADER = 'x-chatapp-secret';
 
 export function bindingRoutes(api: HttpApi, s: { bindings: BindingService; phone: PhoneCodes; chatapp: ChatappBinding }): void {
   const { bindings, phone: codes, chatapp } = s;
-  api.route({ method: 'GET', path: '/api/v1/me/bindings', auth: 'user', handler: (r) => bindings.bindings(r.principal.userId) });
+  api.route({ method: 'GET', path: '/api/v1/me/bindings', auth: 'user', data: V.Bindings, handler: (r) => bindings.bindings(r.principal.userId) });
   api.route({
-    method: 'POST', path: '/api/v1/me/phone/send-code', auth: 'user', body: SendCode,
+    method: 'POST', path: '/api/v1/me/phone/send-code', auth: 'user', body: SendCode, data: V.CodeSent,
     handler: (r) => codes.send(r.principal.userId, r.body.phone, normalizeCountryCode(r.body.countryCode)),
   });
   api.route({
-    method: 'POST', path: '/api/v1/me/phone/bind', auth: 'user', body: Bind,
+    method: 'POST', path: '/api/v1/me/phone/bind', auth: 'user', body: Bind, data: V.Bindings,
     handler: async (r) => {
       await codes.bind(r.principal.userId, r.body.phone, normalizeCountryCode(r.body.countryCode), r.body.code);
       return bindings.bindings(r.principal.userId);
     },
   });
 
-  api.route({ method: 'POST', path: '/api/v1/me/chatapp/binding-attempts', auth: 'user', doc: { status: 201 }, handler: async (r) => created(await chatapp.createAttempt(r.principal.userId)) });
-  api.route({ method: 'GET', path: '/api/v1/me/chatapp/binding-attempts/:id', auth: 'user', handler: (r) => chatapp.attempt(r.principal.userId, r.params.id) });
-  api.route({ method: 'GET', path: '/api/v1/me/chatapp/binding', auth: 'user', handler: (r) => chatapp.binding(r.principal.userId) });
-  api.route({ method: 'DELETE', path: '/api/v1/me/chatapp/binding', auth: 'user', handler: (r) => chatapp.unbind(r.principal.userId) });
-  api.route({ method: 'POST', path: '/api/v1/chatapp/confirm', auth: 'none', body: Confirm, handler: (r) => chatapp.confirm(r.headers[CHATAPP_SECRET_HEADER], r.body) });
+  api.route({ method: 'POST', path: '/api/v1/me/chatapp/binding-attempts', auth: 'user', data: V.ChatappAttempt, doc: { status: 201 }, handler: async (r) => created(await chatapp.createAttempt(r.principal.userId)) });
+  api.route({ method: 'GET', path: '/api/v1/me/chatapp/binding-attempts/:id', auth: 'user', data: V.ChatappAttemptState, handler: (r) => chatapp.attempt(r.principal.userId, r.params.id) });
+  api.route({ method: 'GET', path: '/api/v1/me/chatapp/binding', auth: 'user', data: V.ChatappBinding, handler: (r) => chatapp.binding(r.principal.userId) });
+  api.route({ method: 'DELETE', path: '/api/v1/me/chatapp/binding', auth: 'user', data: V.Deleted, handler: (r) => chatapp.unbind(r.principal.userId) });
+  api.route({ method: 'POST', path: '/api/v1/chatapp/confirm', auth: 'none', body: Confirm, data: V.ChatappConfirmed, handler: (r) => chatapp.confirm(r.headers[CHATAPP_SECRET_HEADER], r.body) });
 }

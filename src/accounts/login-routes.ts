@@ -6,6 +6,7 @@ import { fail } from '../errors.js';
 import type { LoginService } from './login.js';
 import type { BindingService } from './bindings.js';
 import { LOGIN_PROVIDER } from './oidc.js';
+import * as V from './view-schemas.js';
 
 const closed = { additionalProperties: false } as const;
 // `from` is where the web app returns after login: a same-site path only, so
@@ -20,15 +21,15 @@ function loginProvider(p: string): string {
 }
 
 export function loginRoutes(api: HttpApi, login: LoginService, bindings: BindingService): void {
-  api.route({ method: 'GET', path: '/api/v1/auth/login', auth: 'none', query: LoginQuery, handler: (r) => login.start({ from: r.query.from }) });
-  api.route({ method: 'POST', path: '/api/v1/auth/callback', auth: 'none', body: CallbackBody, handler: (r) => login.callback(r.body.code, r.body.state) });
-  api.route({ method: 'POST', path: '/api/v1/auth/refresh', auth: 'none', body: RefreshBody, handler: (r) => login.refresh(r.body.refresh_token) });
-  api.route({ method: 'POST', path: '/api/v1/auth/logout', auth: 'user', handler: (r) => login.logout(r.bearer) });
-  api.route({ method: 'GET', path: '/api/v1/auth/sso-logout', auth: 'optional', handler: (r) => login.ssoLogout(r.principal?.via === 'jwt' ? r.bearer : undefined) });
+  api.route({ method: 'GET', path: '/api/v1/auth/login', auth: 'none', query: LoginQuery, data: V.LoginStart, handler: (r) => login.start({ from: r.query.from }) });
+  api.route({ method: 'POST', path: '/api/v1/auth/callback', auth: 'none', body: CallbackBody, data: V.LoginDone, handler: (r) => login.callback(r.body.code, r.body.state) });
+  api.route({ method: 'POST', path: '/api/v1/auth/refresh', auth: 'none', body: RefreshBody, data: V.LoginTokens, handler: (r) => login.refresh(r.body.refresh_token) });
+  api.route({ method: 'POST', path: '/api/v1/auth/logout', auth: 'user', data: V.LoggedOut, handler: (r) => login.logout(r.bearer) });
+  api.route({ method: 'GET', path: '/api/v1/auth/sso-logout', auth: 'optional', data: V.SsoLogout, handler: (r) => login.ssoLogout(r.principal?.via === 'jwt' ? r.bearer : undefined) });
 
   api.route({
-    method: 'POST', path: '/api/v1/me/idem/:provider/link', auth: 'user',
+    method: 'POST', path: '/api/v1/me/idem/:provider/link', auth: 'user', data: V.LoginStart,
     handler: (r) => (loginProvider(r.params.provider), login.start({ linkUserId: r.principal.userId })),
   });
-  api.route({ method: 'DELETE', path: '/api/v1/me/idem/:provider', auth: 'user', handler: (r) => bindings.unlinkIdentity(r.principal.userId, loginProvider(r.params.provider)) });
+  api.route({ method: 'DELETE', path: '/api/v1/me/idem/:provider', auth: 'user', data: V.Deleted, handler: (r) => bindings.unlinkIdentity(r.principal.userId, loginProvider(r.params.provider)) });
 }

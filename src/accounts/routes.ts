@@ -4,7 +4,7 @@ import { compileBody, compileQuery } from '../server/schema.js';
 import { created } from '../server/reply.js';
 import { userView } from './views.js';
 import type { AccountService } from './service.js';
-import { ApiKeyList, KeyDeleted, NewApiKey, NewUser, User, UserDeleted, UserPage } from './view-schemas.js';
+import { ApiKeyList, KeyDeleted, NewApiKey, NewUser, User, UserDeleted, UserPage, UsersSummary } from './view-schemas.js';
 import { PAGE_MAX } from '../paging.js';
 
 const KeyCreate = compileBody(Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }));
@@ -42,6 +42,6 @@ export function accountRoutes(api: HttpApi, accounts: AccountService): void {
     handler: async (r) => created(await accounts.createUser(r.body.name, r.body.role ?? 'user')),
   });
   api.route({ method: 'GET', path: '/api/v1/admin/users', auth: 'admin', query: UserList, data: UserPage, handler: (r) => accounts.listUsers(r.query) });
-  api.route({ method: 'GET', path: '/api/v1/admin/users/summary', auth: 'admin', handler: () => accounts.usersSummary() });
+  api.route({ method: 'GET', path: '/api/v1/admin/users/summary', auth: 'admin', data: UsersSummary, handler: () => accounts.usersSummary() });
   api.route({ method: 'DELETE', path: '/api/v1/admin/users/:id', auth: 'admin', data: UserDeleted, handler: (r) => accounts.deleteUser(r.principal.userId, r.params.id) });
 }

@@ -6,6 +6,7 @@ import type { AgentService } from './service.js';
 import { fillDraft } from './aifill.js';
 import { AdminListQuery, AgentWrite, AiFillBody, DecideBody, MarketQuery, MineQuery, PageQuery, RejectBody } from './schemas.js';
 import { Facets, Favorite, MarketAgent, OwnerAgent, PageOf, ReviewAgent } from './view-schemas.js';
+import * as V from './view-schemas.js';
 import Type from 'typebox';
 
 const A = '/api/v1/agents';
@@ -34,23 +35,23 @@ export function agentRoutes(api: HttpApi, s: AgentService): void {
       return noContent();
     },
   });
-  api.route({ method: 'GET', path: `${A}/overview`, auth: 'user', handler: (r) => manager.overview(r.principal) });
-  api.route({ method: 'GET', path: `${A}/stats/summary`, auth: 'user', handler: (r) => manager.statsSummary(r.principal) });
-  api.route({ method: 'GET', path: `${A}/:id/stats`, auth: 'user', handler: (r) => manager.stats(r.principal, r.params.id) });
-  api.route({ method: 'POST', path: `${A}/ai-fill`, auth: 'user', body: AiFillBody, handler: (r) => fillDraft(r.principal.userId, r.body, s.modelDrafter) });
+  api.route({ method: 'GET', path: `${A}/overview`, auth: 'user', data: V.Overview, handler: (r) => manager.overview(r.principal) });
+  api.route({ method: 'GET', path: `${A}/stats/summary`, auth: 'user', data: V.StatsSummary, handler: (r) => manager.statsSummary(r.principal) });
+  api.route({ method: 'GET', path: `${A}/:id/stats`, auth: 'user', data: V.AgentStats, handler: (r) => manager.stats(r.principal, r.params.id) });
+  api.route({ method: 'POST', path: `${A}/ai-fill`, auth: 'user', body: AiFillBody, data: V.AiFill, handler: (r) => fillDraft(r.principal.userId, r.body, s.modelDrafter) });
 
   // ---------- sharing ----------
-  api.route({ method: 'GET', path: `${A}/:id/share-link`, auth: 'user', handler: (r) => sharing.shareLink(r.principal, r.params.id) });
-  api.route({ method: 'POST', path: `${A}/:id/share-link/refresh`, auth: 'user', handler: (r) => sharing.refreshShareLink(r.principal, r.params.id) });
-  api.route({ method: 'GET', path: `${A}/:id/invites`, auth: 'user', handler: (r) => sharing.invites(r.principal, r.params.id) });
-  api.route({ method: 'POST', path: `${A}/:id/invites/refresh`, auth: 'user', handler: (r) => sharing.refreshInvite(r.principal, r.params.id) });
-  api.route({ method: 'DELETE', path: `${A}/:id/invites/:userId`, auth: 'user', handler: (r) => sharing.removeMember(r.principal, r.params.id, r.params.userId) });
-  api.route({ method: 'GET', path: '/api/v1/invites/:token', auth: 'optional', handler: (r) => sharing.inspect(r.principal, r.params.token) });
-  api.route({ method: 'POST', path: '/api/v1/invites/:token/decide', auth: 'user', body: DecideBody, handler: (r) => sharing.decide(r.principal, r.params.token, r.body.accept) });
+  api.route({ method: 'GET', path: `${A}/:id/share-link`, auth: 'user', data: V.ShareToken, handler: (r) => sharing.shareLink(r.principal, r.params.id) });
+  api.route({ method: 'POST', path: `${A}/:id/share-link/refresh`, auth: 'user', data: V.ShareToken, handler: (r) => sharing.refreshShareLink(r.principal, r.params.id) });
+  api.route({ method: 'GET', path: `${A}/:id/invites`, auth: 'user', data: V.Invites, handler: (r) => sharing.invites(r.principal, r.params.id) });
+  api.route({ method: 'POST', path: `${A}/:id/invites/refresh`, auth: 'user', data: V.ShareToken, handler: (r) => sharing.refreshInvite(r.principal, r.params.id) });
+  api.route({ method: 'DELETE', path: `${A}/:id/invites/:userId`, auth: 'user', data: V.MemberRemoved, handler: (r) => sharing.removeMember(r.principal, r.params.id, r.params.userId) });
+  api.route({ method: 'GET', path: '/api/v1/invites/:token', auth: 'optional', data: V.Invitation, handler: (r) => sharing.inspect(r.principal, r.params.token) });
+  api.route({ method: 'POST', path: '/api/v1/invites/:token/decide', auth: 'user', body: DecideBody, data: V.Decided, handler: (r) => sharing.decide(r.principal, r.params.token, r.body.accept) });
 
   // ---------- administrator review ----------
   const R = '/api/v1/admin/agents';
-  api.route({ method: 'GET', path: `${R}/summary`, auth: 'admin', handler: () => review.summary() });
+  api.route({ method: 'GET', path: `${R}/summary`, auth: 'admin', data: V.ReviewSummary, handler: () => review.summary() });
   api.route({ method: 'GET', path: `${R}/pending`, auth: 'admin', query: PageQuery, data: PageOf(ReviewAgent), handler: (r) => review.pending(r.query) });
   api.route({ method: 'GET', path: R, auth: 'admin', query: AdminListQuery, data: PageOf(ReviewAgent), handler: (r) => review.list(r.query) });
   api.route({ method: 'GET', path: `${R}/:id/review`, auth: 'admin', data: ReviewAgent, handler: (r) => review.review(r.params.id) });

@@ -68,3 +68,59 @@ export const ReviewAgent = Type.Object({
 });
 
 export const Favorite = Type.Object({ agentId: Type.String(), favorited: Type.Boolean(), favoriteCount: Type.Integer() });
+
+const Ms = Type.Union([Type.Integer({ description: 'ms since the epoch' }), Type.Null()]);
+const Time = Type.String({ format: 'date-time' });
+
+export const Overview = Type.Object({
+  total: Type.Integer(),
+  byStatus: Type.Object({ draft: Type.Integer(), offline: Type.Integer(), reviewing: Type.Integer(), online: Type.Integer() }),
+  public: Type.Integer(),
+  private: Type.Integer(),
+  enabled: Type.Integer(),
+  approved: Type.Integer(),
+  rejected: Type.Integer(),
+});
+export const StatsSummary = Type.Object({
+  agents: Type.Integer(), usageCount: Type.Integer(), sessionCount: Type.Integer(), runs: Type.Integer(), cost: Type.Number(), earn: Type.Number(), favoriteCount: Type.Integer(), lastUsedAt: Ms,
+});
+export const AgentStats = Type.Object({
+  id: Type.String(),
+  usageStatus: Base.usageStatus,
+  reviewStatus: Type.Union([lit(['pending', 'approved', 'rejected']), Type.Null()], { description: 'null: never submitted (private agents)' }),
+  version: Type.Integer(),
+  usageCount: Type.Integer(),
+  sessionCount: Type.Integer(),
+  runs: Type.Integer(),
+  cost: Type.Number(),
+  earn: Type.Number(),
+  favoriteCount: Type.Integer(),
+  sharedWith: Type.Integer(),
+  lastUsedAt: Ms,
+});
+/** ai-fill: suggested listing fields, from the rules or from one of the caller's models. */
+export const AiFill = Type.Object({
+  name: Type.String(),
+  displayName: Type.String(),
+  desc: Type.String(),
+  tags: Type.Array(Type.String()),
+  cat: Type.String(),
+  source: lit(['rules', 'model']),
+  reason: Type.Optional(Type.String({ description: 'why the model gave nothing (source: rules)' })),
+  configId: Type.Optional(Type.String({ description: 'the model configuration used (source: model)' })),
+});
+
+const Kind = lit(['link', 'invite']);
+const TokenFields = { agentId: Type.String(), kind: Kind, token: Type.String(), url: Type.String({ description: 'the invitation path on this hub' }), createdAt: Time };
+export const ShareToken = Type.Object(TokenFields);
+export const Invites = Type.Object({
+  ...TokenFields,
+  items: Type.Array(Type.Object({ userId: Type.String(), name: Type.String(), via: Kind, joinedAt: Time })),
+  total: Type.Integer(),
+});
+export const MemberRemoved = Type.Object({ agentId: Type.String(), userId: Type.String(), removed: Type.Literal(true) });
+export const Invitation = Type.Object({ token: Type.String(), kind: Kind, agent: MarketAgent, ownerName: Type.String(), isOwner: Type.Boolean(), joined: Type.Boolean() });
+export const Decided = Type.Object({ agentId: Type.String(), accepted: Type.Boolean(), sharedWithMe: Type.Boolean() });
+export const ReviewSummary = Type.Object({
+  total: Type.Integer(), pending: Type.Integer(), approved: Type.Integer(), rejected: Type.Integer(), online: Type.Integer(), public: Type.Integer(), private: Type.Integer(),
+});

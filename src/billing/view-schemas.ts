@@ -1,5 +1,8 @@
 // Schemas of the billing views (statement.ts, catalogue.ts), for the OpenAPI document's response `data`.
-import Type from 'typebox';
+import Type, { type TSchema } from 'typebox';
+import { literals } from '../server/schema.js';
+import { CYCLES, LEDGER_TYPES, ORDER_STATUSES, ORDER_TYPES, REDEEM_STATUSES } from './entities.js';
+import { PAY_CHANNELS } from './catalogue.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()]);
 const Cycles = ['month', 'quarter', 'year'] as const;
@@ -30,16 +33,18 @@ export const LedgerPage = Type.Object({
 
 const Price = Type.Object({ tokens: Type.Number(), cents: Type.Number() });
 
+export const Plan = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  description: Type.String(),
+  currency: Type.String(),
+  prices: Type.Object(Object.fromEntries(Cycles.map((c) => [c, Price]))),
+  quotas: Type.Record(Type.String(), Type.Number()),
+  free: Type.Boolean(),
+});
+
 export const Plans = Type.Object({
-  items: Type.Array(Type.Object({
-    id: Type.String(),
-    name: Type.String(),
-    description: Type.String(),
-    currency: Type.String(),
-    prices: Type.Object(Object.fromEntries(Cycles.map((c) => [c, Price]))),
-    quotas: Type.Record(Type.String(), Type.Number()),
-    free: Type.Boolean(),
-  })),
+  items: Type.Array(Plan),
   total: Type.Integer(),
   cycles: Type.Object(Object.fromEntries(Cycles.map((c) => [c, Type.Integer({ description: 'days' })]))),
 });
@@ -68,3 +73,70 @@ export const Products = Type.Object({
   })),
   total: Type.Integer(),
 });
+
+const Time = Type.String({ format: 'date-time' });
+const NullableTime = Type.Union([Time, Type.Null()]);
+const Ms = Type.Union([Type.Integer({ description: 'ms since the epoch' }), Type.Null()]);
+const PageOf = <T extends TSchema>(item: T) => Type.Object({ items: Type.Array(item), total: Type.Integer(), page: Type.Integer(), pageSize: Type.Integer(), hasMore: Type.Boolean() });
+
+export const Trends = Type.Object({
+  range: Type.String(),
+  type: Type.Union([literals(LEDGER_TYPES), Type.Null()]),
+  points: Type.Array(Type.Object({ date: Type.String({ description: 'YYYY-MM-DD' }), income: Type.Number(), spent: Type.Number(), net: Type.Number(), entries: Type.Integer() })),
+  totals: Type.Object({ income: Type.Number(), spent: Type.Number(), net: Type.Number() }),
+});
+
+export const MyPlan = Type.Object({
+  planId: Type.String({ description: 'the effective plan (the free plan when none is active)' }),
+  plan: Type.Union([Plan, Type.Null()]),
+  active: Type.Boolean(),
+  expireAt: Ms,
+  subscribedPlanId: Nullable(Type.String()),
+  subscribedExpireAt: Ms,
+});
+
+export const Granted = Type.Object({ userId: Type.String(), qty: Type.Integer(), tokens: Type.Number(), balance: Type.Number(), entryId: Type.String() });
+
+export const Order = Type.Object({
+  id: Type.String(),
+  type: literals(ORDER_TYPES),
+  status: literals(ORDER_STATUSES),
+  itemId: Type.String(),
+  itemName: Type.String(),
+  cycle: Type.Union([literals(CYCLES), Type.Null()]),
+  qty: Type.Integer(),
+  tokens: Type.Number(),
+  amountCents: Type.Integer(),
+  currency: Type.String(),
+  payMethod: Type.Union([literals(PAY_CHANNELS), Type.Literal('token')]),
+  paymentRef: Nullable(Type.String()),
+  payUrl: Nullable(Type.String({ description: 'where to pay, while pending (a page-pay URL, or the sandbox page)' })),
+  codeUrl: Nullable(Type.String({ description: 'a QR-code payload (WeChat), while pending' })),
+  expiresAt: NullableTime,
+  paidAt: NullableTime,
+  createdAt: Time,
+  updatedAt: Time,
+});
+export const OrderPage = PageOf(Order);
+
+const RedeemFields = {
+  id: Type.String(),
+  productId: Type.String(),
+  productName: Type.String(),
+  qty: Type.Integer(),
+  tokens: Type.Number(),
+  status: literals(REDEEM_STATUSES),
+  read: Type.Boolean(),
+  rejectReason: Nullable(Type.String()),
+  cardCount: Type.Integer(),
+  deliveredAt: NullableTime,
+  rejectedAt: NullableTime,
+  createdAt: Time,
+  updatedAt: Time,
+};
+export const Redemption = Type.Object(RedeemFields);
+export const RedemptionPage = PageOf(Redemption);
+export const AdminRedemption = Type.Object({ ...RedeemFields, userId: Type.String() });
+export const AdminRedemptionPage = PageOf(AdminRedemption);
+export const Cards = Type.Object({ id: Type.String(), cards: Type.Array(Type.Object({ no: Nullable(Type.String()), pwd: Nullable(Type.String()) })) });
+export const RedeemsSummary = Type.Object({ total: Type.Integer(), pending: Type.Integer(), delivered: Type.Integer(), rejected: Type.Integer(), tokensSpent: Type.Number(), newToday: Type.Integer() });

@@ -8,6 +8,10 @@ import type { Session, SessionPage, History, Accepted, Aborted, Cost, Queue } fr
 import type { CreateBody, SendBody, ListQuery, HistoryQuery } from '../sessions/routes.js';
 import type { Host, HostList, PairKey as PairKeySchema } from '../hosts/view-schemas.js';
 import type { User as UserSchema } from '../accounts/view-schemas.js';
+import type * as AccountViews from '../accounts/view-schemas.js';
+import type * as BillingViews from '../billing/view-schemas.js';
+import type * as BillingQueries from '../billing/schemas.js';
+import type * as AgentViews from '../agents/view-schemas.js';
 
 /** What a checker accepts: its parsed type, with the fields that have a default left optional. */
 type Input<C extends { parse(...a: any[]): any }> = Partial<ReturnType<C['parse']>>;
@@ -34,6 +38,48 @@ export type HostView = Static<typeof Host>;
 export type Hosts = Static<typeof HostList>;
 export type PairKey = Static<typeof PairKeySchema>;
 export type User = Static<typeof UserSchema>;
+
+// ---------- accounts: keys, login, bindings ----------
+export type ApiKeys = Static<typeof AccountViews.ApiKeyList>;
+export type NewApiKey = Static<typeof AccountViews.NewApiKey>;
+export type LoginStart = Static<typeof AccountViews.LoginStart>;
+export type LoginDone = Static<typeof AccountViews.LoginDone>;
+export type LoginTokens = Static<typeof AccountViews.LoginTokens>;
+export type Bindings = Static<typeof AccountViews.Bindings>;
+export type ChatappAttempt = Static<typeof AccountViews.ChatappAttempt>;
+export type ChatappAttemptState = Static<typeof AccountViews.ChatappAttemptState>;
+export type ChatappBinding = Static<typeof AccountViews.ChatappBinding>;
+export type CodeSent = Static<typeof AccountViews.CodeSent>;
+
+// ---------- billing ----------
+export type Balance = Static<typeof BillingViews.Balance>;
+export type LedgerPage = Static<typeof BillingViews.LedgerPage>;
+export type Trends = Static<typeof BillingViews.Trends>;
+export type MyPlan = Static<typeof BillingViews.MyPlan>;
+export type Plans = Static<typeof BillingViews.Plans>;
+export type TokenPacks = Static<typeof BillingViews.TokenPacks>;
+export type Products = Static<typeof BillingViews.Products>;
+export type Order = Static<typeof BillingViews.Order>;
+export type OrderPage = Static<typeof BillingViews.OrderPage>;
+export type Redemption = Static<typeof BillingViews.Redemption>;
+export type RedemptionPage = Static<typeof BillingViews.RedemptionPage>;
+export type Cards = Static<typeof BillingViews.Cards>;
+export type LedgerParams = Input<typeof BillingQueries.LedgerQuery>;
+export type TrendsParams = Input<typeof BillingQueries.TrendsQuery>;
+export type OrdersParams = Input<typeof BillingQueries.OrdersQuery>;
+export type RedeemsParams = Input<typeof BillingQueries.RedeemsQuery>;
+export type TokenPackOrder = Body<typeof BillingQueries.TokenPackOrder>;
+export type PlanOrder = Body<typeof BillingQueries.PlanOrder>;
+
+// ---------- agents: owner's statistics, ai-fill, sharing ----------
+export type AgentOverview = Static<typeof AgentViews.Overview>;
+export type AgentStatsSummary = Static<typeof AgentViews.StatsSummary>;
+export type AgentStats = Static<typeof AgentViews.AgentStats>;
+export type AiFillDraft = Static<typeof AgentViews.AiFill>;
+export type ShareToken = Static<typeof AgentViews.ShareToken>;
+export type AgentInvites = Static<typeof AgentViews.Invites>;
+export type Invitation = Static<typeof AgentViews.Invitation>;
+export type InviteDecision = Static<typeof AgentViews.Decided>;
 
 /** A failed call: the HTTP status and the catalogue's code and message from the envelope. */
 export class ApiError extends Error {
@@ -97,6 +143,63 @@ export function createClient(opts: ClientOptions) {
     me: () => call<User>('GET', '/me'),
     agents: {
       mine: (q: MineParams = {}) => call<MyAgentPage>('GET', '/agents/mine', { query: q }),
+    },
+    // ---------- accounts: keys, login, bindings ----------
+    keys: {
+      list: () => call<ApiKeys>('GET', '/me/keys'),
+      create: (name: string) => call<NewApiKey>('POST', '/me/keys', { body: { name } }),
+      refresh: (id: string) => call<NewApiKey>('POST', `/me/keys/${seg(id)}/refresh`),
+      remove: (id: string) => call<{ deleted: true }>('DELETE', `/me/keys/${seg(id)}`),
+    },
+    auth: {
+      login: (from?: string) => call<LoginStart>('GET', '/auth/login', { query: { from } }),
+      callback: (code: string, state: string) => call<LoginDone>('POST', '/auth/callback', { body: { code, state } }),
+      refresh: (refreshToken: string) => call<LoginTokens>('POST', '/auth/refresh', { body: { refresh_token: refreshToken } }),
+      logout: () => call<{ loggedOut: true }>('POST', '/auth/logout'),
+    },
+    bindings: {
+      get: () => call<Bindings>('GET', '/me/bindings'),
+      sendPhoneCode: (phone: string, countryCode?: string) => call<CodeSent>('POST', '/me/phone/send-code', { body: { phone, countryCode } }),
+      bindPhone: (phone: string, code: string, countryCode?: string) => call<Bindings>('POST', '/me/phone/bind', { body: { phone, code, countryCode } }),
+      chatappAttempt: () => call<ChatappAttempt>('POST', '/me/chatapp/binding-attempts'),
+      chatappAttemptState: (id: string) => call<ChatappAttemptState>('GET', `/me/chatapp/binding-attempts/${seg(id)}`),
+      chatapp: () => call<ChatappBinding>('GET', '/me/chatapp/binding'),
+      unbindChatapp: () => call<{ deleted: true }>('DELETE', '/me/chatapp/binding'),
+    },
+    // ---------- billing ----------
+    billing: {
+      balance: () => call<Balance>('GET', '/me/balance'),
+      ledger: (q: LedgerParams = {}) => call<LedgerPage>('GET', '/me/ledger', { query: q }),
+      trends: (q: TrendsParams = {}) => call<Trends>('GET', '/me/trends', { query: q }),
+      myPlan: () => call<MyPlan>('GET', '/me/plan'),
+      plans: () => call<Plans>('GET', '/plans'),
+      tokenPacks: () => call<TokenPacks>('GET', '/token-packs'),
+      products: () => call<Products>('GET', '/store/products'),
+      buyTokenPack: (body: TokenPackOrder) => call<Order>('POST', '/orders/token-pack', { body }),
+      buyPlan: (body: PlanOrder) => call<Order>('POST', '/orders/plan', { body }),
+      orders: (q: OrdersParams = {}) => call<OrderPage>('GET', '/orders', { query: q }),
+      order: (id: string) => call<Order>('GET', `/orders/${seg(id)}`),
+      cancelOrder: (id: string) => call<Order>('POST', `/orders/${seg(id)}/cancel`),
+      redeem: (productId: string, qty?: number) => call<Redemption>('POST', '/store/redeem', { body: { productId, qty } }),
+      redeems: (q: RedeemsParams = {}) => call<RedemptionPage>('GET', '/me/redeems', { query: q }),
+      redemption: (id: string) => call<Redemption>('GET', `/me/redeems/${seg(id)}`),
+      markRead: (id: string) => call<Redemption>('PATCH', `/me/redeems/${seg(id)}/read`),
+      cards: (id: string, verifyToken?: string) => call<Cards>('POST', `/me/redeems/${seg(id)}/cards`, { body: { verifyToken } }),
+    },
+    // ---------- agents: owner's statistics, ai-fill, sharing ----------
+    manage: {
+      overview: () => call<AgentOverview>('GET', '/agents/overview'),
+      statsSummary: () => call<AgentStatsSummary>('GET', '/agents/stats/summary'),
+      stats: (id: string) => call<AgentStats>('GET', `/agents/${seg(id)}/stats`),
+      aiFill: (text: string, configId?: string) => call<AiFillDraft>('POST', '/agents/ai-fill', { body: { text, configId } }),
+      shareLink: (id: string, fresh = false) => call<ShareToken>(fresh ? 'POST' : 'GET', `/agents/${seg(id)}/share-link${fresh ? '/refresh' : ''}`),
+      invites: (id: string) => call<AgentInvites>('GET', `/agents/${seg(id)}/invites`),
+      refreshInvite: (id: string) => call<ShareToken>('POST', `/agents/${seg(id)}/invites/refresh`),
+      removeMember: (id: string, userId: string) => call<{ agentId: string; userId: string; removed: true }>('DELETE', `/agents/${seg(id)}/invites/${seg(userId)}`),
+    },
+    invites: {
+      get: (token: string) => call<Invitation>('GET', `/invites/${seg(token)}`),
+      decide: (token: string, accept: boolean) => call<InviteDecision>('POST', `/invites/${seg(token)}/decide`, { body: { accept } }),
     },
     sessions: {
       list: (q: SessionParams = {}) => call<Sessions>('GET', '/sessions', { query: q }),

@@ -17,6 +17,7 @@ export function metricsRoute(api: HttpApi, metrics: HubMetrics, token: string | 
     path: '/metrics',
     auth: 'none',
     unlimited: true,
+    doc: { summary: 'Prometheus metrics (open unless METRICS_TOKEN is set)', raw: { status: 200, contentType: 'text/plain', description: 'The Prometheus text exposition format.' } },
     handler: async (req) => {
       // Compared as digests: equal lengths, constant time, whatever the caller sent.
       if (want && !(req.bearer !== undefined && timingSafeEqual(digest(req.bearer), want))) throw fail('UNAUTHENTICATED', 'metrics need Authorization: Bearer <METRICS_TOKEN>');

@@ -10,6 +10,7 @@ import type { HttpApi } from './http.js';
 import { text } from './reply.js';
 import { fail } from '../errors.js';
 import { buildOpenApi } from './openapi.js';
+import Type from 'typebox';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 export const DOCS_PATH = '/api/docs';
@@ -48,7 +49,7 @@ export function apiDocsRoutes(api: HttpApi, events: Record<string, TSchema>): vo
   let doc: string | undefined;
   api.route({
     method: 'GET', path: OPENAPI_PATH, auth: 'none',
-    doc: { summary: 'This document', raw: { status: 200, contentType: 'application/json', description: 'The OpenAPI 3.1 document (not enveloped).' } },
+    doc: { summary: 'This document', raw: { status: 200, contentType: 'application/json', description: 'The OpenAPI 3.1 document (not enveloped).', schema: Type.Object({ openapi: Type.Literal('3.1.0'), info: Type.Object({}), paths: Type.Object({}), components: Type.Object({}) }) } },
     handler: () => {
       doc ??= JSON.stringify(buildOpenApi({ routes: api.routes, events, version: '1' }));
       return text(200, doc, 'application/json; charset=utf-8', { 'Cache-Control': CACHE_DOC });

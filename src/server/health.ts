@@ -2,7 +2,9 @@
 // addition to the spec). Plain body, 200 when this node can serve, 503 when
 // its database or bus is down or it is draining for shutdown.
 import type { HttpApi } from './http.js';
+import Type from 'typebox';
 import { plain } from './reply.js';
+import { literals } from './schema.js';
 import type { HubContext } from '../context.js';
 
 const DB_CHECK_TIMEOUT_MS = 2000;
@@ -21,12 +23,19 @@ async function databaseUp(ctx: HubContext): Promise<boolean> {
   }
 }
 
+const HealthBody = Type.Object({
+  status: literals(['ok', 'degraded', 'draining']),
+  node: Type.String(),
+  db: literals(['ok', 'down']),
+  bus: Type.String({ description: 'the bus kind (`memory`, `redis`) or `down`' }),
+});
+
 export function healthRoutes(api: HttpApi, ctx: HubContext, draining: () => boolean): void {
   api.route({
     method: 'GET',
     path: '/api/v1/health',
     auth: 'none',
-    doc: { raw: { status: 200, contentType: 'application/json', description: 'A plain `{status, node, db, bus}` (not enveloped); 503 when degraded or draining.' } },
+    doc: { raw: { status: 200, contentType: 'application/json', description: 'A plain `{status, node, db, bus}` (not enveloped); 503 when degraded or draining.', schema: HealthBody } },
     handler: async () => {
       const db = (await databaseUp(ctx)) ? 'ok' : 'down';
       const bus = ctx.bus.healthy() ? ctx.bus.kind : 'down';

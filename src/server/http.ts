@@ -13,6 +13,7 @@ import { openEventStream, SseGauge, SSE_BUFFER_BYTES, type EventStream } from '.
 import { readBody } from './body.js';
 import { StreamSlots } from './stream-slots.js';
 import { refuseNul } from './nul.js';
+import { Cors } from './cors.js';
 
 export type AuthMode = 'none' | 'optional' | 'user' | 'admin';
 
@@ -90,7 +91,7 @@ export interface RouteDoc {
   /** Request headers the route reads (Idempotency-Key, Last-Event-ID, …). */
   headers?: Array<{ name: string; description: string }>;
   /** A non-envelope answer (an HTML page, a provider acknowledgement, a redirect, the document itself). */
-  raw?: { status: number; contentType?: string; description: string };
+  raw?: { status: number; contentType?: string; description: string; schema?: TSchema };
 }
 
 export interface HttpHooks {
@@ -128,6 +129,7 @@ export class HttpApi {
     private readonly log: Logger,
     private readonly bodyLimit: number,
     private readonly streams: StreamOptions = { bufferBytes: SSE_BUFFER_BYTES, maxPerAccount: 0 },
+    private readonly cors: Cors = new Cors([]),
   ) {
     this.slots = new StreamSlots(() => streams.maxPerAccount);
   }
@@ -183,6 +185,7 @@ export class HttpApi {
       headers[k] = v;
     });
     const ip = Buffer.from(res.getRemoteAddressAsText()).toString();
+    const corsHeaders = this.cors.answer(headers['origin']);
     const ctl = new AbortController();
     let done = false;
     const abortCbs: Array<() => void> = [];
@@ -212,10 +215,11 @@ export class HttpApi {
     const send = (status: number, body: string | undefined, extra?: Record<string, string>, contentType = 'application/json', closeConnection = false) => {
       if (done) return;
       done = true;
+      const all = corsHeaders ? { ...corsHeaders, ...extra } : extra;
       res.cork(() => {
         res.writeStatus(statusLine(status));
         if (body !== undefined) res.writeHeader('Content-Type', contentType);
-        if (extra) for (const k in extra) res.writeHeader(k, extra[k]);
+        if (all) for (const k in all) res.writeHeader(k, all[k]);
         if (body === undefined) res.endWithoutBody(0, closeConnection);
         else res.end(body, closeConnection);
       });
@@ -223,13 +227,24 @@ export class HttpApi {
     };
     const sendError = (e: unknown) => {
       if (e instanceof HubError) {
-        send(e.status, JSON.stringify({ code: e.code, message: e.message, data: null }), e.headers);
+        const h = e.status === 401 && !e.headers?.['WWW-Authenticate'] ? { ...e.headers, 'WWW-Authenticate': bearerChallenge(e, headers['authorization']) } : e.headers;
+        send(e.status, JSON.stringify({ code: e.code, message: e.message, data: null }), h);
       } else {
         this.log.error('unhandled error', { method, route: template ?? null, err: e }); // the template: a raw path may hold a token (/invites/:token)
         const i = ErrorCatalogue.INTERNAL;
         send(500, JSON.stringify({ code: i.code, message: i.message, data: null }));
       }
     };
+
+    // A preflight (or any OPTIONS) is answered here: no authentication (browsers send none with it), no handler.
+    if (method === 'OPTIONS') {
+      try {
+        const allow = this.router.allowed(path);
+        return send(204, undefined, { Allow: allow.join(', '), ...this.cors.preflight(headers['origin'], allow.filter((m) => m !== 'HEAD')) });
+      } catch (e) {
+        return sendError(e);
+      }
+    }
 
     let match;
     try {
@@ -245,7 +260,7 @@ export class HttpApi {
 
     const run = (raw: Buffer | undefined) => {
       this.active++;
-      const ctx = { method, path, rawQuery, headers, ip, params: match!.params, raw, signal: ctl.signal, whenDone, who };
+      const ctx = { method, path, rawQuery, headers, ip, params: match!.params, raw, signal: ctl.signal, whenDone, who, corsHeaders };
       this.process(route, ctx, res, () => done, (cb) => abortCbs.push(cb), send, () => {
         done = true;
         answered(200);
@@ -271,7 +286,7 @@ export class HttpApi {
 
   private async process(
     route: Route,
-    r: { method: string; path: string; rawQuery: string; headers: Record<string, string>; ip: string; params: Record<string, string>; raw: Buffer | undefined; signal: AbortSignal; whenDone: (cb: () => void) => void; who: { id?: string } },
+    r: { method: string; path: string; rawQuery: string; headers: Record<string, string>; ip: string; params: Record<string, string>; raw: Buffer | undefined; signal: AbortSignal; whenDone: (cb: () => void) => void; who: { id?: string }; corsHeaders: Record<string, string> | undefined },
     res: HttpResponse,
     isDone: () => boolean,
     onAbort: (cb: () => void) => void,
@@ -336,7 +351,7 @@ export class HttpApi {
         return send(reply.status, undefined, { Location: reply.location });
       case 'stream': {
         markStreaming();
-        const s = openEventStream(res, () => r.signal.aborted, onAbort, { bufferBytes: this.streams.bufferBytes, gauge: this.sseGauge });
+        const s = openEventStream(res, () => r.signal.aborted, onAbort, { bufferBytes: this.streams.bufferBytes, gauge: this.sseGauge, headers: r.corsHeaders });
         this.openStreams++;
         r.whenDone(() => {
           this.openStreams--;
@@ -348,6 +363,17 @@ export class HttpApi {
       }
     }
   }
+}
+
+/**
+ * The `WWW-Authenticate` of a 401 (RFC 6750): the bare challenge when no credential came,
+ * `invalid_request` for an Authorization header that is not a bearer, `invalid_token` for a refused one.
+ */
+function bearerChallenge(e: HubError, authorization: string | undefined): string {
+  const realm = 'Bearer realm="agent-hub"';
+  if (!authorization) return realm;
+  if (!/^bearer\s+\S/i.test(authorization)) return `${realm}, error="invalid_request"`;
+  return e.kind === 'TOKEN_EXPIRED' ? `${realm}, error="invalid_token", error_description="token expired"` : `${realm}, error="invalid_token"`;
 }
 
 export function parseQuery(raw: string): Record<string, string> {

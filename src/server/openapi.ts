@@ -80,7 +80,7 @@ function successResponses(r: Route, events: Record<string, TSchema>): Json {
   const d = r.doc ?? {};
   const out: Json = {};
   if (d.raw) {
-    const body = d.raw.contentType ? { content: { [d.raw.contentType]: { schema: { type: 'string' } } } } : {};
+    const body = d.raw.contentType ? { content: { [d.raw.contentType]: { schema: d.raw.schema ? json(d.raw.schema) : { type: 'string' } } } } : {};
     out[String(d.raw.status)] = { description: d.raw.description, ...body };
     return out;
   }

@@ -19,6 +19,12 @@ interface Node<R> {
 
 const newNode = <R>(): Node<R> => ({ statics: new Map(), methods: new Map() });
 
+function allowOf(node: Node<unknown>): string[] {
+  const m = [...node.methods.keys()];
+  if (m.includes('GET')) m.push('HEAD');
+  return [...m, 'OPTIONS'];
+}
+
 export class Router<R> {
   private root = newNode<R>();
 
@@ -40,15 +46,28 @@ export class Router<R> {
     node.methods.set(method, route);
   }
 
-  /** Returns the match, or throws ROUTE_NOT_FOUND / METHOD_NOT_ALLOWED. */
+  /** Returns the match, or throws ROUTE_NOT_FOUND / METHOD_NOT_ALLOWED (with `Allow`). */
   find(method: string, rawPath: string): Match<R> {
+    const { node, params } = this.at(rawPath);
+    const route = node.methods.get(method) ?? (method === 'HEAD' ? node.methods.get('GET') : undefined);
+    if (!route) {
+      const allow = allowOf(node);
+      throw fail('METHOD_NOT_ALLOWED', `${method} is not allowed here; allowed: ${allow.join(', ')}`, { Allow: allow.join(', ') });
+    }
+    return { route, params };
+  }
+
+  /** The methods a path answers (HEAD with GET, OPTIONS always: the `Allow` list), or throws ROUTE_NOT_FOUND. */
+  allowed(rawPath: string): string[] {
+    return allowOf(this.at(rawPath).node);
+  }
+
+  private at(rawPath: string): { node: Node<R>; params: Record<string, string> } {
     const segs = rawPath.split('/').filter(Boolean);
     const params: Record<string, string> = {};
     const node = this.walk(this.root, segs, 0, params);
     if (!node || node.methods.size === 0) throw fail('ROUTE_NOT_FOUND', `no endpoint at ${rawPath.slice(0, 200)}`);
-    const route = node.methods.get(method) ?? (method === 'HEAD' ? node.methods.get('GET') : undefined);
-    if (!route) throw fail('METHOD_NOT_ALLOWED', `${method} is not allowed here; allowed: ${[...node.methods.keys()].join(', ')}`);
-    return { route, params };
+    return { node, params };
   }
 
   private walk(node: Node<R>, segs: string[], i: number, params: Record<string, string>): Node<R> | undefined {

@@ -35,6 +35,8 @@ export interface StreamLimits {
   bufferBytes: number;
   gauge?: SseGauge;
   heartbeatMs?: number;
+  /** More response headers (CORS). */
+  headers?: Record<string, string>;
 }
 
 export const SSE_BUFFER_BYTES = 1024 * 1024;
@@ -134,8 +136,9 @@ export function openEventStream(res: HttpResponse, isAborted: () => boolean, onA
       .writeStatus('200 OK')
       .writeHeader('Content-Type', 'text/event-stream; charset=utf-8')
       .writeHeader('Cache-Control', 'no-cache, no-transform')
-      .writeHeader('X-Accel-Buffering', 'no')
-      .write(': stream open\n\n');
+      .writeHeader('X-Accel-Buffering', 'no');
+    if (limits.headers) for (const k in limits.headers) res.writeHeader(k, limits.headers[k]);
+    res.write(': stream open\n\n');
   });
   const timer = setInterval(() => write(': heartbeat\n\n'), heartbeatMs);
   timer.unref?.();
