@@ -5,7 +5,7 @@ import { created, noContent } from '../server/reply.js';
 import type { AgentService } from './service.js';
 import { fillDraft } from './aifill.js';
 import { AdminListQuery, AgentWrite, AiFillBody, DecideBody, MarketQuery, MineQuery, PageQuery, RejectBody } from './schemas.js';
-import { Facets, Favorite, MarketAgent, OwnerAgent, PageOf, ReviewAgent } from './view-schemas.js';
+import { AgentStats, AiFillDraft, Facets, Favorite, Invites, MarketAgent, MemberRemoved, OwnerAgent, PageOf, ReviewAgent, ShareToken } from './view-schemas.js';
 import Type from 'typebox';
 
 const A = '/api/v1/agents';
@@ -36,15 +36,15 @@ export function agentRoutes(api: HttpApi, s: AgentService): void {
   });
   api.route({ method: 'GET', path: `${A}/overview`, auth: 'user', handler: (r) => manager.overview(r.principal) });
   api.route({ method: 'GET', path: `${A}/stats/summary`, auth: 'user', handler: (r) => manager.statsSummary(r.principal) });
-  api.route({ method: 'GET', path: `${A}/:id/stats`, auth: 'user', handler: (r) => manager.stats(r.principal, r.params.id) });
-  api.route({ method: 'POST', path: `${A}/ai-fill`, auth: 'user', body: AiFillBody, handler: (r) => fillDraft(r.principal.userId, r.body, s.modelDrafter) });
+  api.route({ method: 'GET', path: `${A}/:id/stats`, auth: 'user', data: AgentStats, handler: (r) => manager.stats(r.principal, r.params.id) });
+  api.route({ method: 'POST', path: `${A}/ai-fill`, auth: 'user', body: AiFillBody, data: AiFillDraft, handler: (r) => fillDraft(r.principal.userId, r.body, s.modelDrafter) });
 
   // ---------- sharing ----------
-  api.route({ method: 'GET', path: `${A}/:id/share-link`, auth: 'user', handler: (r) => sharing.shareLink(r.principal, r.params.id) });
-  api.route({ method: 'POST', path: `${A}/:id/share-link/refresh`, auth: 'user', handler: (r) => sharing.refreshShareLink(r.principal, r.params.id) });
-  api.route({ method: 'GET', path: `${A}/:id/invites`, auth: 'user', handler: (r) => sharing.invites(r.principal, r.params.id) });
-  api.route({ method: 'POST', path: `${A}/:id/invites/refresh`, auth: 'user', handler: (r) => sharing.refreshInvite(r.principal, r.params.id) });
-  api.route({ method: 'DELETE', path: `${A}/:id/invites/:userId`, auth: 'user', handler: (r) => sharing.removeMember(r.principal, r.params.id, r.params.userId) });
+  api.route({ method: 'GET', path: `${A}/:id/share-link`, auth: 'user', data: ShareToken, handler: (r) => sharing.shareLink(r.principal, r.params.id) });
+  api.route({ method: 'POST', path: `${A}/:id/share-link/refresh`, auth: 'user', data: ShareToken, handler: (r) => sharing.refreshShareLink(r.principal, r.params.id) });
+  api.route({ method: 'GET', path: `${A}/:id/invites`, auth: 'user', data: Invites, handler: (r) => sharing.invites(r.principal, r.params.id) });
+  api.route({ method: 'POST', path: `${A}/:id/invites/refresh`, auth: 'user', data: ShareToken, handler: (r) => sharing.refreshInvite(r.principal, r.params.id) });
+  api.route({ method: 'DELETE', path: `${A}/:id/invites/:userId`, auth: 'user', data: MemberRemoved, handler: (r) => sharing.removeMember(r.principal, r.params.id, r.params.userId) });
   api.route({ method: 'GET', path: '/api/v1/invites/:token', auth: 'optional', handler: (r) => sharing.inspect(r.principal, r.params.token) });
   api.route({ method: 'POST', path: '/api/v1/invites/:token/decide', auth: 'user', body: DecideBody, handler: (r) => sharing.decide(r.principal, r.params.token, r.body.accept) });
 

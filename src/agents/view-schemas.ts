@@ -68,3 +68,47 @@ export const ReviewAgent = Type.Object({
 });
 
 export const Favorite = Type.Object({ agentId: Type.String(), favorited: Type.Boolean(), favoriteCount: Type.Integer() });
+
+// ---------- owner tools: stats, sharing, ai-fill (manage.ts, sharing.ts, aifill.ts) ----------
+export const AgentStats = Type.Object({
+  id: Type.String(),
+  usageStatus: Base.usageStatus,
+  reviewStatus: Type.Union([lit(['pending', 'approved', 'rejected']), Type.Null()]),
+  version: Type.Integer(),
+  usageCount: Type.Integer(),
+  sessionCount: Type.Integer(),
+  runs: Type.Integer(),
+  cost: Type.Number(),
+  earn: Type.Number(),
+  favoriteCount: Type.Integer(),
+  sharedWith: Type.Integer({ description: 'members who joined through the share link or an invitation' }),
+  lastUsedAt: Type.Union([Type.Integer({ description: 'ms since the epoch' }), Type.Null()]),
+});
+
+/** A share link or invitation token; `url` is the API path that resolves it. */
+export const ShareToken = Type.Object({
+  agentId: Type.String(),
+  kind: lit(['link', 'invite']),
+  token: Type.String(),
+  url: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+
+export const Invites = Type.Object({
+  ...ShareToken.properties,
+  items: Type.Array(Type.Object({ userId: Type.String(), name: Type.String(), via: lit(['link', 'invite']), joinedAt: Type.String({ format: 'date-time' }) })),
+  total: Type.Integer(),
+});
+
+export const MemberRemoved = Type.Object({ agentId: Type.String(), userId: Type.String(), removed: Type.Literal(true) });
+
+export const AiFillDraft = Type.Object({
+  name: Type.String(),
+  displayName: Type.String(),
+  desc: Type.String(),
+  tags: Type.Array(Type.String()),
+  cat: Type.String(),
+  source: lit(['model', 'rules']),
+  configId: Type.Optional(Type.String()),
+  reason: Type.Optional(Type.String()),
+});

@@ -8,6 +8,11 @@ import type { Session, SessionPage, History, Accepted, Aborted, Cost, Queue } fr
 import type { CreateBody, SendBody, ListQuery, HistoryQuery } from '../sessions/routes.js';
 import type { Host, HostList, PairKey as PairKeySchema } from '../hosts/view-schemas.js';
 import type { User as UserSchema } from '../accounts/view-schemas.js';
+// My agents and hosts pages (console/agents, console/hosts.tsx).
+import type { AgentStats as AgentStatsSchema, ShareToken as ShareTokenSchema, Invites as InvitesSchema, MemberRemoved, AiFillDraft } from '../agents/view-schemas.js';
+import type { AgentWrite, AiFillBody } from '../agents/schemas.js';
+import type { AvailableHosts as AvailableHostsSchema, HostDeleted } from '../hosts/view-schemas.js';
+import type { DirsResult, Engine } from '../../host-protocol/frames.js';
 
 /** What a checker accepts: its parsed type, with the fields that have a default left optional. */
 type Input<C extends { parse(...a: any[]): any }> = Partial<ReturnType<C['parse']>>;
@@ -34,6 +39,16 @@ export type HostView = Static<typeof Host>;
 export type Hosts = Static<typeof HostList>;
 export type PairKey = Static<typeof PairKeySchema>;
 export type User = Static<typeof UserSchema>;
+// My agents and hosts pages.
+export type AgentWriteBody = Body<typeof AgentWrite>;
+export type AgentStats = Static<typeof AgentStatsSchema>;
+export type ShareToken = Static<typeof ShareTokenSchema>;
+export type Invites = Static<typeof InvitesSchema>;
+export type AgentDraft = Static<typeof AiFillDraft>;
+export type AiFillRequest = Body<typeof AiFillBody>;
+export type AvailableHost = Static<typeof AvailableHostsSchema>[number];
+export type Directories = Static<typeof DirsResult>;
+export type HostEngine = Static<typeof Engine>;
 
 /** A failed call: the HTTP status and the catalogue's code and message from the envelope. */
 export class ApiError extends Error {
@@ -97,6 +112,20 @@ export function createClient(opts: ClientOptions) {
     me: () => call<User>('GET', '/me'),
     agents: {
       mine: (q: MineParams = {}) => call<MyAgentPage>('GET', '/agents/mine', { query: q }),
+      // My agents page: create/edit/submit/enable, stats, sharing, ai-fill.
+      create: (body: AgentWriteBody) => call<MyAgent>('POST', '/agents', { body }),
+      manage: (id: string) => call<MyAgent>('GET', `/agents/${seg(id)}/manage`),
+      update: (id: string, body: AgentWriteBody) => call<MyAgent>('PATCH', `/agents/${seg(id)}`, { body }),
+      /** 204: resolves with undefined. */
+      remove: (id: string) => call<undefined>('DELETE', `/agents/${seg(id)}`),
+      stats: (id: string) => call<AgentStats>('GET', `/agents/${seg(id)}/stats`),
+      availableHosts: () => call<AvailableHost[]>('GET', '/agents/available-hosts'),
+      aiFill: (body: AiFillRequest) => call<AgentDraft>('POST', '/agents/ai-fill', { body }),
+      shareLink: (id: string) => call<ShareToken>('GET', `/agents/${seg(id)}/share-link`),
+      refreshShareLink: (id: string) => call<ShareToken>('POST', `/agents/${seg(id)}/share-link/refresh`),
+      invites: (id: string) => call<Invites>('GET', `/agents/${seg(id)}/invites`),
+      refreshInvite: (id: string) => call<ShareToken>('POST', `/agents/${seg(id)}/invites/refresh`),
+      removeMember: (id: string, userId: string) => call<Static<typeof MemberRemoved>>('DELETE', `/agents/${seg(id)}/invites/${seg(userId)}`),
     },
     sessions: {
       list: (q: SessionParams = {}) => call<Sessions>('GET', '/sessions', { query: q }),
@@ -113,6 +142,12 @@ export function createClient(opts: ClientOptions) {
       list: () => call<Hosts>('GET', '/hosts'),
       get: (id: string) => call<HostView>('GET', `/hosts/${seg(id)}`),
       pairKey: () => call<PairKey>('POST', '/hosts/pair-key'),
+      // Hosts page and the agent form's directory browser.
+      remove: (id: string) => call<Static<typeof HostDeleted>>('DELETE', `/hosts/${seg(id)}`),
+      engines: (id: string) => call<HostEngine[]>('GET', `/hosts/${seg(id)}/engines`),
+      refresh: (id: string) => call<HostView>('POST', `/hosts/${seg(id)}/refresh`),
+      setRemark: (id: string, remark: string | null) => call<HostView>('PATCH', `/hosts/${seg(id)}/remark`, { body: { remark } }),
+      directories: (id: string, path = '') => call<Directories>('GET', `/hosts/${seg(id)}/directories`, { query: { path } }),
     },
   };
 }
