@@ -26,9 +26,9 @@ export function AgentControls(p: { a: MyAgent; onChanged: (a: MyAgent) => void }
   const canSubmit = a.usageStatus !== 'reviewing' && (a.scope === 'public' || a.usageStatus === 'draft');
   return (
     <div class="row wrap controls">
-      <label class="switch">
-        <input type="checkbox" checked={a.enable} disabled={toggle.busy} onChange={(e) => toggle.run(e.currentTarget.checked)} /> Enabled
-      </label>
+      <button type="button" role="switch" aria-checked={a.enable} aria-label="Enabled" class={`switch ${a.enable ? 'on' : 'off'}`} disabled={toggle.busy} onClick={() => toggle.run(!a.enable)}>
+        {toggle.busy ? 'Saving…' : a.enable ? 'Enabled' : 'Disabled'}
+      </button>
       {canSubmit && (
         <button type="button" disabled={submit.busy} onClick={() => submit.run()}>
           {submit.busy ? 'Submitting…' : a.scope === 'public' ? 'Submit for review' : 'Publish'}

@@ -8,7 +8,7 @@ import { A, ErrorBox } from '../ui.js';
 import { useAction } from '../use-action.js';
 import { useLoad } from '../use-load.js';
 import { DirBrowser } from './dirs.js';
-import { Field } from './field.js';
+import { Field, Labeled } from './field.js';
 import { LIMITS, splitTags, tagsProblem, workDirProblem } from './limits.js';
 
 type Step = 'draft' | 'submit' | undefined;
@@ -85,54 +85,59 @@ export function AgentForm(p: { agent?: MyAgent; onSaved: (a: MyAgent) => void })
       <Field label="Display name" value={f.displayName} onInput={set('displayName')} limit={{ min: 0, max: LIMITS.displayName.max }} hint="defaults to the name" />
       <Field label="Name" value={f.name} onInput={set('name')} limit={LIMITS.name} />
       <Field label="Description" value={f.desc} onInput={set('desc')} limit={LIMITS.desc} rows={4} />
-      <label>
-        Tags
-        <input value={f.tags} placeholder="comma, separated" aria-invalid={!!problems.tags || undefined} onInput={(e) => set('tags')(e.currentTarget.value)} />
-        <small class={problems.tags ? 'limit bad' : 'limit'}>
-          {tags.length}/{LIMITS.tags.maxItems} tags · each {LIMITS.tags.min}–{LIMITS.tags.max} characters{problems.tags && <> · <strong>{problems.tags}</strong></>}
-        </small>
-      </label>
+      <Labeled label="Tags" note={<span class={problems.tags ? 'bad' : ''}>{tags.length}/{LIMITS.tags.maxItems} tags · each {LIMITS.tags.min}–{LIMITS.tags.max} characters{problems.tags && <> · <strong>{problems.tags}</strong></>}</span>}>
+        {(id) => <input id={id} value={f.tags} placeholder="comma, separated" aria-invalid={!!problems.tags || undefined} onInput={(e) => set('tags')(e.currentTarget.value)} />}
+      </Labeled>
       <Field label="Category" value={f.cat} onInput={set('cat')} limit={LIMITS.cat} hint="empty means “other”" />
 
       <div class="row wrap">
-        <label>Scope{' '}
-          <select value={f.scope} onChange={(e) => set('scope')(e.currentTarget.value as Form['scope'])}>
-            <option value="private">Private (no review)</option>
-            <option value="public">Public (reviewed before listing)</option>
-          </select>
-        </label>
-        <label>Pricing{' '}
-          <select value={f.scope === 'private' ? 'free' : f.pay} disabled={f.scope === 'private'} onChange={(e) => set('pay')(e.currentTarget.value as Form['pay'])}>
-            <option value="free">Free</option>
-            <option value="paid">Paid</option>
-          </select>
-          {f.scope === 'private' && <small class="limit">private agents are always free</small>}
-        </label>
-        <label>Others may use modes up to{' '}
-          <select value={f.maxGuestMode} onChange={(e) => set('maxGuestMode')(e.currentTarget.value as Form['maxGuestMode'])}>
-            {MODES.map((m) => <option value={m} key={m}>{m}</option>)}
-          </select>
-        </label>
+        <Labeled label="Scope">
+          {(id) => (
+            <select id={id} value={f.scope} onChange={(e) => set('scope')(e.currentTarget.value as Form['scope'])}>
+              <option value="private">Private (no review)</option>
+              <option value="public">Public (reviewed before listing)</option>
+            </select>
+          )}
+        </Labeled>
+        <Labeled label="Pricing" note={f.scope === 'private' ? 'private agents are always free' : undefined}>
+          {(id) => (
+            <select id={id} value={f.scope === 'private' ? 'free' : f.pay} disabled={f.scope === 'private'} onChange={(e) => set('pay')(e.currentTarget.value as Form['pay'])}>
+              <option value="free">Free</option>
+              <option value="paid">Paid</option>
+            </select>
+          )}
+        </Labeled>
+        <Labeled label="Others may use modes up to">
+          {(id) => (
+            <select id={id} value={f.maxGuestMode} onChange={(e) => set('maxGuestMode')(e.currentTarget.value as Form['maxGuestMode'])}>
+              {MODES.map((m) => <option value={m} key={m}>{m}</option>)}
+            </select>
+          )}
+        </Labeled>
       </div>
 
       <div class="row wrap">
-        <label>Host{' '}
-          <select value={f.hostId} onChange={(e) => {
-            const id = e.currentTarget.value;
-            setF((s) => ({ ...s, hostId: id, engine: hosts.data?.find((h) => h.id === id)?.engines[0]?.id ?? '' }));
-          }}>
-            <option value="">— none —</option>
-            {hosts.data?.map((h) => <option value={h.id} key={h.id}>{h.name} ({h.status})</option>)}
-            {f.hostId && hosts.data && !host && <option value={f.hostId}>{p.agent?.hostName || f.hostId} (offline)</option>}
-          </select>
-        </label>
-        <label>Engine{' '}
-          <select value={f.engine} disabled={!f.hostId} onChange={(e) => set('engine')(e.currentTarget.value)}>
-            {!f.hostId && <option value="">— pick a host —</option>}
-            {host?.engines.map((en) => <option value={en.id} key={en.id}>{en.displayName}</option>)}
-            {f.engine && !host?.engines.some((en) => en.id === f.engine) && <option value={f.engine}>{f.engine}</option>}
-          </select>
-        </label>
+        <Labeled label="Host">
+          {(id) => (
+            <select id={id} value={f.hostId} onChange={(e) => {
+              const hid = e.currentTarget.value;
+              setF((s) => ({ ...s, hostId: hid, engine: hosts.data?.find((h) => h.id === hid)?.engines[0]?.id ?? '' }));
+            }}>
+              <option value="">— none —</option>
+              {hosts.data?.map((h) => <option value={h.id} key={h.id}>{h.name} ({h.status})</option>)}
+              {f.hostId && hosts.data && !host && <option value={f.hostId}>{p.agent?.hostName || f.hostId} (offline)</option>}
+            </select>
+          )}
+        </Labeled>
+        <Labeled label="Engine">
+          {(id) => (
+            <select id={id} value={f.engine} disabled={!f.hostId} onChange={(e) => set('engine')(e.currentTarget.value)}>
+              {!f.hostId && <option value="">— pick a host —</option>}
+              {host?.engines.map((en) => <option value={en.id} key={en.id}>{en.displayName}</option>)}
+              {f.engine && !host?.engines.some((en) => en.id === f.engine) && <option value={f.engine}>{f.engine}</option>}
+            </select>
+          )}
+        </Labeled>
         <button type="button" class="plain" disabled={hosts.loading} onClick={() => setHostsTick(hostsTick + 1)}>{hosts.loading ? 'Loading hosts…' : 'Reload hosts'}</button>
       </div>
       {hosts.data && hosts.data.length === 0 && <p class="empty">No host is online: pair one on the <A href="/hosts">Hosts</A> page, or save without a host for now.</p>}
