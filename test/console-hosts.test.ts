@@ -9,13 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { makeFakeClaude, spawnAgentHost, eventually, type AgentHostProcess } from './helpers/host.js';
-import { chromiumPath, openConsole, signInAs, shot } from './helpers/browser.js';
+import { noBrowser, openConsole, signInAs, shot, type ConsoleTab } from './helpers/browser.js';
 
-const skip = chromiumPath() ? false : 'no Chromium on this machine (set CHROMIUM_PATH)';
+const skip = noBrowser();
 const tmp = mkdtempSync(join(tmpdir(), 'console-hosts-'));
 let t: TestHub;
 let user: { id: string; key: string };
-let browser: Awaited<ReturnType<typeof openConsole>>;
+let browser: ConsoleTab;
 let host: AgentHostProcess | undefined;
 
 /** A claude whose `--version` answers what `version` holds, so a refresh has something to find. */
@@ -40,7 +40,12 @@ before(async () => {
 
 after(async () => {
   host?.kill('SIGKILL');
-  await browser?.close();
+  if (browser) {
+    // Failed requests the tests provoke log "Failed to load resource"; nothing else may reach the console.
+    const thrown = browser.pageErrors.filter((e) => !e.includes('Failed to load resource'));
+    await browser.close();
+    assert.deepEqual(thrown, [], 'no script errors in the page');
+  }
   await t?.close();
   rmSync(tmp, { recursive: true, force: true });
 });

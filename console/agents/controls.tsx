@@ -23,7 +23,8 @@ export function AgentControls(p: { a: MyAgent; onChanged: (a: MyAgent) => void }
   const a = p.a;
   const toggle = useAction(async (on: boolean) => p.onChanged(await client().agents.update(a.id, { enable: on })));
   const submit = useAction(async () => p.onChanged(await client().agents.update(a.id, { step: 'submit' })));
-  const canSubmit = a.usageStatus !== 'reviewing' && (a.scope === 'public' || a.usageStatus === 'draft');
+  // A listed agent is not offered a resubmit (it would leave the market until reviewed); a substantive edit resubmits by itself.
+  const canSubmit = a.usageStatus === 'draft' || (a.scope === 'public' && (a.usageStatus === 'offline' || a.reviewStatus === 'rejected'));
   return (
     <div class="row wrap controls">
       <button type="button" role="switch" aria-checked={a.enable} aria-label="Enabled" class={`switch ${a.enable ? 'on' : 'off'}`} disabled={toggle.busy} onClick={() => toggle.run(!a.enable)}>

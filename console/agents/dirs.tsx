@@ -28,7 +28,7 @@ export function DirBrowser(p: { hostId: string; start: string; onPick: (path: st
           <ul class="dirs">
             {list.data.entries.map((d) => (
               <li key={d.path}>
-                <button type="button" class="plain" aria-label={`Open ${d.name}`} onClick={() => setPath(d.path)}>📁 {d.name}</button>
+                <button type="button" class="plain" aria-label={`Open ${d.name}`} onClick={() => setPath(d.path)}>{d.name}/</button>
                 <button type="button" class="plain" aria-label={`Use ${d.name}`} onClick={() => p.onPick(d.path)}>Use</button>
               </li>
             ))}

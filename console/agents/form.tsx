@@ -74,7 +74,7 @@ export function AgentForm(p: { agent?: MyAgent; onSaved: (a: MyAgent) => void })
     <form class="stack" onSubmit={onSubmit(undefined)} aria-label={p.agent ? 'Edit agent' : 'New agent'}>
       <fieldset class="panel">
         <legend>Suggest from a description</legend>
-        <Field label="What should the agent do?" value={idea} onInput={setIdea} limit={LIMITS.aiFillText} rows={2} hint="fills name, description, tags and category" />
+        <Field label="What should the agent do?" value={idea} onInput={setIdea} limit={{ min: 0, max: LIMITS.aiFillText.max }} rows={2} hint="fills name, description, tags and category" />
         <div class="row">
           <button type="button" disabled={suggest.busy || !idea.trim()} onClick={() => suggest.run()}>{suggest.busy ? 'Suggesting…' : 'Suggest'}</button>
           {suggested && !suggest.busy && <span class="muted" role="status">{suggested}</span>}
