@@ -52,7 +52,7 @@ function PairPanel(p: { pairing: PairKey; fresh?: HostView; onClose: () => void 
       <p>Run this on the machine to pair (the key works once, until {new Date(p.pairing.expiresAt).toLocaleTimeString()}):</p>
       <pre class="cmd"><code data-testid="pair-command">{cmd}</code></pre>
       <div class="row"><CopyButton text={cmd} label="Copy command" /></div>
-      <p class="muted">Add <code>--work-root DIR</code> to choose where agents may work (default: the current directory) and <code>--name NAME</code> to name the host.</p>
+      <p class="muted">Add <code>--work-root DIR</code> to choose where agents may work (default: the current directory) and <code>--name NAME</code> to name the host. In the hub's checkout, run it as <code>npx agent-host …</code>.</p>
       {p.fresh
         ? <p class="ok" role="status">Paired: <strong>{p.fresh.remark || p.fresh.name}</strong> is {p.fresh.status}. <button type="button" onClick={p.onClose}>Done</button></p>
         : <p role="status"><progress aria-label="Waiting for the host" /> Waiting for the host to connect…</p>}
