@@ -1,4 +1,4 @@
-// The Agent Hub console: Market (anonymous), Sign in, Sessions. Talks to the hub only through src/client.
+// The Agent Hub console: Market (anonymous), Sign in, Sessions, My agents, Hosts. Talks to the hub only through src/client.
 import { render } from 'preact';
 import { useState } from 'preact/hooks';
 import './style.css';
@@ -8,15 +8,23 @@ import { A } from './ui.js';
 import { AgentPage, Market } from './market.js';
 import { SignIn } from './signin.js';
 import { SessionPage, Sessions } from './sessions.js';
+import { MyAgents } from './agents/list.js';
+import { ManageAgent, NewAgent } from './agents/page.js';
+import { Hosts } from './hosts.js';
 
 function Page(p: { path: string; signedIn: boolean; onSignedIn: () => void }) {
   const m = p.path.match(/^\/(market|sessions)\/([^/]+)\/?$/);
   if (p.path === '/' || p.path === '/market' || p.path === '/market/') return <Market />;
   if (m?.[1] === 'market') return <AgentPage id={decodeURIComponent(m[2])} />;
   if (p.path === '/signin') return <SignIn onSignedIn={p.onSignedIn} />;
-  if (!p.signedIn && p.path.startsWith('/sessions')) return <SignIn onSignedIn={p.onSignedIn} />;
+  if (!p.signedIn && /^\/(sessions|agents|hosts)(\/|$)/.test(p.path)) return <SignIn onSignedIn={p.onSignedIn} />;
   if (p.path === '/sessions' || p.path === '/sessions/') return <Sessions />;
   if (m?.[1] === 'sessions') return <SessionPage id={decodeURIComponent(m[2])} />;
+  if (p.path === '/agents' || p.path === '/agents/') return <MyAgents />;
+  if (p.path === '/agents/new') return <NewAgent />;
+  const agent = p.path.match(/^\/agents\/([^/]+)\/?$/);
+  if (agent) return <ManageAgent id={decodeURIComponent(agent[1])} />;
+  if (p.path === '/hosts' || p.path === '/hosts/') return <Hosts />;
   return <section><h1>Not found</h1><p>No page here. <A href="/">Go to the market</A>.</p></section>;
 }
 
@@ -35,6 +43,8 @@ function App() {
           <A href="/" class="brand">Agent Hub</A>
           <A href="/">Market</A>
           {signedIn && <A href="/sessions">Sessions</A>}
+          {signedIn && <A href="/agents">My agents</A>}
+          {signedIn && <A href="/hosts">Hosts</A>}
           <span class="spacer" />
           {signedIn ? <button type="button" onClick={signOut}>Sign out</button> : <A href="/signin">Sign in</A>}
         </nav>

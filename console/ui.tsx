@@ -1,6 +1,7 @@
 // Small shared pieces: links, the error box, the loading/empty states.
 import type { ComponentChildren } from 'preact';
 import { ApiError } from '../src/client/index.js';
+import { useState } from 'preact/hooks';
 import { link } from './router.js';
 
 export function A(p: { href: string; children: ComponentChildren; class?: string }) {
@@ -21,4 +22,38 @@ export function Loading() {
 
 export function Empty(p: { children: ComponentChildren }) {
   return <p class="empty">{p.children}</p>;
+}
+
+/** Copies `text` to the clipboard; when the browser refuses (no permission, not a secure origin) says so, and the text stays selectable. */
+export function CopyButton(p: { text: string; label?: string }) {
+  const [done, setDone] = useState<'copied' | 'failed' | undefined>();
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(p.text);
+      setDone('copied');
+    } catch {
+      setDone('failed');
+    }
+  };
+  return (
+    <>
+      <button type="button" onClick={copy}>{p.label ?? 'Copy'}</button>
+      {done && <span class="muted" role="status">{done === 'copied' ? ' Copied.' : ' The browser refused: select the text and copy it.'}</span>}
+    </>
+  );
+}
+
+/** A status word as a coloured badge. */
+export function Badge(p: { children: ComponentChildren; tone?: 'ok' | 'warn' | 'off' | 'bad' }) {
+  return <span class={`badge ${p.tone ?? ''}`}>{p.children}</span>;
+}
+
+/** "3 min ago" for a Unix-ms time, or a dash. */
+export function ago(ms: number | null | undefined): string {
+  if (!ms) return '—';
+  const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
+  return new Date(ms).toLocaleString();
 }

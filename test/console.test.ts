@@ -70,3 +70,24 @@ test('unknown non-API paths answer the page; /api/* stays the API', async () => 
   assert.equal(post.status, 404);
   assert.equal((await post.json()).code, '4041');
 });
+
+test('the limits the agent form shows are the ones the hub checks', async () => {
+  const { LIMITS } = await import('../console/agents/limits.js');
+  const { AgentWrite, AiFillBody } = await import('../src/agents/schemas.js');
+  const props = (AgentWrite.schema as any).properties;
+  for (const k of ['name', 'displayName', 'desc', 'cat', 'workDir', 'expectedInput', 'expectedOutput'] as const) {
+    assert.equal(LIMITS[k].max, props[k].maxLength, `${k} max`);
+    assert.equal(LIMITS[k].min, props[k].minLength ?? 0, `${k} min`);
+  }
+  assert.equal(LIMITS.tags.maxItems, props.tags.maxItems);
+  assert.equal(LIMITS.tags.max, props.tags.items.maxLength);
+  assert.equal(LIMITS.tags.min, props.tags.items.minLength);
+  const text = (AiFillBody.schema as any).properties.text;
+  assert.deepEqual([LIMITS.aiFillText.min, LIMITS.aiFillText.max], [text.minLength, text.maxLength]);
+  // The form's workDir rule is the hub's (rules.ts checkWorkDir), checked on the same samples.
+  const { workDirProblem } = await import('../console/agents/limits.js');
+  const { checkWorkDir } = await import('../src/agents/rules.js');
+  for (const w of ['', 'a', 'a/b', 'a..b/c', '/abs', '\\abs', '~/x', 'C:x', '..', '../a', 'a/../b', 'a\\..\\b', 'a/..']) {
+    assert.equal(!!workDirProblem(w), !!checkWorkDir(w), JSON.stringify(w));
+  }
+});

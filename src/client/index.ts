@@ -12,6 +12,10 @@ import type * as AccountViews from '../accounts/view-schemas.js';
 import type * as BillingViews from '../billing/view-schemas.js';
 import type * as BillingQueries from '../billing/schemas.js';
 import type * as AgentViews from '../agents/view-schemas.js';
+// My agents and hosts pages (console/agents, console/hosts.tsx).
+import type { AgentWrite, AiFillBody } from '../agents/schemas.js';
+import type { AvailableHosts as AvailableHostsSchema, HostDeleted } from '../hosts/view-schemas.js';
+import type { DirsResult, Engine } from '../../host-protocol/frames.js';
 
 /** What a checker accepts: its parsed type, with the fields that have a default left optional. */
 type Input<C extends { parse(...a: any[]): any }> = Partial<ReturnType<C['parse']>>;
@@ -38,6 +42,14 @@ export type HostView = Static<typeof Host>;
 export type Hosts = Static<typeof HostList>;
 export type PairKey = Static<typeof PairKeySchema>;
 export type User = Static<typeof UserSchema>;
+// My agents and hosts pages.
+export type AgentWriteBody = Body<typeof AgentWrite>;
+export type Invites = AgentInvites;
+export type AgentDraft = AiFillDraft;
+export type AiFillRequest = Body<typeof AiFillBody>;
+export type AvailableHost = Static<typeof AvailableHostsSchema>[number];
+export type Directories = Static<typeof DirsResult>;
+export type HostEngine = Static<typeof Engine>;
 
 // ---------- accounts: keys, login, bindings ----------
 export type ApiKeys = Static<typeof AccountViews.ApiKeyList>;
@@ -143,6 +155,22 @@ export function createClient(opts: ClientOptions) {
     me: () => call<User>('GET', '/me'),
     agents: {
       mine: (q: MineParams = {}) => call<MyAgentPage>('GET', '/agents/mine', { query: q }),
+      // My agents page: create/edit/submit/enable, stats, sharing, ai-fill.
+      create: (body: AgentWriteBody) => call<MyAgent>('POST', '/agents', { body }),
+      manage: (id: string) => call<MyAgent>('GET', `/agents/${seg(id)}/manage`),
+      update: (id: string, body: AgentWriteBody) => call<MyAgent>('PATCH', `/agents/${seg(id)}`, { body }),
+      /** 204: resolves with undefined. */
+      remove: (id: string) => call<undefined>('DELETE', `/agents/${seg(id)}`),
+      stats: (id: string) => call<AgentStats>('GET', `/agents/${seg(id)}/stats`),
+      availableHosts: () => call<AvailableHost[]>('GET', '/agents/available-hosts'),
+      aiFill: (body: AiFillRequest) => call<AgentDraft>('POST', '/agents/ai-fill', { body }),
+      shareLink: (id: string) => call<ShareToken>('GET', `/agents/${seg(id)}/share-link`),
+      refreshShareLink: (id: string) => call<ShareToken>('POST', `/agents/${seg(id)}/share-link/refresh`),
+      invites: (id: string) => call<Invites>('GET', `/agents/${seg(id)}/invites`),
+      refreshInvite: (id: string) => call<ShareToken>('POST', `/agents/${seg(id)}/invites/refresh`),
+      removeMember: (id: string, userId: string) => call<Static<typeof AgentViews.MemberRemoved>>('DELETE', `/agents/${seg(id)}/invites/${seg(userId)}`),
+      overview: () => call<AgentOverview>('GET', '/agents/overview'),
+      statsSummary: () => call<AgentStatsSummary>('GET', '/agents/stats/summary'),
     },
     // ---------- accounts: keys, login, bindings ----------
     keys: {
@@ -186,17 +214,6 @@ export function createClient(opts: ClientOptions) {
       markRead: (id: string) => call<Redemption>('PATCH', `/me/redeems/${seg(id)}/read`),
       cards: (id: string, verifyToken?: string) => call<Cards>('POST', `/me/redeems/${seg(id)}/cards`, { body: { verifyToken } }),
     },
-    // ---------- agents: owner's statistics, ai-fill, sharing ----------
-    manage: {
-      overview: () => call<AgentOverview>('GET', '/agents/overview'),
-      statsSummary: () => call<AgentStatsSummary>('GET', '/agents/stats/summary'),
-      stats: (id: string) => call<AgentStats>('GET', `/agents/${seg(id)}/stats`),
-      aiFill: (text: string, configId?: string) => call<AiFillDraft>('POST', '/agents/ai-fill', { body: { text, configId } }),
-      shareLink: (id: string, fresh = false) => call<ShareToken>(fresh ? 'POST' : 'GET', `/agents/${seg(id)}/share-link${fresh ? '/refresh' : ''}`),
-      invites: (id: string) => call<AgentInvites>('GET', `/agents/${seg(id)}/invites`),
-      refreshInvite: (id: string) => call<ShareToken>('POST', `/agents/${seg(id)}/invites/refresh`),
-      removeMember: (id: string, userId: string) => call<{ agentId: string; userId: string; removed: true }>('DELETE', `/agents/${seg(id)}/invites/${seg(userId)}`),
-    },
     invites: {
       get: (token: string) => call<Invitation>('GET', `/invites/${seg(token)}`),
       decide: (token: string, accept: boolean) => call<InviteDecision>('POST', `/invites/${seg(token)}/decide`, { body: { accept } }),
@@ -216,6 +233,12 @@ export function createClient(opts: ClientOptions) {
       list: () => call<Hosts>('GET', '/hosts'),
       get: (id: string) => call<HostView>('GET', `/hosts/${seg(id)}`),
       pairKey: () => call<PairKey>('POST', '/hosts/pair-key'),
+      // Hosts page and the agent form's directory browser.
+      remove: (id: string) => call<Static<typeof HostDeleted>>('DELETE', `/hosts/${seg(id)}`),
+      engines: (id: string) => call<HostEngine[]>('GET', `/hosts/${seg(id)}/engines`),
+      refresh: (id: string) => call<HostView>('POST', `/hosts/${seg(id)}/refresh`),
+      setRemark: (id: string, remark: string | null) => call<HostView>('PATCH', `/hosts/${seg(id)}/remark`, { body: { remark } }),
+      directories: (id: string, path = '') => call<Directories>('GET', `/hosts/${seg(id)}/directories`, { query: { path } }),
     },
   };
 }

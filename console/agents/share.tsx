@@ -1,0 +1,60 @@
+// Sharing: the agent's multi-use share link, its single-use invitation, and
+// the members who joined through either (removable).
+import { useState } from 'preact/hooks';
+import { client } from '../session.js';
+import { CopyButton, Empty, ErrorBox, Loading } from '../ui.js';
+import { useAction } from '../use-action.js';
+import { useLoad } from '../use-load.js';
+
+const full = (url: string) => location.origin + url;
+
+export function Sharing(p: { agentId: string }) {
+  const [tick, setTick] = useState(0);
+  const link = useLoad(() => client().agents.shareLink(p.agentId), [p.agentId, tick]);
+  const invites = useLoad(() => client().agents.invites(p.agentId), [p.agentId, tick]);
+  const again = () => setTick((t) => t + 1);
+  const newLink = useAction(async () => { await client().agents.refreshShareLink(p.agentId); again(); });
+  const newInvite = useAction(async () => { await client().agents.refreshInvite(p.agentId); again(); });
+  const remove = useAction(async (userId: string) => { await client().agents.removeMember(p.agentId, userId); again(); });
+  return (
+    <section aria-labelledby="sharing">
+      <h2 id="sharing">Sharing</h2>
+      <ErrorBox error={link.error ?? invites.error} />
+      {(link.loading || invites.loading) && !link.data && <Loading />}
+      {link.data && (
+        <div class="stack">
+          <p>Share link (anyone holding it may join; a new link stops the old one):</p>
+          <pre class="cmd"><code data-testid="share-link">{full(link.data.url)}</code></pre>
+          <div class="row">
+            <CopyButton text={full(link.data.url)} label="Copy link" />
+            <button type="button" class="plain" disabled={newLink.busy} onClick={() => newLink.run()}>{newLink.busy ? 'Replacing…' : 'New link'}</button>
+          </div>
+          <ErrorBox error={newLink.error} />
+        </div>
+      )}
+      {invites.data && (
+        <div class="stack">
+          <p>Invitation (works once, then a new one is made):</p>
+          <pre class="cmd"><code data-testid="invite-link">{full(invites.data.url)}</code></pre>
+          <div class="row">
+            <CopyButton text={full(invites.data.url)} label="Copy invitation" />
+            <button type="button" class="plain" disabled={newInvite.busy} onClick={() => newInvite.run()}>{newInvite.busy ? 'Replacing…' : 'New invitation'}</button>
+          </div>
+          <ErrorBox error={newInvite.error} />
+          <h3>Members ({invites.data.total})</h3>
+          {invites.data.items.length === 0 ? <Empty>Nobody has joined yet.</Empty> : (
+            <ul class="rows">
+              {invites.data.items.map((m) => (
+                <li key={m.userId} class="row spread">
+                  <span>{m.name} <span class="muted">· via {m.via === 'link' ? 'share link' : 'invitation'} · {new Date(m.joinedAt).toLocaleDateString()}</span></span>
+                  <button type="button" class="danger" disabled={remove.busy} onClick={() => remove.run(m.userId)}>Remove</button>
+                </li>
+              ))}
+            </ul>
+          )}
+          <ErrorBox error={remove.error} />
+        </div>
+      )}
+    </section>
+  );
+}
