@@ -1,14 +1,14 @@
 // Request schemas of the billing routes, compiled once at module load.
-import Type, { type TLiteral, type TSchemaOptions, type TUnion } from 'typebox';
+import Type, { type TSchemaOptions, type TUnsafe } from 'typebox';
 import { compileBody, compileQuery } from '../server/schema.js';
 import { CYCLES, LEDGER_TYPES, ORDER_STATUSES, ORDER_TYPES, REDEEM_STATUSES } from './entities.js';
 import { PAY_CHANNELS } from './catalogue.js';
 import { RANGES, TREND_RANGES } from './statement.js';
 import { PAGE_MAX } from '../paging.js';
 
-/** A union of string literals whose static type is the literal union. */
-export function oneOf<const T extends readonly string[]>(values: T, opts: TSchemaOptions = {}): TUnion<TLiteral<T[number]>[]> {
-  return Type.Union(values.map((v) => Type.Literal(v)), opts) as any;
+/** A union of string literals whose static type is the literal union (a mapped TLiteral array is typed `never`); at run time the plain anyOf. */
+export function oneOf<const T extends readonly string[]>(values: T, opts: TSchemaOptions = {}): TUnsafe<T[number]> {
+  return Type.Union(values.map((v) => Type.Literal(v)), opts) as unknown as TUnsafe<T[number]>;
 }
 
 const closed = { additionalProperties: false } as const;

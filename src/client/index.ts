@@ -8,6 +8,20 @@ import type { Session, SessionPage, History, Accepted, Aborted, Cost, Queue } fr
 import type { CreateBody, SendBody, ListQuery, HistoryQuery } from '../sessions/routes.js';
 import type { Host, HostList, PairKey as PairKeySchema } from '../hosts/view-schemas.js';
 import type { User as UserSchema } from '../accounts/view-schemas.js';
+// Model configurations, account, billing and administration (console pages of issue 13).
+import type { ModelConfigView, ModelConfigList, Applied, Binding } from '../model-configs/view-schemas.js';
+import type { Create as McCreate, Patch as McPatch, Test as McTest } from '../model-configs/routes.js';
+import type { ModelTestResult } from '../../host-protocol/frames.js';
+import type { ApiKeyList, NewApiKey, KeyDeleted, UserPage } from '../accounts/view-schemas.js';
+import type { BindingService } from '../accounts/bindings.js';
+import type { Balance, LedgerPage, Plans, TokenPacks, Products } from '../billing/view-schemas.js';
+import type { LedgerQuery, TrendsQuery, OrdersQuery, RedeemsQuery, AdminRedeemsQuery, TokenPackOrder as TokenPackOrderSchema } from '../billing/schemas.js';
+import type { Statement } from '../billing/statement.js';
+import type { OrderService } from '../billing/orders.js';
+import type { RedeemService } from '../billing/redeems.js';
+import type { Subscriptions } from '../billing/subscriptions.js';
+import type { ReviewAgent as ReviewAgentSchema } from '../agents/view-schemas.js';
+import type { PageQuery } from '../agents/schemas.js';
 
 /** What a checker accepts: its parsed type, with the fields that have a default left optional. */
 type Input<C extends { parse(...a: any[]): any }> = Partial<ReturnType<C['parse']>>;
@@ -34,6 +48,45 @@ export type HostView = Static<typeof Host>;
 export type Hosts = Static<typeof HostList>;
 export type PairKey = Static<typeof PairKeySchema>;
 export type User = Static<typeof UserSchema>;
+
+// ---- model configurations, account, billing, administration ----
+/** Where a route has no response schema, the type is the service method's own answer (type-only). */
+type Answer<F extends (...a: any[]) => any> = Awaited<ReturnType<F>>;
+export type ModelConfig = Static<typeof ModelConfigView>;
+export type ModelConfigs = Static<typeof ModelConfigList>;
+export type NewModelConfig = Body<typeof McCreate>;
+export type ModelConfigPatch = Body<typeof McPatch>;
+export type ModelTestInput = Body<typeof McTest>;
+export type ModelTest = Static<typeof ModelTestResult>;
+export type HostBinding = Static<typeof Binding>;
+export type AppliedBinding = Static<typeof Applied>;
+export type ApiKeys = Static<typeof ApiKeyList>;
+export type ApiKey = ApiKeys['items'][number];
+export type CreatedApiKey = Static<typeof NewApiKey>;
+export type BalanceView = Static<typeof Balance>;
+export type Ledger = Static<typeof LedgerPage>;
+export type LedgerParams = Input<typeof LedgerQuery>;
+export type TrendParams = Input<typeof TrendsQuery>;
+export type Trends = Answer<Statement['trends']>;
+export type MyPlan = Answer<Subscriptions['myPlan']>;
+export type PlanList = Static<typeof Plans>;
+export type TokenPackList = Static<typeof TokenPacks>;
+export type TokenPackOrder = Body<typeof TokenPackOrderSchema>;
+export type Order = Answer<OrderService['get']>;
+export type Orders = Answer<OrderService['list']>;
+export type OrderParams = Input<typeof OrdersQuery>;
+export type ProductList = Static<typeof Products>;
+export type Redemption = Answer<RedeemService['getMine']>;
+export type Redemptions = Answer<RedeemService['listMine']>;
+export type RedeemParams = Input<typeof RedeemsQuery>;
+export type Bindings = Answer<BindingService['bindings']>;
+export type ReviewAgent = Static<typeof ReviewAgentSchema>;
+export type ReviewPage = Static<ReturnType<typeof PageOf<typeof ReviewAgentSchema>>>;
+export type PageParams = Input<typeof PageQuery>;
+export type Users = Static<typeof UserPage>;
+export type AdminRedemptions = Answer<RedeemService['list']>;
+export type AdminRedemption = AdminRedemptions['items'][number];
+export type AdminRedeemParams = Input<typeof AdminRedeemsQuery>;
 
 /** A failed call: the HTTP status and the catalogue's code and message from the envelope. */
 export class ApiError extends Error {
@@ -113,6 +166,51 @@ export function createClient(opts: ClientOptions) {
       list: () => call<Hosts>('GET', '/hosts'),
       get: (id: string) => call<HostView>('GET', `/hosts/${seg(id)}`),
       pairKey: () => call<PairKey>('POST', '/hosts/pair-key'),
+      /** Applies a model configuration to the host; null reverts to the default. */
+      applyModelConfig: (id: string, configId: string | null) => call<AppliedBinding>('POST', `/hosts/${seg(id)}/model-config`, { body: { configId } }),
+    },
+    // ---- model configurations ----
+    modelConfigs: {
+      list: () => call<ModelConfigs>('GET', '/model-configs'),
+      get: (id: string) => call<ModelConfig>('GET', `/model-configs/${seg(id)}`),
+      create: (body: NewModelConfig) => call<ModelConfig>('POST', '/model-configs', { body }),
+      update: (id: string, body: ModelConfigPatch) => call<ModelConfig>('PATCH', `/model-configs/${seg(id)}`, { body }),
+      remove: (id: string) => call<{ deleted: true }>('DELETE', `/model-configs/${seg(id)}`),
+      test: (body: ModelTestInput) => call<ModelTest>('POST', '/model-configs/test', { body }),
+    },
+    // ---- account: balance, ledger, trends, plan, keys, bindings, redemptions ----
+    account: {
+      balance: () => call<BalanceView>('GET', '/me/balance'),
+      ledger: (q: LedgerParams = {}) => call<Ledger>('GET', '/me/ledger', { query: q }),
+      trends: (q: TrendParams = {}) => call<Trends>('GET', '/me/trends', { query: q }),
+      plan: () => call<MyPlan>('GET', '/me/plan'),
+      bindings: () => call<Bindings>('GET', '/me/bindings'),
+      keys: () => call<ApiKeys>('GET', '/me/keys'),
+      createKey: (name: string) => call<CreatedApiKey>('POST', '/me/keys', { body: { name } }),
+      refreshKey: (id: string) => call<CreatedApiKey>('POST', `/me/keys/${seg(id)}/refresh`),
+      deleteKey: (id: string) => call<Static<typeof KeyDeleted>>('DELETE', `/me/keys/${seg(id)}`),
+      redeems: (q: RedeemParams = {}) => call<Redemptions>('GET', '/me/redeems', { query: q }),
+    },
+    // ---- billing: plans, token packs, orders, store ----
+    billing: {
+      plans: () => call<PlanList>('GET', '/plans'),
+      tokenPacks: () => call<TokenPackList>('GET', '/token-packs'),
+      buyTokenPack: (body: TokenPackOrder) => call<Order>('POST', '/orders/token-pack', { body }),
+      orders: (q: OrderParams = {}) => call<Orders>('GET', '/orders', { query: q }),
+      order: (id: string) => call<Order>('GET', `/orders/${seg(id)}`),
+      cancelOrder: (id: string) => call<Order>('POST', `/orders/${seg(id)}/cancel`),
+      products: () => call<ProductList>('GET', '/store/products'),
+      redeem: (productId: string, qty?: number) => call<Redemption>('POST', '/store/redeem', { body: { productId, qty } }),
+    },
+    // ---- administration (role admin) ----
+    admin: {
+      pendingAgents: (q: PageParams = {}) => call<ReviewPage>('GET', '/admin/agents/pending', { query: q }),
+      approveAgent: (id: string) => call<ReviewAgent>('POST', `/admin/agents/${seg(id)}/approve`),
+      rejectAgent: (id: string, reason: string) => call<ReviewAgent>('POST', `/admin/agents/${seg(id)}/reject`, { body: { reason } }),
+      users: (q: { keyword?: string; role?: 'user' | 'admin'; page?: number; pageSize?: number } = {}) => call<Users>('GET', '/admin/users', { query: q }),
+      redeems: (q: AdminRedeemParams = {}) => call<AdminRedemptions>('GET', '/admin/redeems', { query: q }),
+      deliverRedeem: (id: string, cards: Array<{ no?: string; pwd?: string }>) => call<AdminRedemption>('POST', `/admin/redeems/${seg(id)}/deliver`, { body: { cards } }),
+      rejectRedeem: (id: string, reason: string) => call<AdminRedemption>('POST', `/admin/redeems/${seg(id)}/reject`, { body: { reason } }),
     },
   };
 }
