@@ -6,7 +6,7 @@ import { useLoad } from '../use-load.js';
 export function BindingsCard() {
   const b = useLoad(() => client().account.bindings(), []);
   const d = b.data;
-  const none = d && !d.phone && d.identities.length === 0 && !d.chatapp;
+  const none = d && !d.phone && d.identities.length === 0 && !d.chatapp.bound;
   return (
     <section class="panel" aria-labelledby="bindings-h">
       <h2 id="bindings-h">Bindings</h2>
@@ -17,7 +17,7 @@ export function BindingsCard() {
         <dl class="facts">
           <dt>Phone</dt><dd>{d.phone ? `${d.phone.countryCode ?? ''} ${d.phone.number}` : '—'}</dd>
           <dt>Identities</dt><dd>{d.identities.length ? d.identities.map((i) => `${i.provider} (${i.displayName ?? 'linked'}, ${when(i.linkedAt)})`).join(', ') : '—'}</dd>
-          <dt>Chat platform</dt><dd>{d.chatapp ? JSON.stringify(d.chatapp) : '—'}</dd>
+          <dt>Chat platform</dt><dd>{d.chatapp.bound ? `${d.chatapp.displayName ?? d.chatapp.chatUserId} (since ${when(d.chatapp.boundAt)})` : '—'}</dd>
         </dl>
       )}
     </section>
