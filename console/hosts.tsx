@@ -5,7 +5,7 @@ import { useState } from 'preact/hooks';
 import type { HostView, PairKey } from '../src/client/index.js';
 import { client } from './session.js';
 import { ago, Badge, CopyButton, Empty, ErrorBox, Loading } from './ui.js';
-import { useAction } from './use-action.js';
+import { useBoundAction } from './use-action.js';
 import { useLive } from './use-live.js';
 
 const REMARK_MAX = 200;
@@ -20,7 +20,7 @@ const TONE = { online: 'ok', busy: 'warn', offline: 'off' } as const;
 export function Hosts() {
   const hosts = useLive(() => client().hosts.list(), []);
   const [pairing, setPairing] = useState<PairKey & { known: Set<string> }>();
-  const pair = useAction(async () => {
+  const pair = useBoundAction(async () => {
     const k = await client().hosts.pairKey();
     setPairing({ ...k, known: new Set(hosts.data?.items.map((h) => h.id)) });
   });
@@ -64,16 +64,16 @@ function HostRow(p: { host: HostView; onChanged: () => Promise<void> }) {
   const h = p.host;
   const [remark, setRemark] = useState<string>();
   const [confirming, setConfirming] = useState(false);
-  const save = useAction(async (value: string | null) => {
+  const save = useBoundAction(async (value: string | null) => {
     await client().hosts.setRemark(h.id, value);
     setRemark(undefined);
     await p.onChanged();
   });
-  const refresh = useAction(async () => {
+  const refresh = useBoundAction(async () => {
     await client().hosts.refresh(h.id);
     await p.onChanged();
   });
-  const del = useAction(async () => {
+  const del = useBoundAction(async () => {
     await client().hosts.remove(h.id);
     await p.onChanged();
   });

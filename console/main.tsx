@@ -1,23 +1,35 @@
-// The Agent Hub console: Market (anonymous), Sign in, Sessions, My agents, Hosts. Talks to the hub only through src/client.
+// The Agent Hub console: Market (anonymous), Sign in, Sessions, My agents, Hosts, Models, Account, Administration (admins). Talks to the hub only through src/client.
 import { render } from 'preact';
 import { useState } from 'preact/hooks';
 import './style.css';
 import { go, usePath } from './router.js';
 import { setToken, token } from './session.js';
-import { A } from './ui.js';
+import { A, Loading } from './ui.js';
 import { AgentPage, Market } from './market.js';
 import { SignIn } from './signin.js';
 import { SessionPage, Sessions } from './sessions.js';
 import { MyAgents } from './agents/list.js';
 import { ManageAgent, NewAgent } from './agents/page.js';
 import { Hosts } from './hosts.js';
+import { ModelConfigs } from './models/page.js';
+import { Account } from './account/page.js';
+import { Admin } from './admin/page.js';
+import { client } from './session.js';
+import { useLoad } from './use-load.js';
 
-function Page(p: { path: string; signedIn: boolean; onSignedIn: () => void }) {
+/** Pages that need a signed-in user (the first path segment). */
+const PRIVATE = new Set(['sessions', 'agents', 'hosts', 'models', 'account', 'admin']);
+
+function Page(p: { path: string; signedIn: boolean; isAdmin: boolean | undefined; onSignedIn: () => void }) {
   const m = p.path.match(/^\/(market|sessions)\/([^/]+)\/?$/);
   if (p.path === '/' || p.path === '/market' || p.path === '/market/') return <Market />;
   if (m?.[1] === 'market') return <AgentPage id={decodeURIComponent(m[2])} />;
   if (p.path === '/signin') return <SignIn onSignedIn={p.onSignedIn} />;
-  if (!p.signedIn && /^\/(sessions|agents|hosts)(\/|$)/.test(p.path)) return <SignIn onSignedIn={p.onSignedIn} />;
+  if (!p.signedIn && PRIVATE.has(p.path.split('/')[1])) return <SignIn onSignedIn={p.onSignedIn} />;
+  const top = p.path.replace(/\/+$/, '');
+  if (top === '/models') return <ModelConfigs />;
+  if (top === '/account') return <Account />;
+  if (top === '/admin') return p.isAdmin === undefined ? <Loading /> : p.isAdmin ? <Admin /> : <section><h1>Administration</h1><p class="error" role="alert">Administrators only.</p></section>;
   if (p.path === '/sessions' || p.path === '/sessions/') return <Sessions />;
   if (m?.[1] === 'sessions') return <SessionPage id={decodeURIComponent(m[2])} />;
   if (p.path === '/agents' || p.path === '/agents/') return <MyAgents />;
@@ -31,6 +43,9 @@ function Page(p: { path: string; signedIn: boolean; onSignedIn: () => void }) {
 function App() {
   const path = usePath();
   const [signedIn, setSignedIn] = useState(() => token() !== undefined);
+  // The role decides whether the Administration link shows (the API enforces it either way).
+  const me = useLoad(() => (signedIn ? client().me() : Promise.resolve(undefined)), [signedIn]);
+  const isAdmin = me.data ? me.data.role === 'admin' : undefined;
   const signOut = () => {
     setToken(undefined);
     setSignedIn(false);
@@ -45,12 +60,15 @@ function App() {
           {signedIn && <A href="/sessions">Sessions</A>}
           {signedIn && <A href="/agents">My agents</A>}
           {signedIn && <A href="/hosts">Hosts</A>}
+          {signedIn && <A href="/models">Models</A>}
+          {signedIn && <A href="/account">Account</A>}
+          {signedIn && isAdmin && <A href="/admin">Administration</A>}
           <span class="spacer" />
           {signedIn ? <button type="button" onClick={signOut}>Sign out</button> : <A href="/signin">Sign in</A>}
         </nav>
       </header>
       <main>
-        <Page path={path} signedIn={signedIn} onSignedIn={() => setSignedIn(true)} />
+        <Page path={path} signedIn={signedIn} isAdmin={isAdmin} onSignedIn={() => setSignedIn(true)} />
       </main>
     </>
   );

@@ -20,6 +20,18 @@ export function Loading() {
   return <p class="muted" aria-live="polite">Loading…</p>;
 }
 
+/** Long work in progress: a spinner and what is happening. */
+export function Progress(p: { children: ComponentChildren }) {
+  return <p class="progress" role="status" aria-live="polite"><span class="spinner" aria-hidden="true" />{p.children}</p>;
+}
+
+/** A date and time from an ISO string or ms since the epoch; '—' for none. */
+export function when(t: string | number | null | undefined): string {
+  if (t === null || t === undefined) return '—';
+  const d = new Date(t);
+  return Number.isNaN(d.getTime()) ? '—' : d.toLocaleString();
+}
+
 export function Empty(p: { children: ComponentChildren }) {
   return <p class="empty">{p.children}</p>;
 }

@@ -1,22 +1,30 @@
-// A button's async work: `busy` while it runs (for progress text and to
-// block double clicks), `error` when it failed (shown through ErrorBox).
+// One button's work: busy while it runs, its error kept for the ErrorBox.
 import { useState } from 'preact/hooks';
 
-export function useAction<A extends unknown[]>(fn: (...a: A) => Promise<unknown>) {
+export function useAction() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
-  const run = async (...a: A): Promise<boolean> => {
+  const run = async <T>(fn: () => Promise<T>): Promise<T | undefined> => {
     setBusy(true);
     setError(undefined);
     try {
-      await fn(...a);
-      return true;
+      return await fn();
     } catch (e) {
       setError(e);
-      return false;
+      return undefined;
     } finally {
       setBusy(false);
     }
   };
   return { busy, error, run, clear: () => setError(undefined) };
+}
+
+/** The same, bound to one function: `run(...args)` answers whether it succeeded. */
+export function useBoundAction<A extends unknown[]>(fn: (...a: A) => Promise<unknown>) {
+  const action = useAction();
+  const run = async (...a: A): Promise<boolean> => (await action.run(async () => {
+    await fn(...a);
+    return true;
+  })) === true;
+  return { ...action, run };
 }

@@ -7,7 +7,7 @@ import { Compile } from 'typebox/compile';
 import type { TSchema } from 'typebox';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
-import { AgentStats, AiFillDraft, Invites, MemberRemoved, ShareToken } from '../src/agents/view-schemas.js';
+import { AgentStats, AiFill as AiFillDraft, Invites, MemberRemoved, ShareToken } from '../src/agents/view-schemas.js';
 
 let t: TestHub;
 before(async () => {

@@ -3,7 +3,7 @@
 import type { MyAgent } from '../../src/client/index.js';
 import { client } from '../session.js';
 import { Badge, ErrorBox } from '../ui.js';
-import { useAction } from '../use-action.js';
+import { useBoundAction } from '../use-action.js';
 
 const TONE = { online: 'ok', reviewing: 'warn', offline: 'off', draft: 'off' } as const;
 
@@ -21,8 +21,8 @@ export function StateBadges(p: { a: MyAgent }) {
 
 export function AgentControls(p: { a: MyAgent; onChanged: (a: MyAgent) => void }) {
   const a = p.a;
-  const toggle = useAction(async (on: boolean) => p.onChanged(await client().agents.update(a.id, { enable: on })));
-  const submit = useAction(async () => p.onChanged(await client().agents.update(a.id, { step: 'submit' })));
+  const toggle = useBoundAction(async (on: boolean) => p.onChanged(await client().agents.update(a.id, { enable: on })));
+  const submit = useBoundAction(async () => p.onChanged(await client().agents.update(a.id, { step: 'submit' })));
   // A listed agent is not offered a resubmit (it would leave the market until reviewed); a substantive edit resubmits by itself.
   const canSubmit = a.usageStatus === 'draft' || (a.scope === 'public' && (a.usageStatus === 'offline' || a.reviewStatus === 'rejected'));
   return (

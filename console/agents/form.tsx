@@ -5,7 +5,7 @@ import { useState } from 'preact/hooks';
 import type { AgentWriteBody, MyAgent } from '../../src/client/index.js';
 import { client } from '../session.js';
 import { A, ErrorBox } from '../ui.js';
-import { useAction } from '../use-action.js';
+import { useBoundAction } from '../use-action.js';
 import { useLoad } from '../use-load.js';
 import { DirBrowser } from './dirs.js';
 import { Field, Labeled } from './field.js';
@@ -46,13 +46,13 @@ export function AgentForm(p: { agent?: MyAgent; onSaved: (a: MyAgent) => void })
   const tags = splitTags(f.tags);
   const problems = { tags: tagsProblem(tags), workDir: workDirProblem(f.workDir) };
 
-  const suggest = useAction(async () => {
+  const suggest = useBoundAction(async () => {
     const d = await client().agents.aiFill({ text: idea.trim() });
     setF((s) => ({ ...s, name: d.name, displayName: d.displayName, desc: d.desc, tags: d.tags.join(', '), cat: d.cat }));
     setSuggested(d.source === 'model' ? 'Suggested by your model configuration: check it before saving.' : `Suggested from keywords (no model answered${d.reason ? `: ${d.reason}` : ''}): check it before saving.`);
   });
 
-  const save = useAction(async (step: Step) => {
+  const save = useBoundAction(async (step: Step) => {
     const body: AgentWriteBody = {
       name: f.name.trim(), displayName: f.displayName.trim() || f.name.trim(), desc: f.desc, tags, cat: f.cat.trim(),
       scope: f.scope, pay: f.scope === 'private' ? 'free' : f.pay, workDir: f.workDir.trim(),

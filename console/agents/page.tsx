@@ -5,7 +5,7 @@ import type { AgentStats, MyAgent } from '../../src/client/index.js';
 import { go } from '../router.js';
 import { client } from '../session.js';
 import { A, ago, ErrorBox, Loading } from '../ui.js';
-import { useAction } from '../use-action.js';
+import { useBoundAction } from '../use-action.js';
 import { useLoad } from '../use-load.js';
 import { AgentControls, StateBadges } from './controls.js';
 import { AgentForm } from './form.js';
@@ -73,7 +73,7 @@ function Stats(p: { stats?: AgentStats; error?: unknown }) {
 
 function Delete(p: { a: MyAgent }) {
   const [confirming, setConfirming] = useState(false);
-  const del = useAction(async () => {
+  const del = useBoundAction(async () => {
     await client().agents.remove(p.a.id);
     go('/agents');
   });

@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { client } from '../session.js';
 import { CopyButton, Empty, ErrorBox, Loading } from '../ui.js';
-import { useAction } from '../use-action.js';
+import { useBoundAction } from '../use-action.js';
 import { useLoad } from '../use-load.js';
 
 const full = (url: string) => location.origin + url;
@@ -13,9 +13,9 @@ export function Sharing(p: { agentId: string }) {
   const link = useLoad(() => client().agents.shareLink(p.agentId), [p.agentId, tick]);
   const invites = useLoad(() => client().agents.invites(p.agentId), [p.agentId, tick]);
   const again = () => setTick((t) => t + 1);
-  const newLink = useAction(async () => { await client().agents.refreshShareLink(p.agentId); again(); });
-  const newInvite = useAction(async () => { await client().agents.refreshInvite(p.agentId); again(); });
-  const remove = useAction(async (userId: string) => { await client().agents.removeMember(p.agentId, userId); again(); });
+  const newLink = useBoundAction(async () => { await client().agents.refreshShareLink(p.agentId); again(); });
+  const newInvite = useBoundAction(async () => { await client().agents.refreshInvite(p.agentId); again(); });
+  const remove = useBoundAction(async (userId: string) => { await client().agents.removeMember(p.agentId, userId); again(); });
   return (
     <section aria-labelledby="sharing">
       <h2 id="sharing">Sharing</h2>

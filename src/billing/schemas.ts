@@ -6,9 +6,9 @@ import { PAY_CHANNELS } from './catalogue.js';
 import { RANGES, TREND_RANGES } from './statement.js';
 import { PAGE_MAX } from '../paging.js';
 
-/** A union of string literals whose static type is the literal union (TUnion of a mapped array types as undefined). */
+/** A union of string literals whose static type is the literal union (a mapped TLiteral array is typed `never`); at run time the plain anyOf. */
 export function oneOf<const T extends readonly string[]>(values: T, opts: TSchemaOptions = {}): TUnsafe<T[number]> {
-  return Type.Union(values.map((v) => Type.Literal(v)), opts) as any;
+  return Type.Union(values.map((v) => Type.Literal(v)), opts) as unknown as TUnsafe<T[number]>;
 }
 
 const closed = { additionalProperties: false } as const;

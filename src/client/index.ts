@@ -13,9 +13,12 @@ import type * as BillingViews from '../billing/view-schemas.js';
 import type * as BillingQueries from '../billing/schemas.js';
 import type * as AgentViews from '../agents/view-schemas.js';
 // My agents and hosts pages (console/agents, console/hosts.tsx).
-import type { AgentWrite, AiFillBody } from '../agents/schemas.js';
+import type { AgentWrite, AiFillBody, PageQuery } from '../agents/schemas.js';
 import type { AvailableHosts as AvailableHostsSchema, HostDeleted } from '../hosts/view-schemas.js';
-import type { DirsResult, Engine } from '../../host-protocol/frames.js';
+import type { DirsResult, Engine, ModelTestResult } from '../../host-protocol/frames.js';
+// Model configurations (console/models).
+import type { ModelConfigView, ModelConfigList, Applied, Binding } from '../model-configs/view-schemas.js';
+import type { Create as McCreate, Patch as McPatch, Test as McTest } from '../model-configs/routes.js';
 
 /** What a checker accepts: its parsed type, with the fields that have a default left optional. */
 type Input<C extends { parse(...a: any[]): any }> = Partial<ReturnType<C['parse']>>;
@@ -92,6 +95,37 @@ export type ShareToken = Static<typeof AgentViews.ShareToken>;
 export type AgentInvites = Static<typeof AgentViews.Invites>;
 export type Invitation = Static<typeof AgentViews.Invitation>;
 export type InviteDecision = Static<typeof AgentViews.Decided>;
+
+// ---------- model configurations ----------
+export type ModelConfig = Static<typeof ModelConfigView>;
+export type ModelConfigs = Static<typeof ModelConfigList>;
+export type NewModelConfig = Body<typeof McCreate>;
+export type ModelConfigPatch = Body<typeof McPatch>;
+export type ModelTestInput = Body<typeof McTest>;
+export type ModelTest = Static<typeof ModelTestResult>;
+export type HostBinding = Static<typeof Binding>;
+export type AppliedBinding = Static<typeof Applied>;
+
+// ---------- names the account and administration pages use ----------
+export type ApiKey = ApiKeys['items'][number];
+export type CreatedApiKey = NewApiKey;
+export type BalanceView = Balance;
+export type Ledger = LedgerPage;
+export type TrendParams = TrendsParams;
+export type PlanList = Plans;
+export type TokenPackList = TokenPacks;
+export type Orders = OrderPage;
+export type OrderParams = OrdersParams;
+export type ProductList = Products;
+export type Redemptions = RedemptionPage;
+export type RedeemParams = RedeemsParams;
+export type ReviewAgent = Static<typeof AgentViews.ReviewAgent>;
+export type ReviewPage = Static<ReturnType<typeof PageOf<typeof AgentViews.ReviewAgent>>>;
+export type PageParams = Input<typeof PageQuery>;
+export type Users = Static<typeof AccountViews.UserPage>;
+export type AdminRedemption = Static<typeof BillingViews.AdminRedemption>;
+export type AdminRedemptions = Static<typeof BillingViews.AdminRedemptionPage>;
+export type AdminRedeemParams = Input<typeof BillingQueries.AdminRedeemsQuery>;
 
 /** A failed call: the HTTP status and the catalogue's code and message from the envelope. */
 export class ApiError extends Error {
@@ -239,6 +273,27 @@ export function createClient(opts: ClientOptions) {
       refresh: (id: string) => call<HostView>('POST', `/hosts/${seg(id)}/refresh`),
       setRemark: (id: string, remark: string | null) => call<HostView>('PATCH', `/hosts/${seg(id)}/remark`, { body: { remark } }),
       directories: (id: string, path = '') => call<Directories>('GET', `/hosts/${seg(id)}/directories`, { query: { path } }),
+      /** Applies a model configuration to the host; null reverts to the default. */
+      applyModelConfig: (id: string, configId: string | null) => call<AppliedBinding>('POST', `/hosts/${seg(id)}/model-config`, { body: { configId } }),
+    },
+    // ---- model configurations ----
+    modelConfigs: {
+      list: () => call<ModelConfigs>('GET', '/model-configs'),
+      get: (id: string) => call<ModelConfig>('GET', `/model-configs/${seg(id)}`),
+      create: (body: NewModelConfig) => call<ModelConfig>('POST', '/model-configs', { body }),
+      update: (id: string, body: ModelConfigPatch) => call<ModelConfig>('PATCH', `/model-configs/${seg(id)}`, { body }),
+      remove: (id: string) => call<{ deleted: true }>('DELETE', `/model-configs/${seg(id)}`),
+      test: (body: ModelTestInput) => call<ModelTest>('POST', '/model-configs/test', { body }),
+    },
+    // ---- administration (role admin) ----
+    admin: {
+      pendingAgents: (q: PageParams = {}) => call<ReviewPage>('GET', '/admin/agents/pending', { query: q }),
+      approveAgent: (id: string) => call<ReviewAgent>('POST', `/admin/agents/${seg(id)}/approve`),
+      rejectAgent: (id: string, reason: string) => call<ReviewAgent>('POST', `/admin/agents/${seg(id)}/reject`, { body: { reason } }),
+      users: (q: { keyword?: string; role?: 'user' | 'admin'; page?: number; pageSize?: number } = {}) => call<Users>('GET', '/admin/users', { query: q }),
+      redeems: (q: AdminRedeemParams = {}) => call<AdminRedemptions>('GET', '/admin/redeems', { query: q }),
+      deliverRedeem: (id: string, cards: Array<{ no?: string; pwd?: string }>) => call<AdminRedemption>('POST', `/admin/redeems/${seg(id)}/deliver`, { body: { cards } }),
+      rejectRedeem: (id: string, reason: string) => call<AdminRedemption>('POST', `/admin/redeems/${seg(id)}/reject`, { body: { reason } }),
     },
   };
 }

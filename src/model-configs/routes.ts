@@ -20,13 +20,13 @@ const fields = {
   modelName: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\s]+$' }),
 };
 
-const Create = compileBody(
+export const Create = compileBody(
   Type.Object(
     { name: fields.name, apiType: fields.apiType, baseUrl: fields.baseUrl, apiKey: fields.apiKey, authMode: Type.Optional(fields.authMode), modelName: fields.modelName },
     { additionalProperties: false },
   ),
 );
-const Patch = compileBody(
+export const Patch = compileBody(
   Type.Object(
     {
       name: Type.Optional(fields.name),
@@ -40,7 +40,7 @@ const Patch = compileBody(
   ),
 );
 // name and authMode are accepted (a form may send them) but play no part in the test.
-const Test = compileBody(
+export const Test = compileBody(
   Type.Object(
     {
       id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),

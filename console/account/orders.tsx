@@ -1,0 +1,119 @@
+// Plan, token packs and orders. A pack bought through a payment channel opens the
+// channel's pay page (on a sandbox hub, the hub's own); the order is polled until it settles.
+import { useEffect, useState } from 'preact/hooks';
+import type { Order } from '../../src/client/index.js';
+import { client } from '../session.js';
+import { Empty, ErrorBox, Loading, Progress, when } from '../ui.js';
+import { useAction } from '../use-action.js';
+import { useLoad } from '../use-load.js';
+import { useEvery, useTick } from '../use-poll.js';
+
+const money = (cents: number, currency: string) => `${currency} ${(cents / 100).toFixed(2)}`;
+
+export function PlanCard(p: { tick: number }) {
+  const plan = useLoad(() => client().billing.myPlan(), [p.tick]);
+  const d = plan.data;
+  return (
+    <section class="panel" aria-labelledby="plan-h">
+      <h2 id="plan-h">Plan</h2>
+      <ErrorBox error={plan.error} />
+      {!d && plan.loading && <Loading />}
+      {d && (
+        <>
+          <p><strong>{d.plan?.name ?? d.planId}</strong> {d.plan?.free ? <span class="tag">free</span> : d.expireAt ? <span class="muted">until {when(d.expireAt)}</span> : null}</p>
+          {d.plan?.description && <p class="muted">{d.plan.description}</p>}
+          {!d.active && d.subscribedPlanId && d.subscribedPlanId !== d.planId && <p class="muted">Your plan {d.subscribedPlanId} expired {when(d.subscribedExpireAt)}.</p>}
+        </>
+      )}
+    </section>
+  );
+}
+
+/** Watches one pending order until it is paid, cancelled or expired. */
+function PendingOrder(p: { order: Order; onSettled: () => void }) {
+  const [tick, bump] = useTick();
+  const o = useLoad(() => client().billing.order(p.order.id), [tick]);
+  const status = o.data?.status ?? p.order.status;
+  useEvery(2000, bump, status === 'pending');
+  useEffect(() => {
+    if (status !== 'pending') p.onSettled();
+  }, [status]);
+  const payUrl = o.data?.payUrl ?? p.order.payUrl;
+  return (
+    <div class="panel" data-order={p.order.id}>
+      <p>Order {p.order.id}: {p.order.itemName} × {p.order.qty} = {money(p.order.amountCents, p.order.currency)} · <span class={`state ${status}`}>{status}</span></p>
+      {status === 'pending' && (
+        <>
+          {payUrl && <p><a href={payUrl} target="_blank" rel="noopener">Open the payment page</a></p>}
+          {p.order.codeUrl && <p class="muted">Or scan: <code>{p.order.codeUrl}</code></p>}
+          <Progress>Waiting for the payment to be confirmed…</Progress>
+        </>
+      )}
+      {status === 'paid' && <p>Paid: {p.order.tokens.toLocaleString()} tokens added to your balance.</p>}
+      <ErrorBox error={o.error} />
+    </div>
+  );
+}
+
+export function BuyTokens(p: { onPaid: () => void }) {
+  const packs = useLoad(() => client().billing.tokenPacks(), []);
+  const [packId, setPackId] = useState('');
+  const [qty, setQty] = useState(1);
+  const [method, setMethod] = useState('');
+  const [order, setOrder] = useState<Order>();
+  const act = useAction();
+  const d = packs.data;
+  const pack = packId || d?.items.find((x) => x.default)?.id || d?.items[0]?.id || '';
+  const pay = method || d?.payMethods[0] || '';
+  const buy = async (e: Event) => {
+    e.preventDefault();
+    const o = await act.run(() => client().billing.buyTokenPack({ packId: pack, qty, payMethod: pay as 'alipay' }));
+    if (o) setOrder(o);
+  };
+  return (
+    <section class="panel" aria-labelledby="buy-h">
+      <h2 id="buy-h">Buy tokens</h2>
+      <ErrorBox error={packs.error} />
+      {!d && packs.loading && <Loading />}
+      {d && (d.items.length === 0 ? <Empty>No token packs on sale.</Empty> : (
+        <form class="filters" onSubmit={buy}>
+          <label>Pack <select value={pack} onChange={(e) => setPackId(e.currentTarget.value)}>
+            {d.items.map((x) => <option key={x.id} value={x.id}>{x.name}: {x.tokens.toLocaleString()} tokens, {money(x.priceCents, x.currency)}</option>)}
+          </select></label>
+          <label>Quantity <input type="number" min={1} max={99} value={qty} onInput={(e) => setQty(Math.max(1, Math.min(99, Number(e.currentTarget.value) || 1)))} /></label>
+          <label>Pay with <select value={pay} onChange={(e) => setMethod(e.currentTarget.value)}>
+            {d.payMethods.map((m) => <option key={m} value={m}>{m}</option>)}
+          </select></label>
+          <button type="submit" disabled={act.busy || !pack || !pay}>{act.busy ? 'Ordering…' : 'Buy'}</button>
+        </form>
+      ))}
+      <ErrorBox error={act.error} />
+      {order && <PendingOrder key={order.id} order={order} onSettled={p.onPaid} />}
+    </section>
+  );
+}
+
+export function OrderList(p: { tick: number }) {
+  const list = useLoad(() => client().billing.orders({ pageSize: 10 }), [p.tick]);
+  return (
+    <section class="panel" aria-labelledby="orders-h">
+      <h2 id="orders-h">Orders</h2>
+      <ErrorBox error={list.error} />
+      {!list.data && list.loading && <Loading />}
+      {list.data && (list.data.items.length === 0 ? <Empty>No orders yet.</Empty> : (
+        <table class="grid" aria-label="Orders">
+          <thead><tr><th>When</th><th>Item</th><th class="num">Amount</th><th>Paid with</th><th>Status</th></tr></thead>
+          <tbody>
+            {list.data.items.map((o) => (
+              <tr key={o.id}>
+                <td>{when(o.createdAt)}</td><td>{o.itemName} × {o.qty}{o.cycle ? ` (${o.cycle})` : ''}</td>
+                <td class="num">{money(o.amountCents, o.currency)}</td><td>{o.payMethod}</td>
+                <td><span class={`state ${o.status}`}>{o.status}</span></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ))}
+    </section>
+  );
+}

@@ -1,0 +1,34 @@
+// The account page: balance, trend, ledger, plan, buying tokens and orders, store and redemptions, bindings, API keys.
+import { client } from '../session.js';
+import { ErrorBox } from '../ui.js';
+import { useLoad } from '../use-load.js';
+import { useTick } from '../use-poll.js';
+import { BalanceCard, LedgerTable } from './balance.js';
+import { TrendChart } from './trend.js';
+import { BuyTokens, OrderList, PlanCard } from './orders.js';
+import { Redemptions, Store } from './store.js';
+import { BindingsCard } from './bindings.js';
+import { ApiKeys } from './keys.js';
+
+export function Account() {
+  // One counter: a payment or a redemption changes the balance, the ledger, the trend and the lists.
+  const [tick, changed] = useTick();
+  const me = useLoad(() => client().me(), []);
+  return (
+    <section>
+      <h1>Account</h1>
+      <ErrorBox error={me.error} />
+      {me.data && <p class="muted">{me.data.name} · {me.data.role}{me.data.email ? ` · ${me.data.email}` : ''}</p>}
+      <BalanceCard tick={tick} />
+      <TrendChart tick={tick} />
+      <LedgerTable tick={tick} />
+      <PlanCard tick={tick} />
+      <BuyTokens onPaid={changed} />
+      <OrderList tick={tick} />
+      <Store onRedeemed={changed} />
+      <Redemptions tick={tick} />
+      <BindingsCard />
+      <ApiKeys />
+    </section>
+  );
+}

@@ -1,0 +1,62 @@
+// The store (products paid with tokens) and the user's redemptions.
+import type { Redemption } from '../../src/client/index.js';
+import { client } from '../session.js';
+import { Empty, ErrorBox, Loading, when } from '../ui.js';
+import { useAction } from '../use-action.js';
+import { useLoad } from '../use-load.js';
+
+export function Store(p: { onRedeemed: () => void }) {
+  const products = useLoad(() => client().billing.products(), []);
+  const act = useAction();
+  const redeem = async (id: string, name: string) => {
+    if (confirm(`Redeem “${name}” with tokens?`) && (await act.run(() => client().billing.redeem(id)))) p.onRedeemed();
+  };
+  const d = products.data;
+  return (
+    <section class="panel" aria-labelledby="store-h">
+      <h2 id="store-h">Store</h2>
+      <ErrorBox error={products.error ?? act.error} />
+      {!d && products.loading && <Loading />}
+      {d && (d.items.length === 0 ? <Empty>Nothing in the store.</Empty> : (
+        <ul class="cards">
+          {d.items.map((x) => (
+            <li class="card" key={x.id}>
+              <h3>{x.name}</h3>
+              <p>{x.description}</p>
+              <p class="meta">{x.priceTokens.toLocaleString()} tokens{x.stock !== null ? ` · ${x.stock} left` : ''}</p>
+              <button type="button" disabled={!x.available || act.busy} onClick={() => redeem(x.id, x.name)}>{x.available ? 'Redeem' : 'Sold out'}</button>
+            </li>
+          ))}
+        </ul>
+      ))}
+    </section>
+  );
+}
+
+function Row(p: { r: Redemption }) {
+  const r = p.r;
+  return (
+    <tr>
+      <td>{when(r.createdAt)}</td><td>{r.productName} × {r.qty}</td><td class="num">{r.tokens.toLocaleString()}</td>
+      <td><span class={`state ${r.status}`}>{r.status}</span>{r.rejectReason && <div class="muted">{r.rejectReason}</div>}</td>
+      <td class="num">{r.cardCount}</td>
+    </tr>
+  );
+}
+
+export function Redemptions(p: { tick: number }) {
+  const list = useLoad(() => client().billing.redeems({ pageSize: 10 }), [p.tick]);
+  return (
+    <section class="panel" aria-labelledby="redeems-h">
+      <h2 id="redeems-h">Redemptions</h2>
+      <ErrorBox error={list.error} />
+      {!list.data && list.loading && <Loading />}
+      {list.data && (list.data.items.length === 0 ? <Empty>No redemptions yet.</Empty> : (
+        <table class="grid" aria-label="Redemptions">
+          <thead><tr><th>When</th><th>Product</th><th class="num">Tokens</th><th>Status</th><th class="num">Cards</th></tr></thead>
+          <tbody>{list.data.items.map((r) => <Row key={r.id} r={r} />)}</tbody>
+        </table>
+      ))}
+    </section>
+  );
+}

@@ -1,0 +1,148 @@
+// The Models page in a real Chromium, against a local model endpoint and a real
+// agent-host CLI (fake engine): create a configuration (the key never shown
+// again, only its hint), the connectivity test with its `reason`, edit, apply
+// to the host and revert, and the host's sync state following live (polled)
+// through `pending` while the host is busy and `idle` once it is delivered.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { spawnAgentHost, eventually, type AgentHostProcess } from './helpers/host.js';
+import { noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
+
+const skip = noBrowser();
+const FAKE_CLAUDE = resolve(import.meta.dirname, 'fixtures/fake-claude.mjs');
+const KEY = 'sk-console-KEY-0123456789abcdef';
+const ORIGINAL = JSON.stringify({ env: { HTTP_PROXY: 'http://proxy.local:3128' } }, null, 2) + '\n';
+
+let t: TestHub;
+let tab: ConsoleTab;
+let u: { id: string; key: string };
+let endpoint: Server;
+let endpointUrl: string;
+let tmp: string;
+let settingsFile: string;
+let proc: AgentHostProcess;
+let hostId: string;
+
+const api = (method: string, path: string, body?: unknown) => t.api(method, path, { token: u.key, body });
+const settings = () => JSON.parse(readFileSync(settingsFile, 'utf8'));
+
+before(async () => {
+  if (skip) return;
+  // An endpoint of the messages format that takes only x-api-key (the test detects the mode).
+  endpoint = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.setHeader('content-type', 'application/json');
+      if (req.url !== '/v1/messages') return res.writeHead(404).end(JSON.stringify({ error: { message: 'no route' } }));
+      if (req.headers['x-api-key'] !== KEY) return res.writeHead(401).end(JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'invalid api key' } }));
+      res.end(JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', content: [{ type: 'text', text: 'pong' }] }));
+    });
+  });
+  await new Promise<void>((r) => endpoint.listen(0, '127.0.0.1', r));
+  endpointUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
+  // The hub's egress rule refuses loopback unless told otherwise.
+  t = await startTestHub({ rateLimitModelTestPerMinute: 0 } as any, { MODEL_TEST_ALLOW_PRIVATE: '1' });
+  u = await t.user('modeller');
+  tmp = mkdtempSync(join(tmpdir(), 'console-models-'));
+  const claudeDir = join(tmp, 'claude-config');
+  mkdirSync(join(tmp, 'work', 'proj'), { recursive: true });
+  mkdirSync(claudeDir);
+  settingsFile = join(claudeDir, 'settings.json');
+  writeFileSync(settingsFile, ORIGINAL);
+  const pairKey = (await api('POST', '/api/v1/hosts/pair-key')).body.data.pairKey;
+  proc = spawnAgentHost(['run', '--work-root', join(tmp, 'work'), '--capacity', '1', '--hub', t.url, '--pair-key', pairKey, '--name', 'laptop'], {
+    AGENT_HOST_HOME: join(tmp, 'home'), CLAUDE_BIN: FAKE_CLAUDE, CLAUDE_CONFIG_DIR: claudeDir,
+  });
+  hostId = (await proc.waitFor(/connected to \S+ as hst_\w+/, 90_000)).match(/hst_\w+/)![0];
+  tab = await openConsole(t.url);
+  await signInAs(tab.page, t.url, u.key);
+});
+after(async () => {
+  if (skip) return;
+  await tab?.close();
+  proc?.kill('SIGKILL');
+  await t.close();
+  endpoint.closeAllConnections();
+  endpoint.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+test('create a configuration: the test shows its reason, then passes; the key is never shown again', { skip }, async () => {
+  const { page } = tab;
+  await page.getByRole('link', { name: 'Models' }).click();
+  await page.getByText('No model configurations yet.').waitFor();
+  await page.locator(`tr[data-host="${hostId}"]`).getByText('default', { exact: true }).waitFor();
+  await page.getByRole('button', { name: 'New configuration' }).click();
+  const form = page.getByRole('form', { name: 'New model configuration' });
+  await form.getByLabel('Name', { exact: true }).fill('Local endpoint');
+  await form.getByLabel('Base URL').fill(endpointUrl);
+  await form.getByLabel('API key').fill('sk-wrong-key-000000');
+  await form.getByLabel('Model name').fill('model-one');
+  await form.getByRole('button', { name: 'Test connection' }).click();
+  const failed = form.getByRole('alert').filter({ hasText: 'failed' });
+  await failed.getByText('auth', { exact: true }).waitFor();
+  assert.match((await failed.textContent())!, /refused the key/);
+  await form.getByLabel('API key').fill(KEY);
+  await form.getByRole('button', { name: 'Test connection' }).click();
+  await form.getByRole('status').filter({ hasText: 'passed' }).filter({ hasText: 'auth mode x-api-key' }).waitFor();
+  await form.getByText('Reply: “pong”').waitFor();
+  await form.getByRole('button', { name: 'Create' }).click();
+  const row = page.locator('tr[data-config]');
+  await row.getByText('Local endpoint').waitFor();
+  assert.ok(!(await page.content()).includes(KEY), 'the key is not on the page');
+  const stored = (await api('GET', '/api/v1/model-configs')).body.data.items[0];
+  assert.equal(stored.modelName, 'model-one');
+  assert.ok(await row.getByText(stored.apiKeyHint).isVisible(), 'the hint is shown');
+  assert.deepEqual(tab.pageErrors, []);
+});
+
+test('edit keeps the stored key (shown as its hint) and a stored test passes', { skip }, async () => {
+  const { page } = tab;
+  const row = page.locator('tr[data-config]');
+  await row.getByRole('button', { name: 'Edit' }).click();
+  const form = page.getByRole('form', { name: 'Edit Local endpoint' });
+  const hint = (await api('GET', '/api/v1/model-configs')).body.data.items[0].apiKeyHint;
+  assert.match((await form.getByLabel('API key').getAttribute('placeholder'))!, new RegExp(hint.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  assert.equal(await form.getByLabel('API key').inputValue(), '');
+  await form.getByLabel('Model name').fill('model-two');
+  await form.getByRole('button', { name: 'Save' }).click();
+  await row.getByText('anthropic · model-two').waitFor();
+  await row.getByRole('button', { name: 'Test' }).click();
+  await row.getByRole('status').filter({ hasText: 'passed' }).waitFor();
+  assert.deepEqual(tab.pageErrors, []);
+});
+
+test('apply to the host → idle; an edit while the host is busy shows pending, then idle, live; revert → default', { skip }, async () => {
+  const { page } = tab;
+  const cfg = (await api('GET', '/api/v1/model-configs')).body.data.items[0];
+  const host = page.locator(`tr[data-host="${hostId}"]`);
+  await host.getByRole('button', { name: 'Apply' }).click();
+  await host.locator('[data-sync]').filter({ hasText: 'idle' }).waitFor();
+  assert.equal(settings().env.ANTHROPIC_BASE_URL, endpointUrl);
+  assert.equal(settings().env.ANTHROPIC_DEFAULT_SONNET_MODEL, 'model-two');
+  await page.locator('tr[data-config]').locator('td.num').filter({ hasText: '1' }).waitFor();
+  await shot(page, 'models');
+
+  // A turn keeps the host busy; an edit made elsewhere (the API) waits as `pending`, and the page follows by itself.
+  const agent = await api('POST', '/api/v1/agents', { name: 'busy', displayName: 'Busy', desc: 'x', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' });
+  assert.equal(agent.status, 201, agent.text);
+  const s = await api('POST', '/api/v1/sessions', { agentId: agent.body.data.id, content: 'work slowly [sleep:4000]' });
+  assert.equal(s.status, 202, s.text);
+  await eventually(async () => (await api('GET', `/api/v1/hosts/${hostId}`)).body.data.running === 1);
+  assert.equal((await api('PATCH', `/api/v1/model-configs/${cfg.id}`, { modelName: 'model-three' })).status, 200);
+  await host.locator('[data-sync]').filter({ hasText: 'pending' }).waitFor();
+  await shot(page, 'models-pending');
+  await host.locator('[data-sync]').filter({ hasText: 'idle' }).waitFor({ timeout: 30_000 });
+  assert.equal(settings().env.ANTHROPIC_DEFAULT_SONNET_MODEL, 'model-three');
+
+  await host.getByRole('button', { name: 'Revert to default' }).click();
+  await host.getByText('default', { exact: true }).waitFor();
+  assert.equal(readFileSync(settingsFile, 'utf8'), ORIGINAL, 'the settings file is back byte for byte');
+  assert.deepEqual(tab.pageErrors, []);
+});
