@@ -105,6 +105,9 @@ test('405 carries Allow with the methods of the path', async () => {
   assert.ok(!allow.includes('PUT'));
   const body = await r.json();
   assert.equal(body.code, '4050');
+  const doc = (await t.api('GET', '/api/v1/openapi.json')).body;
+  assert.ok(doc.components.responses.Error405.headers.Allow);
+  assert.ok(doc.components.responses.Error401.headers['WWW-Authenticate']);
 });
 
 test('401 carries WWW-Authenticate: Bearer realm, with error= when a credential was sent and refused', async () => {

@@ -27,7 +27,7 @@ const HealthBody = Type.Object({
   status: literals(['ok', 'degraded', 'draining']),
   node: Type.String(),
   db: literals(['ok', 'down']),
-  bus: Type.String({ description: 'the bus kind (`memory`, `redis`) or `down`' }),
+  bus: literals(['local', 'redis', 'down']),
 });
 
 export function healthRoutes(api: HttpApi, ctx: HubContext, draining: () => boolean): void {

@@ -102,6 +102,13 @@ function successResponses(r: Route, events: Record<string, TSchema>): Json {
   return out;
 }
 
+/** Headers the request wrapper puts on some error statuses (src/server/http.ts, router.ts). */
+const ERROR_HEADERS: Record<number, Json> = {
+  401: { 'WWW-Authenticate': { description: '`Bearer realm="agent-hub"`, with `error="invalid_token"` (a refused credential) or `error="invalid_request"` (not a bearer)', schema: { type: 'string' } } },
+  405: { Allow: { description: 'the methods the path answers', schema: { type: 'string' } } },
+  429: { 'Retry-After': { description: 'seconds', schema: { type: 'string' } } },
+};
+
 export function buildOpenApi(input: OpenApiInput): Json {
   const byStatus = errorsByStatus();
   const paths: Record<string, Json> = {};
@@ -147,6 +154,7 @@ export function buildOpenApi(input: OpenApiInput): Json {
           schema: { allOf: [ref('Error'), { type: 'object', properties: { code: { enum: names.map((n) => ErrorCatalogue[n].code) } } }] },
         },
       },
+      ...(ERROR_HEADERS[status] ? { headers: ERROR_HEADERS[status] } : {}),
     };
   }
 
