@@ -4,7 +4,7 @@
 import type { Static } from 'typebox';
 import type { MarketAgent, OwnerAgent, PageOf, Facets, Favorite } from '../agents/view-schemas.js';
 import type { MarketQuery, MineQuery } from '../agents/schemas.js';
-import type { Session, SessionPage, History, Accepted, Aborted, Cost, Queue } from '../sessions/view-schemas.js';
+import type { Session, SessionPage, History, Accepted, Aborted, Cancelled, Cost, Message, Queue } from '../sessions/view-schemas.js';
 import type { CreateBody, SendBody, ListQuery, HistoryQuery } from '../sessions/routes.js';
 import type { Host, HostList, PairKey as PairKeySchema } from '../hosts/view-schemas.js';
 import type { User as UserSchema } from '../accounts/view-schemas.js';
@@ -34,6 +34,9 @@ export type HostView = Static<typeof Host>;
 export type Hosts = Static<typeof HostList>;
 export type PairKey = Static<typeof PairKeySchema>;
 export type User = Static<typeof UserSchema>;
+export type SessionMessage = Static<typeof Message>;
+export type SessionQueue = Static<typeof Queue>;
+export type SessionCost = Static<typeof Cost>;
 
 /** A failed call: the HTTP status and the catalogue's code and message from the envelope. */
 export class ApiError extends Error {
@@ -108,6 +111,10 @@ export function createClient(opts: ClientOptions) {
       abort: (id: string) => call<Static<typeof Aborted>>('POST', `/sessions/${seg(id)}/abort`),
       cost: (id: string) => call<Static<typeof Cost>>('GET', `/sessions/${seg(id)}/cost`),
       queue: (id: string) => call<Static<typeof Queue>>('GET', `/sessions/${seg(id)}/queue`),
+    },
+    // Chat view (console/chat.tsx): a waiting message is cancelled by its task id; streams are in ./sse.ts.
+    chat: {
+      cancelQueued: (id: string, taskId: string) => call<Static<typeof Cancelled>>('DELETE', `/sessions/${seg(id)}/queue/${seg(taskId)}`),
     },
     hosts: {
       list: () => call<Hosts>('GET', '/hosts'),
