@@ -7,7 +7,8 @@ import { setToken, token } from './session.js';
 import { A } from './ui.js';
 import { AgentPage, Market } from './market.js';
 import { SignIn } from './signin.js';
-import { SessionPage, Sessions } from './sessions.js';
+import { Sessions } from './sessions.js';
+import { ChatPage } from './chat.js';
 
 function Page(p: { path: string; signedIn: boolean; onSignedIn: () => void }) {
   const m = p.path.match(/^\/(market|sessions)\/([^/]+)\/?$/);
@@ -16,7 +17,7 @@ function Page(p: { path: string; signedIn: boolean; onSignedIn: () => void }) {
   if (p.path === '/signin') return <SignIn onSignedIn={p.onSignedIn} />;
   if (!p.signedIn && p.path.startsWith('/sessions')) return <SignIn onSignedIn={p.onSignedIn} />;
   if (p.path === '/sessions' || p.path === '/sessions/') return <Sessions />;
-  if (m?.[1] === 'sessions') return <SessionPage id={decodeURIComponent(m[2])} />;
+  if (m?.[1] === 'sessions') return <ChatPage id={decodeURIComponent(m[2])} />;
   return <section><h1>Not found</h1><p>No page here. <A href="/">Go to the market</A>.</p></section>;
 }
 
