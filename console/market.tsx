@@ -33,11 +33,12 @@ export function Market() {
   const [q, setQ] = useState('');
   const [search, setSearch] = useState('');
   const [cat, setCat] = useState('');
+  const [tag, setTag] = useState('');
   const [sort, setSort] = useState<NonNullable<MarketParams['sort']>>('usage');
   const [page, setPage] = useState(1);
   const featured = useLoad(() => client().market.featured(), []);
   const facets = useLoad(() => client().market.facets(), []);
-  const list = useLoad(() => client().market.list({ q: search || undefined, cat: cat || undefined, sort, page, pageSize: PAGE_SIZE }), [search, cat, sort, page]);
+  const list = useLoad(() => client().market.list({ q: search || undefined, cat: cat || undefined, tag: tag || undefined, sort, page, pageSize: PAGE_SIZE }), [search, cat, tag, sort, page]);
 
   const onSearch = (e: Event) => {
     e.preventDefault();
@@ -68,11 +69,19 @@ export function Market() {
         </label>
         <button type="submit">Search</button>
       </form>
+      {facets.data && facets.data.tags.length > 0 && (
+        <p class="tags" aria-label="Tags">
+          {facets.data.tags.slice(0, 20).map((t) => (
+            <button type="button" key={t.key} class={t.key === tag ? 'tag on' : 'tag'} aria-pressed={t.key === tag}
+              onClick={() => { setTag(t.key === tag ? '' : t.key); setPage(1); }}>#{t.key} ({t.count})</button>
+          ))}
+        </p>
+      )}
       <ErrorBox error={list.error} />
       {list.loading && !list.data && <Loading />}
       {list.data && (list.data.items.length === 0
         ? <Empty>No agents match.</Empty>
-        : <ul class="cards">{list.data.items.map((a) => <AgentCard agent={a} key={a.id} />)}</ul>)}
+        : <ul class="cards" aria-label="Agents">{list.data.items.map((a) => <AgentCard agent={a} key={a.id} />)}</ul>)}
       {list.data && list.data.total > 0 && (
         <nav class="pager" aria-label="Pages">
           <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>Previous</button>
@@ -88,6 +97,17 @@ export function AgentPage(p: { id: string }) {
   const agent = useLoad(() => client().market.get(p.id), [p.id]);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
+  const [fav, setFav] = useState<{ favorited: boolean; count: number }>();
+  const toggleFavorite = async (a: Agent) => {
+    const on = !(fav?.favorited ?? a.favorited);
+    setError(undefined);
+    try {
+      const r = await client().market.favorite(p.id, on);
+      setFav({ favorited: r.favorited, count: r.favoriteCount });
+    } catch (e) {
+      setError(e);
+    }
+  };
   const start = async () => {
     setBusy(true);
     setError(undefined);
@@ -116,11 +136,18 @@ export function AgentPage(p: { id: string }) {
         <dt>Pricing</dt><dd>{a.pricing}</dd>
         <dt>Expected input</dt><dd>{a.expectedInput || '—'}</dd>
         <dt>Expected output</dt><dd>{a.expectedOutput || '—'}</dd>
-        <dt>Uses / sessions / favorites</dt><dd>{a.usageCount} / {a.sessionCount} / {a.favoriteCount}</dd>
+        <dt>Uses / sessions / favorites</dt><dd>{a.usageCount} / {a.sessionCount} / {fav?.count ?? a.favoriteCount}</dd>
       </dl>
       {token()
-        ? <button type="button" disabled={busy} onClick={start}>{busy ? 'Starting…' : 'Start a session'}</button>
-        : <p><A href="/signin">Sign in</A> to start a session.</p>}
+        ? (
+          <div class="row">
+            <button type="button" disabled={busy} onClick={start}>{busy ? 'Starting…' : 'Start a session'}</button>
+            <button type="button" aria-pressed={fav?.favorited ?? a.favorited} onClick={() => toggleFavorite(a)}>
+              {(fav?.favorited ?? a.favorited) ? '★ Favorited' : '☆ Favorite'}
+            </button>
+          </div>
+        )
+        : <p><A href="/signin">Sign in</A> to start a session or keep it as a favorite.</p>}
       <ErrorBox error={error} />
     </article>
   );

@@ -1,0 +1,86 @@
+// Drives the console in a real headless Chromium (Debian's `chromium` package,
+// installed by .ci/run when missing) through playwright-core. Nothing is
+// downloaded: the browser is the system one, and a test skips with a reason
+// when it is absent.
+import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+const CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'];
+
+/** The browser binary, or undefined (tests then skip: `{ skip: noBrowser() }`). */
+export function chromiumPath(): string | undefined {
+  return CANDIDATES.find((p): p is string => !!p && existsSync(p));
+}
+
+/** A skip reason for node:test when there is no browser, else false. */
+export function noBrowser(): string | false {
+  return chromiumPath() ? false : 'no Chromium on this machine (apt-get install chromium, or set CHROMIUM_PATH)';
+}
+
+export interface ConsoleTab {
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+  /** Errors the page threw or logged with console.error, for a test to assert on. */
+  pageErrors: string[];
+  close(): Promise<void>;
+}
+
+// The flags keep Chromium off the network it cannot reach here (closed sandbox):
+// without them it retries Google's hosts at every start.
+const FLAGS = [
+  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--disable-dev-shm-usage',
+];
+
+/** Opens the console of the hub at `hubUrl` in a fresh profile (no storage shared between tests). */
+export async function openConsole(hubUrl: string, path = '/'): Promise<ConsoleTab> {
+  const executablePath = chromiumPath();
+  if (!executablePath) throw new Error('no Chromium: guard the test with { skip: noBrowser() }');
+  // Playwright gives the browser a fresh temporary profile of its own.
+  const browser = await chromium.launch({ executablePath, headless: true, args: FLAGS, timeout: 60_000 });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: hubUrl });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  const pageErrors: string[] = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error') pageErrors.push(m.text());
+  });
+  await page.goto(hubUrl + path);
+  return {
+    browser,
+    context,
+    page,
+    pageErrors,
+    async close() {
+      await browser.close().catch(() => {});
+    },
+  };
+}
+
+/** Signs in through the console's own sign-in page with an API key, then waits for the signed-in navigation. */
+export async function signInAs(page: Page, hubUrl: string, apiKey: string): Promise<void> {
+  await page.goto(hubUrl + '/signin');
+  await page.getByLabel('API key').fill(apiKey);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+const SHOTS = resolve(import.meta.dirname, '../../docs/console');
+
+/**
+ * A full-page screenshot named for the page it shows. Written to docs/console/
+ * (committed, linked from the README) when CONSOLE_SCREENSHOTS=1, else to a
+ * temporary folder so ordinary test runs leave the tree clean.
+ */
+export async function shot(page: Page, name: string): Promise<string> {
+  const dir = process.env.CONSOLE_SCREENSHOTS === '1' ? SHOTS : join(tmpdir(), 'hub-console-shots');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
