@@ -242,7 +242,7 @@ export function ChatPage(p: { id: string }) {
         </p>
       )}
       <ConnStatus conn={conn} />
-      {shown.length === 0 && !live ? <Empty>No messages yet: say hello below.</Empty> : (
+      {shown.length === 0 && !live ? <Empty>No messages yet. Say hello below.</Empty> : (
         <ol class="messages" aria-label="Conversation">
           {shown.map((m) => <Message m={m} key={m.id} />)}
           {live && (
