@@ -54,7 +54,7 @@ before(async () => {
   host = spawnAgentHost(['run', '--hub', t.url, '--pair-key', pk.body.data.pairKey, '--work-root', workRoot, '--capacity', '2', '--name', 'chat-host'], {
     AGENT_HOST_HOME: join(dir, 'home'), CLAUDE_BIN: FAKE, FAKE_CLAUDE_LOG: logFile,
   });
-  const hostId = (await host.waitFor(/connected to \S+ as (\S+)/)).match(/as (\S+)/)![1];
+  const hostId = (await host.waitFor(/connected to \S+ as (\S+)/, 90_000)).match(/as (\S+)/)![1];
   const a = await eventually(async () => {
     const r = await t.api('POST', '/api/v1/agents', { token: owner.key, body: { name: 'echobot', desc: 'Echoes what you say', cat: 'coding', tags: ['echo'], scope: 'public', step: 'submit', hostId, engine: 'claude-code', workDir: 'proj' } });
     return r.status === 201 ? r : undefined;
