@@ -3,7 +3,8 @@ import { render } from 'preact';
 import { useState } from 'preact/hooks';
 import './style.css';
 import { go, usePath } from './router.js';
-import { setToken, token } from './session.js';
+import { client, isBrowserLogin, setToken, token } from './session.js';
+import { Callback } from './callback.js';
 import { A } from './ui.js';
 import { AgentPage, Market } from './market.js';
 import { SignIn } from './signin.js';
@@ -14,6 +15,7 @@ function Page(p: { path: string; signedIn: boolean; onSignedIn: () => void }) {
   const m = p.path.match(/^\/(market|sessions)\/([^/]+)\/?$/);
   if (p.path === '/' || p.path === '/market' || p.path === '/market/') return <Market />;
   if (m?.[1] === 'market') return <AgentPage id={decodeURIComponent(m[2])} />;
+  if (p.path === '/auth/callback') return <Callback onSignedIn={p.onSignedIn} />;
   if (p.path === '/signin') return <SignIn onSignedIn={p.onSignedIn} />;
   if (!p.signedIn && p.path.startsWith('/sessions')) return <SignIn onSignedIn={p.onSignedIn} />;
   if (p.path === '/sessions' || p.path === '/sessions/') return <Sessions />;
@@ -25,6 +27,8 @@ function App() {
   const path = usePath();
   const [signedIn, setSignedIn] = useState(() => token() !== undefined);
   const signOut = () => {
+    // A browser login is ended on the hub too (its access tokens stop at once); an API key stays valid.
+    if (isBrowserLogin()) void client().auth.logout().catch(() => {});
     setToken(undefined);
     setSignedIn(false);
     go('/');

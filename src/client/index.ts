@@ -38,6 +38,21 @@ export type SessionMessage = Static<typeof Message>;
 export type SessionQueue = Static<typeof Queue>;
 export type SessionCost = Static<typeof Cost>;
 
+export interface SignInProvider {
+  id: string;
+  name: string;
+}
+
+/** What a browser login (callback, refresh) answers. */
+export interface LoginTokens {
+  accessToken: string;
+  tokenType: string;
+  expiresIn: number;
+  refreshToken: string;
+  refreshExpiresAt: string;
+  user: User;
+}
+
 /** A failed call: the HTTP status and the catalogue's code and message from the envelope. */
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -111,6 +126,15 @@ export function createClient(opts: ClientOptions) {
       abort: (id: string) => call<Static<typeof Aborted>>('POST', `/sessions/${seg(id)}/abort`),
       cost: (id: string) => call<Static<typeof Cost>>('GET', `/sessions/${seg(id)}/cost`),
       queue: (id: string) => call<Static<typeof Queue>>('GET', `/sessions/${seg(id)}/queue`),
+    },
+    // Browser sign-in through the hub's identity provider (console/signin.tsx, console/callback.tsx).
+    auth: {
+      providers: () => call<{ items: SignInProvider[] }>('GET', '/auth/providers'),
+      /** Starts a login: the provider's authorize URL; `from` is where the console returns after it. */
+      login: (from?: string) => call<{ url: string; state: string; expiresAt: string }>('GET', '/auth/login', { query: { from } }),
+      callback: (code: string, state: string) => call<LoginTokens & { from: string | null; linked: string | null }>('POST', '/auth/callback', { body: { code, state } }),
+      refresh: (refreshToken: string) => call<LoginTokens>('POST', '/auth/refresh', { body: { refresh_token: refreshToken } }),
+      logout: () => call<{ loggedOut: boolean }>('POST', '/auth/logout'),
     },
     // Chat view (console/chat.tsx): a waiting message is cancelled by its task id; streams are in ./sse.ts.
     chat: {
