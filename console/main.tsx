@@ -26,9 +26,9 @@ function Page(p: { path: string; signedIn: boolean; onSignedIn: () => void }) {
 function App() {
   const path = usePath();
   const [signedIn, setSignedIn] = useState(() => token() !== undefined);
-  const signOut = () => {
+  const signOut = async () => {
     // A browser login is ended on the hub too (its access tokens stop at once); an API key stays valid.
-    if (isBrowserLogin()) void client().auth.logout().catch(() => {});
+    if (isBrowserLogin()) await client().auth.logout().catch(() => {});
     setToken(undefined);
     setSignedIn(false);
     go('/');

@@ -10,10 +10,11 @@ export interface CutProxy {
   close(): Promise<void>;
 }
 
-export async function startCutProxy(targetPort: number): Promise<CutProxy> {
+/** `target`: the hub's port, or a function giving it (a proxy started before its hub, whose address the hub's config needs). */
+export async function startCutProxy(target: number | (() => number)): Promise<CutProxy> {
   const live = new Set<net.Socket>();
   const server = net.createServer((c) => {
-    const u = net.connect(targetPort, '127.0.0.1');
+    const u = net.connect(typeof target === 'number' ? target : target(), '127.0.0.1');
     live.add(c);
     const kill = () => {
       live.delete(c);
