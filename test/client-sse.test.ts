@@ -187,3 +187,20 @@ test('follow: drops again and again: the delay grows, then the reader gives up w
   end(runId);
   proxy = await startCutProxy(t.hub.port);
 });
+
+test('follow: a connection silent for idleMs is taken as dead and resumed; nothing is lost', async () => {
+  const sid = await newSession();
+  const c = collector();
+  const f = followSession({ baseUrl: t.url, token: user.key, sessionId: sid, send: { content: 'quiet' }, onEvent: c.onEvent, onState: c.onState, minDelayMs: 20, idleMs: 300 });
+  const { runId } = await nextStart(startsSeen++);
+  host.send({ t: 'run.delta', runId, text: 'before ' });
+  await c.waitFor((e) => e.event === 'message.delta');
+  // The engine says nothing for longer than idleMs: the reader opens the stream again.
+  await eventually(async () => c.states.some((s) => s.state === 'reconnecting'), 10_000, 20);
+  host.send({ t: 'run.delta', runId, text: 'after' });
+  end(runId);
+  const r = await f.done;
+  assert.equal(r.reason, 'completed');
+  assert.ok(r.reconnects >= 1);
+  assert.equal(c.deltas().join(''), 'before after');
+});

@@ -78,8 +78,8 @@ export class SseParser {
 /** A session stream's event, typed by its name from the hub's event schemas. */
 export type SessionStreamEvent = { [K in keyof SessionEventData]: { event: K; id?: string; data: SessionEventData[K] } }[keyof SessionEventData];
 
-/** Reads a text/event-stream body frame by frame. */
-export async function* readFrames(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<SseFrame> {
+/** Reads a text/event-stream body frame by frame; `onChunk` hears every chunk (heartbeat comments too). */
+export async function* readFrames(body: ReadableStream<Uint8Array>, signal?: AbortSignal, onChunk?: () => void): AsyncGenerator<SseFrame> {
   const reader = body.getReader();
   const dec = new TextDecoder();
   const parser = new SseParser();
@@ -89,6 +89,7 @@ export async function* readFrames(body: ReadableStream<Uint8Array>, signal?: Abo
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
+      onChunk?.();
       yield* parser.push(dec.decode(value, { stream: true }));
     }
     yield* parser.push(dec.decode()); // an unfinished last frame is dropped, as the standard says
@@ -213,8 +214,8 @@ export function followSession(o: FollowOptions): Follow {
       }
       o.onState?.({ state: 'open' });
       let noRun = false;
-      for await (const f of readFrames(res.body!, ctl.signal)) {
-        touch();
+      // Any chunk, the 15 s heartbeat included, shows the connection alive.
+      for await (const f of readFrames(res.body!, ctl.signal, touch)) {
         let data: any;
         try {
           data = JSON.parse(f.data);
