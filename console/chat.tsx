@@ -87,6 +87,7 @@ export function ChatPage(p: { id: string }) {
   const followRef = useRef<Follow | undefined>(undefined);
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   const alive = useRef(true);
+  const sawText = useRef(false);
 
   const reload = async (): Promise<SessionView | undefined> => {
     try {
@@ -116,6 +117,11 @@ export function ChatPage(p: { id: string }) {
         if (e.data.runId) setLive((l) => ({ ...(l ?? { text: '', tools: [] }), runId: e.data.runId ?? undefined }));
         break;
       case 'message.delta':
+        // The turn's first text: what came before it (thinking) is in the history now.
+        if (!sawText.current) {
+          sawText.current = true;
+          void reload();
+        }
         setLive((l) => ({ ...(l ?? { tools: [] }), text: (l?.text ?? '') + e.data.delta }));
         break;
       case 'tool.started':
@@ -144,6 +150,7 @@ export function ChatPage(p: { id: string }) {
     clearTimeout(timer.current);
     setRunError(undefined);
     setLive({ text: '', tools: [] });
+    sawText.current = false;
     const f = followSession({ baseUrl: '', token: token(), sessionId: id, send, onEvent, onState: (s) => alive.current && setConn(s) });
     followRef.current = f;
     f.done.then(
