@@ -173,6 +173,7 @@ export function ChatPage(p: { id: string }) {
         setConn({ state: 'idle' });
         setError(e);
         setLive(null);
+        if (send) setText((t) => t || send.content); // refused: the text is not lost
         next(await reload(), 1000);
       },
     );
