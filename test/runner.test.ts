@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startRun, confineWorkDir, type RunStartFrame } from '../src/host-cli/runner.js';
 import type { HostToHub } from '../host-protocol/frames.js';
+import { pidAlive } from './helpers/host.js';
 
 const FAKE = fileURLToPath(new URL('./fixtures/fake-claude.mjs', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'runner-'));
@@ -18,22 +19,23 @@ process.env.FAKE_CLAUDE_LOG = logFile;
 const frame = (over: Partial<RunStartFrame> = {}): RunStartFrame => ({
   t: 'run.start', runId: 'run_1', sessionId: 'ses_1', engine: 'claude-code', prompt: 'hello', workDir: 'proj', mode: 'default', ...over,
 });
-async function run(f: RunStartFrame, opts: { abortAfterMs?: number; killGraceMs?: number } = {}) {
+async function run(f: RunStartFrame, opts: { abortAfterMs?: number; abortAtFirstDelta?: boolean; killGraceMs?: number } = {}) {
   const frames: HostToHub[] = [];
-  const h = startRun(f, { workRoot: root, claudeBin: FAKE, killGraceMs: opts.killGraceMs }, (x) => frames.push(x));
+  let aborted = false;
+  const h = startRun(f, { workRoot: root, claudeBin: FAKE, killGraceMs: opts.killGraceMs }, (x) => {
+    frames.push(x);
+    // Abort once output has streamed (not after a fixed time: a loaded machine starts the engine late).
+    if (opts.abortAtFirstDelta && x.t === 'run.delta' && !aborted) {
+      aborted = true;
+      h.abort();
+    }
+  });
   if (opts.abortAfterMs !== undefined) setTimeout(() => h.abort(), opts.abortAfterMs);
   await h.done;
   return frames;
 }
 const logs = () => readFileSync(logFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const alive = pidAlive;
 
 test('a turn: prompt on stdin, stream-json argv, cwd under the work root, normalized frames, one run.end', async () => {
   const frames = await run(frame({ prompt: 'hi [tools] [thinking] [deltas:4]' }));
@@ -104,7 +106,7 @@ test('workDir cannot escape the work root', async () => {
 
 test('abort: SIGINT stops the engine, one run.end with aborted, process gone', async () => {
   const t0 = Date.now();
-  const frames = await run(frame({ prompt: 'long [sleep:30000]' }), { abortAfterMs: 400 });
+  const frames = await run(frame({ prompt: 'long [sleep:30000]' }), { abortAtFirstDelta: true });
   const pid = logs().at(-1).pid;
   assert.ok(Date.now() - t0 < 10_000);
   assert.equal(alive(pid), false);

@@ -3,12 +3,12 @@
 // they have stopped. A real hub, the real agent-host CLI and the fake engine.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, readFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { spawnAgentHost, eventually, type AgentHostProcess } from './helpers/host.js';
+import { spawnAgentHost, eventually, pidAlive, fakeEngineRuns, type AgentHostProcess } from './helpers/host.js';
 
 const FAKE = fileURLToPath(new URL('./fixtures/fake-claude.mjs', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'sec-agent-delete-'));
@@ -23,17 +23,9 @@ let owner: { id: string; key: string };
 let guest: { id: string; key: string };
 let hostId: string;
 
-const claudeRuns = (): Array<{ pid: number; prompt: string }> =>
-  existsSync(logFile) ? readFileSync(logFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+const claudeRuns = () => fakeEngineRuns(logFile);
 const runOf = (prompt: string) => eventually(async () => claudeRuns().find((r) => r.prompt === prompt), 15_000, 25);
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const alive = pidAlive;
 const running = async () => ((await t.api('GET', '/api/v1/hosts', { token: owner.key })).body.data.items as any[]).find((h) => h.id === hostId)?.running;
 
 async function newAgent(name: string): Promise<string> {

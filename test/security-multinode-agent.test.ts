@@ -5,12 +5,12 @@
 // - Lowering the ceiling on B caps a guest's waiting message dispatched by A.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, readFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { useCluster, clusterSkipReason } from './helpers/cluster.js';
-import { spawnAgentHost, pairHost, connectFakeHost, eventually, type AgentHostProcess } from './helpers/host.js';
+import { spawnAgentHost, pairHost, connectFakeHost, eventually, pidAlive, fakeEngineRuns, type AgentHostProcess } from './helpers/host.js';
 
 const skip = await clusterSkipReason();
 const nodes = useCluster(skip, [{ nodeId: 'sec-a' }, { nodeId: 'sec-b' }]);
@@ -20,16 +20,8 @@ const dir = mkdtempSync(join(tmpdir(), 'sec-multinode-agent-'));
 const workRoot = join(dir, 'work');
 mkdirSync(join(workRoot, 'proj'), { recursive: true });
 const logFile = join(dir, 'claude.log');
-const claudeRuns = (): Array<{ pid: number; prompt: string }> =>
-  existsSync(logFile) ? readFileSync(logFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const claudeRuns = () => fakeEngineRuns(logFile);
+const alive = pidAlive;
 
 test('an agent deleted on node B: the engine on the host held by node A is gone when B answers', { skip }, async (tt) => {
   const [A, B] = nodes.hubs;

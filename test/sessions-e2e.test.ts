@@ -5,13 +5,13 @@
 // host killed mid-run.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, readFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import { startTestHub, createTestDatabase, type TestHub } from './helpers/hub.js';
-import { spawnAgentHost, eventually, type AgentHostProcess } from './helpers/host.js';
+import { spawnAgentHost, eventually, pidAlive, fakeEngineRuns, type AgentHostProcess } from './helpers/host.js';
 import { openSse } from './helpers/sse.js';
 
 const FAKE = fileURLToPath(new URL('./fixtures/fake-claude.mjs', import.meta.url));
@@ -42,17 +42,9 @@ const proxy = net.createServer((c) => {
   u.on('close', kill).on('error', kill);
 });
 
-const claudeRuns = (): Array<{ pid: number; argv: string[]; cwd: string; prompt: string }> =>
-  existsSync(logFile) ? readFileSync(logFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+const claudeRuns = () => fakeEngineRuns(logFile);
 const runOf = (prompt: string) => eventually(async () => claudeRuns().find((r) => r.prompt === prompt), 10_000, 25);
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const alive = pidAlive;
 const get = async (id: string) => (await t.api('GET', `${S}/${id}`, { token: user.key })).body.data;
 const waitStatus = (id: string, status: string, ms = 15_000) => eventually(async () => ((await get(id)).status === status ? get(id) : undefined), ms, 25);
 const history = async (id: string) => (await t.api('GET', `${S}/${id}/messages?limit=50`, { token: user.key })).body.data.items as any[];

@@ -15,7 +15,7 @@ import type { ClaimedTask } from './queue.js';
 import { engineSessionIdOf } from './engine-session.js';
 import { frameBytes, limitsOf, type Limits } from '../limits.js';
 import { ErrorCatalogue } from '../errors.js';
-import { scrubSecrets } from '../log.js';
+import { engineFailure } from './engine-failure.js';
 import { retryUntilDone } from './retry.js';
 
 export { costOf, FLUSH_MS };
@@ -305,7 +305,7 @@ export class RunTracker {
     if (out.publishEnd) {
       if (out.status === 'completed') this.events.emit(st.sessionId, st.runId, 'run.completed', { status: 'completed' });
       else if (out.status === 'aborted') this.events.emit(st.sessionId, st.runId, 'run.error', { status: 'aborted', code: 'ABORTED', message: 'the host stopped the run' }); // e.g. its owner pressed Ctrl-C
-      else this.events.emit(st.sessionId, st.runId, 'run.error', { status: 'error', code: end.error?.code ?? 'ENGINE_FAILED', message: end.error?.message ?? 'the engine failed' });
+      else this.events.emit(st.sessionId, st.runId, 'run.error', { status: 'error', ...engineFailure(end) });
     } // else aborted: the abort already told the readers
     return out.waiting;
   }
@@ -317,7 +317,7 @@ export class RunTracker {
   private logEnd(st: RunState, end: RunEnd, status: string): void {
     const f = { runId: st.runId, sessionId: st.sessionId, hostId: st.hostId, engine: st.engine, outcome: status, ms: Date.now() - st.since, inputTokens: end.usage?.inputTokens ?? 0, outputTokens: end.usage?.outputTokens ?? 0 };
     if (status === 'completed' || status === 'aborted') return this.ctx.log.info('run ended', f);
-    const failure = { ...f, code: end.error?.code ?? 'ENGINE_FAILED', message: scrubSecrets((end.error?.message ?? 'the engine failed').slice(0, 500)) };
+    const failure = { ...f, ...engineFailure(end) };
     if (st.hostEnded) this.ctx.log.warn('run failed: engine error', failure);
     else this.ctx.log.info('run failed', failure);
   }
@@ -340,7 +340,7 @@ export class RunTracker {
         json: {
           run: st.runId, sid: st.sessionId, hid: st.hostId, aid: st.agentId || null, engine: st.engine,
           ok: end.ok, aborted: end.aborted === true, tin: usage.inputTokens, tout: usage.outputTokens, cost: costOf(usage), share: this.ctx.config.ownerShare,
-          model: st.model ?? null, esid: st.engineSessionId ?? null, ecode: end.error?.code ?? null, emsg: end.error?.message ?? null,
+          model: st.model ?? null, esid: st.engineSessionId ?? null, ecode: end.error ? engineFailure(end).code : null, emsg: end.error ? engineFailure(end).message : null,
           amodel: model, n: batch.length, texts: texts.count, fresh: plan.fresh, last: texts.last, partial: partial || null, rows: rowsOut,
         },
       };

@@ -2,7 +2,7 @@
 // a channel with a lightweight in-process protocol client, or spawn the real
 // agent-host CLI.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync, chmodSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, chmodSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import WebSocket from 'ws';
@@ -241,4 +241,19 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false>, ti
     if (Date.now() > end) throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${(last as Error).message}` : ''}`);
     await new Promise((r) => setTimeout(r, stepMs));
   }
+}
+
+/** Whether a process (an engine the fake host CLI started) still exists. */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The runs the fake engine (test/fixtures) logged, one JSON line each, oldest first. */
+export function fakeEngineRuns<T = { pid: number; argv: string[]; cwd: string; prompt: string }>(logFile: string): T[] {
+  return existsSync(logFile) ? readFileSync(logFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as T) : [];
 }
