@@ -7,12 +7,12 @@
 // whose connections the test cuts (the host does not).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, readFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { spawnAgentHost, eventually, type AgentHostProcess } from './helpers/host.js';
+import { spawnAgentHost, eventually, fakeEngineRuns, pidAlive, type AgentHostProcess } from './helpers/host.js';
 import { startCutProxy, type CutProxy } from './helpers/cut-proxy.js';
 import { noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
 
@@ -32,16 +32,8 @@ let viewer: { id: string; key: string };
 let agentId: string;
 let sessionId: string;
 
-const claudeRuns = (): Array<{ pid: number; prompt: string }> =>
-  existsSync(logFile) ? readFileSync(logFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const claudeRuns = () => fakeEngineRuns(logFile);
+const alive = pidAlive;
 const session = async () => (await t.api('GET', `/api/v1/sessions/${sessionId}`, { token: viewer.key })).body.data;
 
 before(async () => {
