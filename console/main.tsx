@@ -3,18 +3,19 @@ import { render } from 'preact';
 import { useState } from 'preact/hooks';
 import './style.css';
 import { go, usePath } from './router.js';
-import { setToken, token } from './session.js';
+import { client, isBrowserLogin, setToken, token } from './session.js';
+import { Callback } from './callback.js';
 import { A, Loading } from './ui.js';
 import { AgentPage, Market } from './market.js';
 import { SignIn } from './signin.js';
-import { SessionPage, Sessions } from './sessions.js';
+import { Sessions } from './sessions.js';
+import { ChatPage } from './chat.js';
 import { MyAgents } from './agents/list.js';
 import { ManageAgent, NewAgent } from './agents/page.js';
 import { Hosts } from './hosts.js';
 import { ModelConfigs } from './models/page.js';
 import { Account } from './account/page.js';
 import { Admin } from './admin/page.js';
-import { client } from './session.js';
 import { useLoad } from './use-load.js';
 
 /** Pages that need a signed-in user (the first path segment). */
@@ -24,6 +25,7 @@ function Page(p: { path: string; signedIn: boolean; isAdmin: boolean | undefined
   const m = p.path.match(/^\/(market|sessions)\/([^/]+)\/?$/);
   if (p.path === '/' || p.path === '/market' || p.path === '/market/') return <Market />;
   if (m?.[1] === 'market') return <AgentPage id={decodeURIComponent(m[2])} />;
+  if (p.path === '/auth/callback') return <Callback onSignedIn={p.onSignedIn} />;
   if (p.path === '/signin') return <SignIn onSignedIn={p.onSignedIn} />;
   if (!p.signedIn && PRIVATE.has(p.path.split('/')[1])) return <SignIn onSignedIn={p.onSignedIn} />;
   const top = p.path.replace(/\/+$/, '');
@@ -31,7 +33,7 @@ function Page(p: { path: string; signedIn: boolean; isAdmin: boolean | undefined
   if (top === '/account') return <Account />;
   if (top === '/admin') return p.isAdmin === undefined ? <Loading /> : p.isAdmin ? <Admin /> : <section><h1>Administration</h1><p class="error" role="alert">Administrators only.</p></section>;
   if (p.path === '/sessions' || p.path === '/sessions/') return <Sessions />;
-  if (m?.[1] === 'sessions') return <SessionPage id={decodeURIComponent(m[2])} />;
+  if (m?.[1] === 'sessions') return <ChatPage id={decodeURIComponent(m[2])} />;
   if (p.path === '/agents' || p.path === '/agents/') return <MyAgents />;
   if (p.path === '/agents/new') return <NewAgent />;
   const agent = p.path.match(/^\/agents\/([^/]+)\/?$/);
@@ -46,7 +48,9 @@ function App() {
   // The role decides whether the Administration link shows (the API enforces it either way).
   const me = useLoad(() => (signedIn ? client().me() : Promise.resolve(undefined)), [signedIn]);
   const isAdmin = me.data ? me.data.role === 'admin' : undefined;
-  const signOut = () => {
+  const signOut = async () => {
+    // A browser login is ended on the hub too (its access tokens stop at once); an API key stays valid.
+    if (isBrowserLogin()) await client().auth.logout().catch(() => {});
     setToken(undefined);
     setSignedIn(false);
     go('/');

@@ -1,23 +1,68 @@
-// The signed-in state: the API key lives in sessionStorage (gone with the tab),
-// and every call goes through the typed client.
+// The signed-in state: the bearer (an API key, or the access token of a
+// browser login) lives in sessionStorage (gone with the tab), and every call
+// goes through the typed client. A browser login also keeps its refresh
+// token there: a call answered 401 is retried once after a refresh.
 import { createClient, type Client } from '../src/client/index.js';
 
 const KEY = 'agent-hub.apiKey';
+const REFRESH = 'agent-hub.refreshToken';
 
-export function token(): string | undefined {
+function read(k: string): string | undefined {
   try {
-    return sessionStorage.getItem(KEY) ?? undefined;
+    return sessionStorage.getItem(k) ?? undefined;
   } catch {
     return undefined;
   }
 }
 
-export function setToken(t: string | undefined): void {
-  if (t) sessionStorage.setItem(KEY, t);
-  else sessionStorage.removeItem(KEY);
+function write(k: string, v: string | undefined): void {
+  if (v) sessionStorage.setItem(k, v);
+  else sessionStorage.removeItem(k);
 }
 
-/** A client for the page's own origin, with the key when signed in. */
+export function token(): string | undefined {
+  return read(KEY);
+}
+
+/** Signs in with an API key (or signs out with undefined): any browser login's refresh token goes. */
+export function setToken(t: string | undefined): void {
+  write(KEY, t);
+  write(REFRESH, undefined);
+}
+
+/** Signs in with a browser login's tokens. */
+export function setLogin(accessToken: string, refreshToken: string): void {
+  write(KEY, accessToken);
+  write(REFRESH, refreshToken);
+}
+
+export const isBrowserLogin = (): boolean => read(REFRESH) !== undefined;
+
+let refreshing: Promise<string | undefined> | undefined;
+/** One refresh at a time (the refresh token rotates: two at once would spend it twice). */
+function refresh(): Promise<string | undefined> {
+  const rt = read(REFRESH);
+  if (!rt) return Promise.resolve(undefined);
+  refreshing ??= createClient({ baseUrl: '' }).auth.refresh(rt).then(
+    (t) => (setLogin(t.accessToken, t.refreshToken), t.accessToken),
+    () => (setToken(undefined), undefined),
+  ).finally(() => (refreshing = undefined));
+  return refreshing;
+}
+
+/** fetch that renews an expired login once and retries with the new access token. */
+export const authFetch: typeof fetch = async (input, init) => {
+  const res = await fetch(input, init);
+  const sent = new Headers(init?.headers).get('Authorization');
+  if (res.status !== 401 || !sent || !isBrowserLogin()) return res;
+  const fresh = await refresh();
+  if (!fresh) return res;
+  const headers = new Headers(init?.headers);
+  headers.set('Authorization', `Bearer ${fresh}`);
+  return fetch(input, { ...init, headers });
+};
+
+/** A client for the page's own origin, with the bearer when signed in. */
 export function client(): Client {
-  return createClient({ baseUrl: '', token: token() });
+  return createClient({ baseUrl: '', token: token(), fetch: authFetch });
 }

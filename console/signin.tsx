@@ -1,9 +1,36 @@
-// Sign in with an API key: checked with /me before it is kept (sessionStorage).
+// Sign in with an API key (checked with /me before it is kept, in sessionStorage),
+// or through the hub's identity provider when it has one (returns at /auth/callback).
 import { useState } from 'preact/hooks';
 import { createClient } from '../src/client/index.js';
-import { setToken } from './session.js';
+import { client, setToken } from './session.js';
 import { go } from './router.js';
 import { ErrorBox } from './ui.js';
+import { useLoad } from './use-load.js';
+
+function ProviderButtons(p: { from: string }) {
+  const providers = useLoad(() => client().auth.providers(), []);
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const items = providers.data?.items ?? [];
+  if (!items.length) return null;
+  const start = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      location.assign((await client().auth.login(p.from)).url);
+    } catch (e) {
+      setError(e);
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="stack providers">
+      {items.map((pr) => <button type="button" key={pr.id} disabled={busy} onClick={start}>Sign in with {pr.name}</button>)}
+      <ErrorBox error={error} />
+      <p class="muted">or with an API key:</p>
+    </div>
+  );
+}
 
 export function SignIn(p: { onSignedIn: () => void }) {
   const [key, setKey] = useState('');
@@ -27,6 +54,7 @@ export function SignIn(p: { onSignedIn: () => void }) {
   return (
     <section>
       <h1>Sign in</h1>
+      <ProviderButtons from={location.pathname.startsWith('/sessions') ? location.pathname : '/sessions'} />
       <form class="stack" onSubmit={submit}>
         <label>API key <input type="password" autocomplete="off" required value={key} onInput={(e) => setKey(e.currentTarget.value)} /></label>
         <p class="muted">The key is kept in this tab's session storage only.</p>

@@ -24,7 +24,8 @@ export interface Config {
   jwtTtlSeconds: number;
   refreshTtlSeconds: number;
   /** External OpenID Provider (endpoints found by discovery from the issuer); unset → login answers 503. */
-  oidc?: { issuer: string; clientId: string; clientSecret: string; redirectUri: string };
+  /** `name`: what the console's button says ("Sign in with <name>"): OIDC_PROVIDER_NAME, else the issuer's host. */
+  oidc?: { issuer: string; clientId: string; clientSecret: string; redirectUri: string; name?: string };
   /** Phone-code delivery: codes are POSTed to this URL; unset → phone binding answers 503. */
   smsWebhookUrl?: string;
   /** Shared secret the chat-platform bot sends to POST /api/v1/chatapp/confirm; unset → 503. */
@@ -137,7 +138,7 @@ function oidcConfig(env: NodeJS.ProcessEnv): Config['oidc'] {
   if ((u.protocol !== 'https:' && u.protocol !== 'http:') || u.search || u.hash) throw new ConfigError('OIDC_ISSUER must be an http(s) URL without query or fragment');
   const missing = ['OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'OIDC_REDIRECT_URI'].filter((k) => !env[k]);
   if (missing.length) throw new ConfigError(`OIDC_ISSUER is set but ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not`);
-  return { issuer: env.OIDC_ISSUER, clientId: env.OIDC_CLIENT_ID!, clientSecret: env.OIDC_CLIENT_SECRET!, redirectUri: env.OIDC_REDIRECT_URI! };
+  return { issuer: env.OIDC_ISSUER, clientId: env.OIDC_CLIENT_ID!, clientSecret: env.OIDC_CLIENT_SECRET!, redirectUri: env.OIDC_REDIRECT_URI!, name: (env.OIDC_PROVIDER_NAME || u.host).slice(0, 80) };
 }
 
 /** `ALLOWED_ORIGINS`: comma-separated exact origins. No wildcard: an origin allowed here may call the API with a user's bearer token. */

@@ -128,6 +128,7 @@ test('every route of the router answers a real request that validates against it
   await call('DELETE', `/api/v1/me/keys/${k.id}`, '/api/v1/me/keys/:id', 200, { token: u.key });
 
   // ---------- login (a local OpenID Provider) ----------
+  await call('GET', '/api/v1/auth/providers', '/api/v1/auth/providers', 200);
   const start = await call('GET', '/api/v1/auth/login?from=/agents', '/api/v1/auth/login', 200);
   const login = await call('POST', '/api/v1/auth/callback', '/api/v1/auth/callback', 200, { body: { code: idp.authorize(start.url, { sub: 'doc-1', name: 'Doc' }), state: start.state } });
   const refreshed = await call('POST', '/api/v1/auth/refresh', '/api/v1/auth/refresh', 200, { body: { refresh_token: login.refreshToken } });

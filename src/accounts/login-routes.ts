@@ -21,6 +21,8 @@ function loginProvider(p: string): string {
 }
 
 export function loginRoutes(api: HttpApi, login: LoginService, bindings: BindingService): void {
+  // An addition to the spec: lets the console offer "Sign in with <provider>" only when the hub has one.
+  api.route({ method: 'GET', path: '/api/v1/auth/providers', auth: 'none', data: V.Providers, handler: () => login.providers() });
   api.route({ method: 'GET', path: '/api/v1/auth/login', auth: 'none', query: LoginQuery, data: V.LoginStart, handler: (r) => login.start({ from: r.query.from }) });
   api.route({ method: 'POST', path: '/api/v1/auth/callback', auth: 'none', body: CallbackBody, data: V.LoginDone, handler: (r) => login.callback(r.body.code, r.body.state) });
   api.route({ method: 'POST', path: '/api/v1/auth/refresh', auth: 'none', body: RefreshBody, data: V.LoginTokens, handler: (r) => login.refresh(r.body.refresh_token) });

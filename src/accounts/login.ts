@@ -31,6 +31,12 @@ export class LoginService {
     return this.oidc;
   }
 
+  /** The sign-in providers a web app may offer (none when OIDC is not configured); public, holds no secret. */
+  providers() {
+    const o = this.ctx.config.oidc;
+    return { items: o ? [{ id: LOGIN_PROVIDER, name: o.name ?? new URL(o.issuer).host }] : [] };
+  }
+
   /**
    * Starts one login attempt: its state (stored as a hash), PKCE verifier and
    * nonce are kept server-side, single use, for STATE_TTL_MS.

@@ -41,6 +41,8 @@ export const UsersSummary = Type.Object({ total: Type.Integer(), admins: Type.In
 
 // ---------- login (login.ts) ----------
 /** The provider's authorize URL to send the browser to, and the state the callback brings back. */
+/** The sign-in providers the hub offers (none, or its OIDC provider). */
+export const Providers = Type.Object({ items: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })) });
 export const LoginStart = Type.Object({ url: Type.String(), state: Type.String(), expiresAt: Time });
 const TokenFields = {
   accessToken: Type.String({ description: 'a JWT' }),

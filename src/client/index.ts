@@ -4,7 +4,7 @@
 import type { Static } from 'typebox';
 import type { MarketAgent, OwnerAgent, PageOf, Facets, Favorite } from '../agents/view-schemas.js';
 import type { MarketQuery, MineQuery } from '../agents/schemas.js';
-import type { Session, SessionPage, History, Accepted, Aborted, Cost, Queue } from '../sessions/view-schemas.js';
+import type { Session, SessionPage, History, Accepted, Aborted, Cancelled, Cost, Message, Queue } from '../sessions/view-schemas.js';
 import type { CreateBody, SendBody, ListQuery, HistoryQuery } from '../sessions/routes.js';
 import type { Host, HostList, PairKey as PairKeySchema } from '../hosts/view-schemas.js';
 import type { User as UserSchema } from '../accounts/view-schemas.js';
@@ -127,6 +127,12 @@ export type AdminRedemption = Static<typeof BillingViews.AdminRedemption>;
 export type AdminRedemptions = Static<typeof BillingViews.AdminRedemptionPage>;
 export type AdminRedeemParams = Input<typeof BillingQueries.AdminRedeemsQuery>;
 
+// ---------- sessions: chat view ----------
+export type SessionMessage = Static<typeof Message>;
+export type SessionQueue = Static<typeof Queue>;
+export type SessionCost = Static<typeof Cost>;
+export type SignInProvider = Static<typeof AccountViews.Providers>['items'][number];
+
 /** A failed call: the HTTP status and the catalogue's code and message from the envelope. */
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -214,6 +220,8 @@ export function createClient(opts: ClientOptions) {
       remove: (id: string) => call<{ deleted: true }>('DELETE', `/me/keys/${seg(id)}`),
     },
     auth: {
+      providers: () => call<Static<typeof AccountViews.Providers>>('GET', '/auth/providers'),
+      /** Starts a login: the provider's authorize URL; `from` is where the console returns after it. */
       login: (from?: string) => call<LoginStart>('GET', '/auth/login', { query: { from } }),
       callback: (code: string, state: string) => call<LoginDone>('POST', '/auth/callback', { body: { code, state } }),
       refresh: (refreshToken: string) => call<LoginTokens>('POST', '/auth/refresh', { body: { refresh_token: refreshToken } }),
@@ -262,6 +270,11 @@ export function createClient(opts: ClientOptions) {
       abort: (id: string) => call<Static<typeof Aborted>>('POST', `/sessions/${seg(id)}/abort`),
       cost: (id: string) => call<Static<typeof Cost>>('GET', `/sessions/${seg(id)}/cost`),
       queue: (id: string) => call<Static<typeof Queue>>('GET', `/sessions/${seg(id)}/queue`),
+    },
+    // Browser sign-in through the hub's identity provider (console/signin.tsx, console/callback.tsx).
+    // Chat view (console/chat.tsx): a waiting message is cancelled by its task id; streams are in ./sse.ts.
+    chat: {
+      cancelQueued: (id: string, taskId: string) => call<Static<typeof Cancelled>>('DELETE', `/sessions/${seg(id)}/queue/${seg(taskId)}`),
     },
     hosts: {
       list: () => call<Hosts>('GET', '/hosts'),

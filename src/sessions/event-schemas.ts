@@ -1,13 +1,14 @@
-// The schemas of the session SSE events, for the OpenAPI document. Keyed by
-// SessionEventName so a new event name cannot be added without its schema.
-import Type, { type TSchema } from 'typebox';
+// The schemas of the session SSE events, for the OpenAPI document and the
+// typed client (src/client/sse.ts). Keyed by SessionEventName so a new event
+// name cannot be added without its schema.
+import Type, { type Static, type TSchema } from 'typebox';
 import type { SessionEventName } from './events.js';
 import { SHUTDOWN_EVENT } from '../server/shutdown.js';
 
 const Base = { sessionId: Type.String(), status: Type.String() };
 const Failure = { code: Type.String(), message: Type.String() };
 
-export const SESSION_EVENT_SCHEMAS: Record<SessionEventName, TSchema> = {
+const Events = {
   snapshot: Type.Object({ ...Base, runId: Type.Union([Type.String(), Type.Null()]), messageCount: Type.Optional(Type.Integer()), pendingRuns: Type.Optional(Type.Integer()), resumed: Type.Optional(Type.Boolean()) }),
   accepted: Type.Object({ ...Base, runId: Type.String() }),
   'message.delta': Type.Object({ ...Base, delta: Type.String() }),
@@ -16,9 +17,16 @@ export const SESSION_EVENT_SCHEMAS: Record<SessionEventName, TSchema> = {
   'tool.completed': Type.Object({ ...Base, toolName: Type.String(), toolId: Type.Union([Type.String(), Type.Null()]), isError: Type.Boolean() }),
   'run.completed': Type.Object({ ...Base, status: Type.Literal('completed') }),
   'run.error': Type.Object({ ...Base, status: Type.Union([Type.Literal('error'), Type.Literal('aborted')]), ...Failure }),
-};
+} satisfies Record<SessionEventName, TSchema>;
+
+export const SESSION_EVENT_SCHEMAS: Record<SessionEventName, TSchema> = Events;
+
+const Shutdown = Type.Object({ reason: Type.String(), reconnect: Type.Boolean() });
 
 /** Any SSE stream's last frame when its hub node shuts down (server/shutdown.ts). */
 export const STREAM_EVENT_SCHEMAS: Record<string, TSchema> = {
-  [SHUTDOWN_EVENT]: Type.Object({ reason: Type.String(), reconnect: Type.Boolean() }),
+  [SHUTDOWN_EVENT]: Shutdown,
 };
+
+/** The data object of each event a session stream carries, by event name. */
+export type SessionEventData = { [K in keyof typeof Events]: Static<(typeof Events)[K]> } & { shutdown: Static<typeof Shutdown> };

@@ -42,13 +42,16 @@ export interface FakeOidc {
   /** Plays the browser + provider login: checks the authorize URL and returns a code for it. */
   authorize(authorizeUrl: string, user: IdUser, defect?: Defect): string;
   tokenRequests: Array<Record<string, string>>;
+  /** Who a browser opening the authorize URL is signed in as (GET /authorize redirects back with a code); unset → 400. */
+  browserUser?: IdUser;
   close(): Promise<void>;
 }
 
-export async function startFakeOidc(): Promise<FakeOidc> {
+/** `redirectUri`: the registered redirect (a browser test points it at the console's /auth/callback). */
+export async function startFakeOidc(opts: { redirectUri?: string } = {}): Promise<FakeOidc> {
   const clientId = 'hub-client';
   const clientSecret = 'idp-secret-' + randomBytes(4).toString('hex');
-  const redirectUri = 'http://app.example/callback';
+  const redirectUri = opts.redirectUri ?? 'http://app.example/callback';
   const { publicKey, privateKey } = await generateKeyPair('RS256');
   const other = await generateKeyPair('RS256');
   const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
@@ -99,6 +102,17 @@ export async function startFakeOidc(): Promise<FakeOidc> {
         });
       }
       if (req.method === 'GET' && path === '/jwks') return json(200, { keys: [jwk] });
+      if (req.method === 'GET' && path === '/authorize') {
+        // The provider's login page, already signed in as browserUser: straight back to the app with a code.
+        if (!fake.browserUser) return json(400, { error: 'login_required' });
+        const full = url + (req.url ?? '');
+        const code = fake.authorize(full, fake.browserUser);
+        const back = new URL(redirectUri);
+        back.searchParams.set('code', code);
+        back.searchParams.set('state', new URL(full).searchParams.get('state')!);
+        res.writeHead(302, { location: back.toString() });
+        return res.end();
+      }
       if (req.method === 'POST' && path === '/token') {
         const form = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString()));
         tokenRequests.push(form);
@@ -123,7 +137,7 @@ export async function startFakeOidc(): Promise<FakeOidc> {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
+  const fake: FakeOidc = {
     url,
     clientId,
     env: { OIDC_ISSUER: url, OIDC_CLIENT_ID: clientId, OIDC_CLIENT_SECRET: clientSecret, OIDC_REDIRECT_URI: redirectUri },
@@ -139,4 +153,5 @@ export async function startFakeOidc(): Promise<FakeOidc> {
     tokenRequests,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
+  return fake;
 }

@@ -1,0 +1,39 @@
+// The OIDC_REDIRECT_URI target (/auth/callback): the provider sends the browser
+// back here with `code` and `state`; the hub checks both and answers the login's tokens.
+import { useEffect, useState } from 'preact/hooks';
+import { setLogin } from './session.js';
+import { client } from './session.js';
+import { go } from './router.js';
+import { A, ErrorBox, Loading } from './ui.js';
+
+/** Callbacks already sent: a code is single use, a second render must not spend it again. */
+const sent = new Set<string>();
+
+export function Callback(p: { onSignedIn: () => void }) {
+  const [error, setError] = useState<unknown>();
+  useEffect(() => {
+    const q = new URLSearchParams(location.search);
+    const code = q.get('code');
+    const state = q.get('state');
+    if (q.get('error')) return setError(new Error(`The identity provider did not sign you in: ${q.get('error_description') || q.get('error')}`));
+    if (!code || !state) return setError(new Error('This address is where the identity provider returns after signing in; it was opened without a code.'));
+    if (sent.has(state)) return;
+    sent.add(state);
+    client().auth.callback(code, state).then(
+      (r) => {
+        setLogin(r.accessToken, r.refreshToken);
+        p.onSignedIn();
+        // Replace: back must not return to a spent code.
+        history.replaceState(null, '', '/');
+        go(r.from || '/sessions');
+      },
+      setError,
+    );
+  }, []);
+  return (
+    <section>
+      <h1>Signing in…</h1>
+      {error ? <><ErrorBox error={error} /><p><A href="/signin">Try again</A></p></> : <Loading />}
+    </section>
+  );
+}

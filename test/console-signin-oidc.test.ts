@@ -1,0 +1,101 @@
+// The console's OIDC sign-in: the hub says which provider it has
+// (GET /api/v1/auth/providers); in Chromium the sign-in page offers "Sign in
+// with <provider>", the provider (test/helpers/fake-oidc.ts) sends the browser
+// back to the console's /auth/callback (the OIDC_REDIRECT_URI), and the
+// console is signed in. Access tokens live 2 s here: later calls renew the
+// login with its refresh token. Signing out ends the login on the hub.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { startFakeOidc, type FakeOidc } from './helpers/fake-oidc.js';
+import { startCutProxy, type CutProxy } from './helpers/cut-proxy.js';
+import { eventually } from './helpers/host.js';
+import { noBrowser, openConsole, shot, type ConsoleTab } from './helpers/browser.js';
+
+const skip = noBrowser();
+let t: TestHub;
+let plain: TestHub;
+let idp: FakeOidc;
+let proxy: CutProxy;
+
+before(async () => {
+  // The console's address is the redirect target, so it must be known before the hub starts: a proxy in front of it.
+  proxy = await startCutProxy(() => t.hub.port);
+  idp = await startFakeOidc({ redirectUri: `${proxy.url}/auth/callback` });
+  t = await startTestHub({ jwtTtlSeconds: 2 }, { ...idp.env, OIDC_PROVIDER_NAME: 'Example ID' });
+  plain = await startTestHub();
+});
+after(async () => {
+  await t.close();
+  await plain.close();
+  await idp.close();
+  await proxy.close();
+});
+
+test('GET /api/v1/auth/providers: the configured provider with its name, none without OIDC', async () => {
+  const r = await t.api('GET', '/api/v1/auth/providers');
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.body.data, { items: [{ id: 'oidc', name: 'Example ID' }] });
+  assert.doesNotMatch(r.text, /secret|idp-secret/i);
+  const none = await plain.api('GET', '/api/v1/auth/providers');
+  assert.deepEqual(none.body.data, { items: [] });
+  // Without OIDC_PROVIDER_NAME the button names the issuer's host.
+  const h = await startTestHub({}, idp.env);
+  try {
+    assert.deepEqual((await h.api('GET', '/api/v1/auth/providers')).body.data.items, [{ id: 'oidc', name: new URL(idp.url).host }]);
+  } finally {
+    await h.close();
+  }
+});
+
+test('a hub without OIDC offers only the API key', { skip }, async () => {
+  const tab = await openConsole(plain.url, '/signin');
+  try {
+    await tab.page.getByLabel('API key').waitFor();
+    await tab.page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+    assert.equal(await tab.page.getByRole('button', { name: /Sign in with/ }).count(), 0);
+  } finally {
+    await tab.close();
+  }
+});
+
+test('Sign in with the provider: back at /auth/callback, signed in; the login renews itself; sign out ends it', { skip }, async () => {
+  idp.browserUser = { sub: 'grace-1', name: 'Grace Hopper', email: 'grace@example.org' };
+  const tab: ConsoleTab = await openConsole(proxy.url, '/signin');
+  const { page } = tab;
+  try {
+    const button = page.getByRole('button', { name: 'Sign in with Example ID' });
+    await button.waitFor();
+    await shot(page, 'signin-oidc');
+    await button.click();
+    await page.waitForURL(/\/sessions$/);
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await page.getByRole('heading', { name: 'Sessions' }).waitFor();
+    const stored = await page.evaluate(() => ({ at: sessionStorage.getItem('agent-hub.apiKey'), rt: sessionStorage.getItem('agent-hub.refreshToken') }));
+    assert.ok(stored.at && stored.rt);
+    const me = await t.api('GET', '/api/v1/me', { token: stored.at });
+    assert.equal(me.body.data.name, 'Grace Hopper');
+    assert.equal(idp.tokenRequests.at(-1)?.redirect_uri, `${proxy.url}/auth/callback`);
+    // The callback address is not left in the history with its spent code.
+    assert.doesNotMatch(page.url(), /code=/);
+
+    // The access token expires (2 s): the next page's calls renew the login and go on.
+    await eventually(async () => (await t.api('GET', '/api/v1/me', { token: stored.at! })).status === 401, 15_000, 250);
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    await nav.getByRole('link', { name: 'Market', exact: true }).click();
+    await nav.getByRole('link', { name: 'Sessions', exact: true }).click();
+    await page.getByText('No sessions yet').waitFor();
+    assert.equal(await page.getByRole('alert').count(), 0);
+    const renewed = await page.evaluate(() => ({ at: sessionStorage.getItem('agent-hub.apiKey'), rt: sessionStorage.getItem('agent-hub.refreshToken') }));
+    assert.notEqual(renewed.rt, stored.rt, 'the refresh token rotated');
+    assert.equal((await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: stored.rt } })).status, 401, 'the old refresh token is spent');
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('link', { name: 'Sign in' }).waitFor();
+    const refreshAfter = await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: renewed.rt } });
+    assert.equal(refreshAfter.status, 401, 'signing out ended the login on the hub');
+    assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+  } finally {
+    await tab.close();
+  }
+});
