@@ -157,8 +157,9 @@ test('Redis restarted under load with two nodes: resubscribe, presence, Last-Eve
     const upTo = ns(reader1.frames).filter((n) => n <= Number(last.id!.slice(runId.length + 1)));
     const resumed = ns(reader2.frames);
     const all = [...upTo, ...resumed].filter((n) => n < 1e9).sort((a, b) => a - b); // the final event has its own high number
-    assert.deepEqual(all, [...new Set(all)], 'no event twice across the resume');
-    assert.deepEqual(all, Array.from({ length: all.length }, (_, i) => all[0] + i), `no gap across the resume (resumed after ${last.id})`);
+    const trail = `first reader ${JSON.stringify(ns(reader1.frames))}, resumed after ${last.id} with ${JSON.stringify(resumed)}`;
+    assert.deepEqual(all, [...new Set(all)], `no event twice across the resume: ${trail}`);
+    assert.deepEqual(all, Array.from({ length: all.length }, (_, i) => all[0] + i), `no gap across the resume: ${trail}`);
     const deltas = [...reader1.frames.filter((f) => Number(f.id?.slice(runId.length + 1)) <= Number(last.id!.slice(runId.length + 1))), ...reader2.frames].filter((f) => f.event === 'message.delta');
     assert.equal(deltas.length, 80, 'every delta of the long turn, once');
 

@@ -29,7 +29,7 @@ export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> 
     // PGlite serves one connection at a time. On PostgreSQL the pool is opened whole at start and
     // kept: a connection made during a burst costs its first requests a connect and cold plans.
     // While PostgreSQL is down a request waits at most DB_ACQUIRE_TIMEOUT_MS for a connection, then
-    // answers 503 (db/unavailable.ts), rather than knex's default minute.
+    // answers 503 (server/unavailable.ts), rather than knex's default minute.
     pool: embedded ? { min: 0, max: 1 } : { min: cfg.dbPoolSize ?? 10, max: cfg.dbPoolSize ?? 10, acquireTimeoutMillis: DB_ACQUIRE_TIMEOUT_MS },
     extensions: [Migrator],
     migrations: { migrationsList: allMigrations, transactional: true, allOrNothing: true, snapshot: false, silent: true },

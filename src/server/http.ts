@@ -13,7 +13,7 @@ import { openEventStream, SseGauge, SSE_BUFFER_BYTES, type EventStream } from '.
 import { readBody } from './body.js';
 import { StreamSlots } from './stream-slots.js';
 import { refuseNul } from './nul.js';
-import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { isBackendUnavailable } from './unavailable.js';
 
 export type AuthMode = 'none' | 'optional' | 'user' | 'admin';
 
@@ -225,9 +225,9 @@ export class HttpApi {
     const sendError = (e: unknown) => {
       if (e instanceof HubError) {
         send(e.status, JSON.stringify({ code: e.code, message: e.message, data: null }), e.headers);
-      } else if (isDatabaseUnavailable(e)) {
+      } else if (isBackendUnavailable(e)) {
         // An outage, not a bug: retry later. Logged without the error's text (a query's values may be in it).
-        this.log.warn('database unavailable', { method, route: template ?? null, code: (e as { code?: string }).code ?? null });
+        this.log.warn('database or redis unavailable', { method, route: template ?? null, code: (e as { code?: string }).code ?? null });
         const u = ErrorCatalogue.UNAVAILABLE;
         send(u.status, JSON.stringify({ code: u.code, message: u.message, data: null }));
       } else {
