@@ -75,7 +75,7 @@ test('Redis restarted under load with two nodes: resubscribe, presence, Last-Eve
     assert.equal(u.status, 201, u.text);
     const key: string = u.body.data.apiKey;
     const { hostId, credential } = await pairHost(A, key, 'redis-host');
-    // The host: a prompt "long" streams 80 deltas over 8 s; any other is answered after 100 ms.
+    // The host: a prompt "long" streams 80 deltas over 12 s; any other is answered after 100 ms.
     const starts = new Map<string, number>();
     host = await connectFakeHost(A, credential, { capacity: 4 });
     const h = host;
@@ -91,7 +91,7 @@ test('Redis restarted under load with two nodes: resubscribe, presence, Last-Eve
           const timer = setInterval(() => {
             if (i < 80) h.send({ t: 'run.delta', runId: f.runId, text: `d${i++} ` });
             else (clearInterval(timer), end());
-          }, 100);
+          }, 150);
         } else {
           setTimeout(() => {
             h.send({ t: 'run.message', runId: f.runId, role: 'assistant', blocks: [{ kind: 'text', content: `answer to ${f.prompt}` }] });
@@ -146,14 +146,23 @@ test('Redis restarted under load with two nodes: resubscribe, presence, Last-Eve
     await startRedis();
     restarted = true;
 
-    // The reader leaves and resumes with the last id it saw.
+    // Presence rebuilt: B sees the host online; resubscribed: a message through B reaches the host on A.
+    await eventually(async () => (await call(B.url, 'GET', `/api/v1/hosts/${hostId}`, { token: key })).body?.data?.status === 'online', 30_000, 200);
+    await eventually(async () => [...acceptedAfter].some((id) => starts.has(id)), 30_000, 200).catch((e) => {
+      throw new Error(`${e.message}: no message accepted after the restart reached the host (accepted after ${acceptedAfter.size}, answers ${JSON.stringify([...statuses])}, runs started ${starts.size})`);
+    });
+    // The reader, cut off from the turn's events while Redis was down, resumes with the last id it saw:
+    // its node asks the host's node over the resubscribed bus for what it missed.
     const last = [...reader1.frames].reverse().find((f) => f.id)!;
     reader1.close();
     const reader2 = await openSse(`${B.url}/api/v1/sessions/${longSession}/events`, { headers: { ...auth, 'last-event-id': last.id! } });
     const done = await reader2.until((f) => f.event === 'run.completed' || f.event === 'run.error', 60_000);
     assert.equal(done.event, 'run.completed', JSON.stringify(done.data));
     reader2.close();
-    const ns = (fs: SseFrame[]) => fs.filter((f) => f.id?.startsWith(`${runId}:`)).map((f) => Number(f.id!.slice(runId.length + 1)));
+    // The snapshot that opens a stream repeats the Last-Event-ID it was given: the run's own events only.
+    assert.equal(reader2.frames[0]?.event, 'snapshot');
+    assert.equal(reader2.frames[0].data.resumed, true, 'the missed events could be replayed');
+    const ns = (fs: SseFrame[]) => fs.filter((f) => f.event !== 'snapshot' && f.id?.startsWith(`${runId}:`)).map((f) => Number(f.id!.slice(runId.length + 1)));
     const upTo = ns(reader1.frames).filter((n) => n <= Number(last.id!.slice(runId.length + 1)));
     const resumed = ns(reader2.frames);
     const all = [...upTo, ...resumed].filter((n) => n < 1e9).sort((a, b) => a - b); // the final event has its own high number
@@ -163,9 +172,6 @@ test('Redis restarted under load with two nodes: resubscribe, presence, Last-Eve
     const deltas = [...reader1.frames.filter((f) => Number(f.id?.slice(runId.length + 1)) <= Number(last.id!.slice(runId.length + 1))), ...reader2.frames].filter((f) => f.event === 'message.delta');
     assert.equal(deltas.length, 80, 'every delta of the long turn, once');
 
-    // Presence rebuilt: B sees the host online; resubscribed: a message through B reaches the host on A.
-    await eventually(async () => (await call(B.url, 'GET', `/api/v1/hosts/${hostId}`, { token: key })).body?.data?.status === 'online', 30_000, 200);
-    await eventually(async () => [...acceptedAfter].some((id) => starts.has(id)), 30_000, 200);
     await new Promise((r) => setTimeout(r, 1500)); // some load after the restart
     stop = true;
     await load;
