@@ -5,7 +5,9 @@
 import { request, Agent } from 'node:http';
 
 export class LoadClient {
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 128 });
+  // `timeout`: an idle pooled socket is dropped before the hub's own 10 s idle close, so a request is
+  // never written to a socket the hub is closing at that moment ("socket hang up").
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 128, timeout: 5000 });
 
   /** POSTs JSON with a bearer key; resolves with the status and the parsed body ({} when not JSON). */
   post(url: string, key: string, body: unknown): Promise<{ status: number; body: any }> {

@@ -9,6 +9,9 @@ import { allEntities, allMigrations } from './registry.js';
 
 export type Orm = MikroORM;
 
+/** Longest wait for a pooled PostgreSQL connection (a burst waits milliseconds; an outage would wait forever). */
+export const DB_ACQUIRE_TIMEOUT_MS = 5000;
+
 export interface Database {
   orm: MikroORM;
   embedded: boolean;
@@ -25,7 +28,9 @@ export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> 
     clientUrl: cfg.databaseUrl ? clientUrlOf(cfg.databaseUrl) : embedded!.url,
     // PGlite serves one connection at a time. On PostgreSQL the pool is opened whole at start and
     // kept: a connection made during a burst costs its first requests a connect and cold plans.
-    pool: embedded ? { min: 0, max: 1 } : { min: cfg.dbPoolSize ?? 10, max: cfg.dbPoolSize ?? 10 },
+    // While PostgreSQL is down a request waits at most DB_ACQUIRE_TIMEOUT_MS for a connection, then
+    // answers 503 (server/unavailable.ts), rather than knex's default minute.
+    pool: embedded ? { min: 0, max: 1 } : { min: cfg.dbPoolSize ?? 10, max: cfg.dbPoolSize ?? 10, acquireTimeoutMillis: DB_ACQUIRE_TIMEOUT_MS },
     extensions: [Migrator],
     migrations: { migrationsList: allMigrations, transactional: true, allOrNothing: true, snapshot: false, silent: true },
     allowGlobalContext: false,

@@ -36,15 +36,20 @@ redis.call('HSET', KEYS[1], 'n', ARGV[1], 'r', ARGV[2], 'c', ARGV[3], 'e', ARGV[
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 return prev
 `;
-// KEYS: presence keys. ARGV: node ('' for none), ttl ms, lastSeen.
+// KEYS: presence keys. ARGV: node ('' for none), ttl ms, lastSeen. Returns
+// the (1-based) positions of keys that are gone, e.g. after Redis restarted empty.
 const REFRESH = `
-for _, k in ipairs(KEYS) do
-  if redis.call('HGET', k, 'n') == ARGV[1] then
+local gone = {}
+for i, k in ipairs(KEYS) do
+  local n = redis.call('HGET', k, 'n')
+  if n == ARGV[1] then
     redis.call('HSET', k, 's', ARGV[3])
     redis.call('PEXPIRE', k, ARGV[2])
+  elseif not n then
+    gone[#gone + 1] = i
   end
 end
-return 0
+return gone
 `;
 // KEYS[1]: presence key. ARGV: field, value pairs. Only a live entry changes.
 const PATCH = `
@@ -60,7 +65,7 @@ return 0
 type Scripts = Redis & {
   presenceSet(key: string, ...a: Array<string | number>): Promise<string>;
   presenceGet(n: number, ...a: string[]): Promise<Array<Array<string | null>>>;
-  presenceRefresh(n: number, ...a: Array<string | number>): Promise<number>;
+  presenceRefresh(n: number, ...a: Array<string | number>): Promise<number[]>;
   presencePatch(key: string, ...a: Array<string | number>): Promise<number>;
   presenceRemove(key: string, node: string): Promise<number>;
 };
@@ -71,6 +76,11 @@ export class RedisPresence implements Presence {
   private readonly renew: NodeJS.Timeout;
   /** Parsed engine lists by their JSON: hosts mostly report the same few. */
   private engines = new Map<string, Engine[]>();
+  /**
+   * The entries this node wrote for the hosts it holds, kept as patched: a Redis that restarted
+   * empty loses them, and the next refresh writes them again (presence rebuilt without a reconnect).
+   */
+  private mine = new Map<string, PresenceEntry>();
   /** Per host, the previous holder read by the last set() (see takenOverFrom). */
   private previous = new Map<string, Promise<string | null>>();
 
@@ -100,6 +110,8 @@ export class RedisPresence implements Presence {
 
   async set(hostId: string, e: PresenceEntry, ttlMs: number): Promise<void> {
     const node = e.nodeId ?? '';
+    if (e.nodeId) this.mine.set(hostId, { ...e });
+    else this.mine.delete(hostId);
     const prev = this.redis
       .presenceSet(this.key(hostId), node, e.running, e.capacity, JSON.stringify(e.engines), e.lastSeenAt, ttlMs)
       .then((p) => (p && p !== node ? p : null))
@@ -125,8 +137,16 @@ export class RedisPresence implements Presence {
 
   async refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<void> {
     for (let i = 0; i < hostIds.length; i += CHUNK) {
-      const keys = hostIds.slice(i, i + CHUNK).map((id) => this.key(id));
-      await this.redis.presenceRefresh(keys.length, ...keys, nodeId ?? '', ttlMs, lastSeenAt).catch((e) => this.warn(e));
+      const ids = hostIds.slice(i, i + CHUNK);
+      const keys = ids.map((id) => this.key(id));
+      const gone = await this.redis.presenceRefresh(keys.length, ...keys, nodeId ?? '', ttlMs, lastSeenAt).catch((e) => (this.warn(e), []));
+      for (const at of gone) {
+        const e = this.mine.get(ids[at - 1]);
+        if (!e || e.nodeId !== nodeId) continue;
+        const fresh = { ...e, lastSeenAt };
+        await this.redis.presenceSet(this.key(ids[at - 1]), e.nodeId!, fresh.running, fresh.capacity, JSON.stringify(fresh.engines), lastSeenAt, ttlMs).catch((err) => this.warn(err));
+      }
+      if (gone.length) this.log?.info('presence rewritten after Redis lost it', { hosts: gone.length });
     }
   }
 
@@ -136,10 +156,13 @@ export class RedisPresence implements Presence {
     if (fields.capacity !== undefined) args.push('c', fields.capacity);
     if (fields.engines !== undefined) args.push('e', JSON.stringify(fields.engines));
     if (!args.length) return;
+    const m = this.mine.get(hostId);
+    if (m) Object.assign(m, fields);
     await this.redis.presencePatch(this.key(hostId), ...args).catch((e) => this.warn(e));
   }
 
   async remove(hostId: string, nodeId: string | null): Promise<void> {
+    if (this.mine.get(hostId)?.nodeId === nodeId) this.mine.delete(hostId);
     await this.redis.presenceRemove(this.key(hostId), nodeId ?? '').catch((e) => this.warn(e));
   }
 

@@ -14,6 +14,7 @@ import { readBody } from './body.js';
 import { StreamSlots } from './stream-slots.js';
 import { refuseNul } from './nul.js';
 import { Cors } from './cors.js';
+import { isBackendUnavailable } from './unavailable.js';
 
 export type AuthMode = 'none' | 'optional' | 'user' | 'admin';
 
@@ -229,6 +230,11 @@ export class HttpApi {
       if (e instanceof HubError) {
         const h = e.status === 401 && !e.headers?.['WWW-Authenticate'] ? { ...e.headers, 'WWW-Authenticate': bearerChallenge(e, headers['authorization']) } : e.headers;
         send(e.status, JSON.stringify({ code: e.code, message: e.message, data: null }), h);
+      } else if (isBackendUnavailable(e)) {
+        // An outage, not a bug: retry later. Logged without the error's text (a query's values may be in it).
+        this.log.warn('database or redis unavailable', { method, route: template ?? null, code: (e as { code?: string }).code ?? null });
+        const u = ErrorCatalogue.UNAVAILABLE;
+        send(u.status, JSON.stringify({ code: u.code, message: u.message, data: null }));
       } else {
         this.log.error('unhandled error', { method, route: template ?? null, err: e }); // the template: a raw path may hold a token (/invites/:token)
         const i = ErrorCatalogue.INTERNAL;

@@ -243,6 +243,13 @@ export class Feed {
       };
       const write = (n: number, event: SessionEventName, frame: string, sessionId: string, id: string): boolean => {
         if (ended || n <= last) return false;
+        // A run's events are numbered without holes (emit): a jump means live events were lost on the way
+        // (the bus was down). End the stream rather than hide the hole: the client reconnects with
+        // Last-Event-ID and gets them replayed.
+        if (last > 0 && n < FINAL_N && n > last + 1) {
+          finish();
+          return false;
+        }
         last = n;
         s.sendRaw(frame);
         if (event === 'accepted' && opts.afterAccepted) s.send('snapshot', { ...opts.afterAccepted(), sessionId }, id);

@@ -63,7 +63,13 @@ export class SessionResume {
     if (local !== undefined) sources.push(local);
     // This node produced the run (it holds more than its `accepted` or an abort's end): nothing to ask.
     const produced = local === null || (local ?? []).some((e) => e.n >= 2 && e.n < FINAL_N);
-    if (!produced && this.bus.kind !== 'local') sources.push(...(await this.ask(sessionId, runId, after)));
+    if (!produced && this.bus.kind !== 'local') {
+      const answers = await this.ask(sessionId, runId, after);
+      // Resuming after an event when no node answered (the bus reconnecting, the producer gone): what was
+      // missed is unknown, so the reader is told it was not replayed rather than given a silent gap.
+      if (lastId && !answers.length) return { runId, replay: null };
+      sources.push(...answers);
+    }
     if (!sources.length) return running ? { runId, replay: lastId ? null : [] } : { replay: null };
     if (sources.some((s) => s === null)) return { runId, replay: null };
     const merged = new Map<number, RingEntry>();

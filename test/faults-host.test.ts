@@ -1,0 +1,60 @@
+// Issue 14, faults on the host channel: a host that stops reading its socket
+// is closed for backpressure instead of the hub buffering without bound, its
+// turns fail visibly, and the hub goes on. Covered elsewhere: a host dropping
+// mid-turn (sessions-e2e.test.ts: run.error, the session stays usable;
+// security-run-frames.test.ts: the reconnected host speaks for its open runs),
+// an SSE reader that stops reading (security-sse.test.ts).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
+
+let t: TestHub;
+const hosts: FakeHost[] = [];
+before(async () => {
+  t = await startTestHub();
+});
+after(async () => {
+  for (const h of hosts) h.ws.terminate();
+  await t.close();
+});
+
+async function agentFor(key: string, hostId: string, name: string): Promise<string> {
+  const a = await eventually(async () => {
+    const r = await t.api('POST', '/api/v1/agents', { token: key, body: { name, scope: 'private', hostId, engine: 'claude-code' } });
+    return r.status === 201 ? r.body.data : undefined;
+  });
+  return a.id;
+}
+
+test('a host that stops reading is closed for backpressure; its turns fail visibly; the hub goes on', { timeout: 90_000 }, async () => {
+  const u = await t.user();
+  const { hostId, credential } = await pairHost(t, u.key, 'stalls');
+  const host = await connectFakeHost(t, credential, { capacity: 250 });
+  hosts.push(host);
+  const agentId = await agentFor(u.key, hostId, 'stalls');
+  await new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS + 300));
+  // The host stops reading its socket: run.start frames (99 KB prompts, up to 25 MB) pile up at the hub.
+  (host.ws as any)._socket.pause();
+  const big = 'x'.repeat(99_000);
+  const sessions: string[] = [];
+  for (let i = 0; i < 250; i++) {
+    const r = await t.api('POST', '/api/v1/sessions', { token: u.key, body: { agentId, content: big } });
+    if (r.status === 503) break; // once the hub closed the channel, the host is offline
+    assert.equal(r.status, 202, r.text.slice(0, 300));
+    sessions.push(r.body.sessionId);
+  }
+  assert.ok(sessions.length > 0);
+  await eventually(async () => (await t.api('GET', `/api/v1/hosts/${hostId}`, { token: u.key })).body.data.status === 'offline', 30_000, 100);
+  (host.ws as any)._socket.resume();
+  const closed = await host.closed;
+  assert.ok([4429, 1006].includes(closed.code), `closed with ${closed.code} ${closed.reason}`);
+  // The turns it held end as errors (run.error), none stays processing.
+  await eventually(async () => {
+    const r = await t.api('GET', '/api/v1/sessions?pageSize=50', { token: u.key });
+    return r.body.data.items.filter((s: any) => sessions.includes(s.id)).every((s: any) => s.status === 'active');
+  }, 30_000, 200);
+  const health = await t.api('GET', '/api/v1/health');
+  assert.equal(health.status, 200);
+});
