@@ -54,6 +54,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
   private upHandlers: Array<(hostId: string, info: { running: string[] }) => void> = [];
   private downHandlers: Array<(hostId: string) => void> = [];
   private batchUpHandlers: Array<(hosts: Array<{ hostId: string; running: string[] }>) => void> = [];
+  private restoredHandlers: Array<(hostIds: string[]) => void> = [];
   private upBatch: Array<{ hostId: string; running: string[] }> = [];
   private idleHandlers: Array<(hostId: string) => void> = [];
   /** One shared array per distinct engine list: thousands of hosts report the same one. */
@@ -279,6 +280,9 @@ export class HostChannels implements HostGateway, ChannelOwner {
   onHostDown(handler: (hostId: string) => void): void {
     this.downHandlers.push(handler);
   }
+  onPresenceRestored(handler: (hostIds: string[]) => void): void {
+    this.restoredHandlers.push(handler);
+  }
 
   setRunning(hostId: string, running: number): void {
     void this.presenceStore.patch(hostId, { running: Math.max(0, running) });
@@ -330,7 +334,11 @@ export class HostChannels implements HostGateway, ChannelOwner {
       if (conn.lastSeen < limit) conn.close(CloseCodes.HEARTBEAT);
       else live.push(conn.hostId);
     }
-    if (live.length) void this.presenceStore.refresh(live, this.node, this.timing.heartbeatTimeoutMs, now);
+    if (live.length) {
+      void this.presenceStore.refresh(live, this.node, this.timing.heartbeatTimeoutMs, now).then((restored) => {
+        if (restored.length) for (const h of this.restoredHandlers) this.safe(() => h(restored));
+      }, () => undefined);
+    }
     if (now - this.lastPersist >= PERSIST_SEEN_MS) {
       this.lastPersist = now;
       this.store.touchMany(live, now);

@@ -41,6 +41,11 @@ export interface HostGateway {
   onHostsUp?(handler: (hosts: Array<{ hostId: string; running: string[] }>) => void): void;
   /** A host's channel closed (or its presence expired). */
   onHostDown(handler: (hostId: string) => void): void;
+  /**
+   * Hosts whose presence the store had lost (Redis restarted empty) and this node wrote again:
+   * they were offline to every node meanwhile, so work that waited for them may start now.
+   */
+  onPresenceRestored?(handler: (hostIds: string[]) => void): void;
   /** Tell the gateway how many runs the host is executing (kept by sessions/). */
   setRunning(hostId: string, running: number): void;
   /** The host's running count dropped to zero (model-configs delivers pending settings then). Optional until implemented. */

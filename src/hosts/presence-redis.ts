@@ -135,7 +135,8 @@ export class RedisPresence implements Presence {
     return p ? await p : null;
   }
 
-  async refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<void> {
+  async refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<string[]> {
+    const restored: string[] = [];
     for (let i = 0; i < hostIds.length; i += CHUNK) {
       const ids = hostIds.slice(i, i + CHUNK);
       const keys = ids.map((id) => this.key(id));
@@ -144,10 +145,12 @@ export class RedisPresence implements Presence {
         const e = this.mine.get(ids[at - 1]);
         if (!e || e.nodeId !== nodeId) continue;
         const fresh = { ...e, lastSeenAt };
-        await this.redis.presenceSet(this.key(ids[at - 1]), e.nodeId!, fresh.running, fresh.capacity, JSON.stringify(fresh.engines), lastSeenAt, ttlMs).catch((err) => this.warn(err));
+        const ok = await this.redis.presenceSet(this.key(ids[at - 1]), e.nodeId!, fresh.running, fresh.capacity, JSON.stringify(fresh.engines), lastSeenAt, ttlMs).then(() => true, (err) => (this.warn(err), false));
+        if (ok) restored.push(ids[at - 1]);
       }
       if (gone.length) this.log?.info('presence rewritten after Redis lost it', { hosts: gone.length });
     }
+    return restored;
   }
 
   async patch(hostId: string, fields: Partial<Pick<PresenceEntry, 'running' | 'engines' | 'capacity'>>): Promise<void> {

@@ -17,8 +17,11 @@ export interface PresenceEntry {
 
 export interface Presence {
   set(hostId: string, entry: PresenceEntry, ttlMs: number): Promise<void>;
-  /** Extends the TTL of entries held by nodeId and stamps lastSeenAt. */
-  refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<void>;
+  /**
+   * Extends the TTL of entries held by nodeId and stamps lastSeenAt. Answers the hosts whose
+   * entries the store had lost and were written again (a Redis that restarted empty).
+   */
+  refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<string[]>;
   /** Changes fields of a live entry; no-op when absent. */
   patch(hostId: string, fields: Partial<Pick<PresenceEntry, 'running' | 'engines' | 'capacity'>>): Promise<void>;
   /** Removes the entry only while nodeId still holds it (a newer channel elsewhere wins). */
@@ -37,7 +40,7 @@ export class LocalPresence implements Presence {
     this.entries.set(hostId, { ...entry, expiresAt: Date.now() + ttlMs });
   }
 
-  async refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<void> {
+  async refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<string[]> {
     const exp = Date.now() + ttlMs;
     for (const id of hostIds) {
       const e = this.entries.get(id);
@@ -46,6 +49,7 @@ export class LocalPresence implements Presence {
         e.lastSeenAt = lastSeenAt;
       }
     }
+    return []; // in process: nothing is lost behind the node's back
   }
 
   async patch(hostId: string, fields: Partial<Pick<PresenceEntry, 'running' | 'engines' | 'capacity'>>): Promise<void> {

@@ -15,6 +15,9 @@ export const LOST_RUN_GRACE_MS = 3000;
 const SWEEP_BATCH = 500;
 /** Delay before re-draining a host whose claim skipped a locked session. */
 const RETRY_SKIPPED_MS = 50;
+/** First delay, and the longest, before a drain that failed is tried again. */
+const DRAIN_RETRY_MS = 500;
+const DRAIN_RETRY_MAX_MS = 30_000;
 /** Dispatches and ends are counted into presence this long after the first of a burst. */
 const COUNT_DELAY_MS = 20;
 
@@ -39,6 +42,10 @@ export class Scheduler {
     if (gateway.onHostsUp) gateway.onHostsUp((hosts) => void this.hostsUp(hosts));
     else gateway.onHostUp((hostId, info) => void this.hostsUp([{ hostId, running: info.running }]));
     gateway.onHostDown((hostId) => void this.hostDown(hostId));
+    // Presence lost by Redis and written again: a drain that found the host offline meanwhile did nothing.
+    gateway.onPresenceRestored?.((hostIds) => {
+      for (const id of hostIds) void this.drain(id);
+    });
   }
 
   private em(): Em {
@@ -111,10 +118,22 @@ export class Scheduler {
         await this.drainOnce(hostId);
       } while (this.again.has(hostId) && !this.closed);
     })()
-      .catch((e) => this.ctx.log.error('drain failed', { hostId, err: e }))
+      .then(() => void this.failedDrains.delete(hostId), (e) => this.retryDrain(hostId, e))
       .finally(() => this.draining.delete(hostId));
     this.draining.set(hostId, p);
     return p;
+  }
+
+  /** Per host, drains failed in a row (a database or Redis outage): nothing else may come to wake its queue. */
+  private failedDrains = new Map<string, number>();
+
+  /** Tries a failed drain again with backoff (0.5 s doubling to 30 s) until one goes through. */
+  private retryDrain(hostId: string, err: unknown): void {
+    const n = (this.failedDrains.get(hostId) ?? 0) + 1;
+    this.failedDrains.set(hostId, n);
+    if (n === 1) this.ctx.log.error('drain failed', { hostId, err }); // once per outage, not per retry
+    if (this.closed) return;
+    setTimeout(() => void this.drain(hostId), Math.min(DRAIN_RETRY_MAX_MS, DRAIN_RETRY_MS * 2 ** (n - 1))).unref?.();
   }
 
   private async drainOnce(hostId: string): Promise<void> {
