@@ -1,4 +1,4 @@
-// The Agent Hub console: Market (anonymous), Sign in, Sessions, My agents, Hosts, Models, Account, Administration (admins). Talks to the hub only through src/client.
+// The Agent Hub console: Market (anonymous), Sign in, Invitations, Sessions, My agents, Hosts, Models, Account, Administration (admins). Talks to the hub only through src/client.
 import { render } from 'preact';
 import { useState } from 'preact/hooks';
 import './style.css';
@@ -8,6 +8,7 @@ import { Callback } from './callback.js';
 import { A, Loading } from './ui.js';
 import { AgentPage, Market } from './market.js';
 import { SignIn } from './signin.js';
+import { InvitePage } from './invite.js';
 import { Sessions } from './sessions.js';
 import { ChatPage } from './chat.js';
 import { MyAgents } from './agents/list.js';
@@ -27,6 +28,8 @@ function Page(p: { path: string; signedIn: boolean; isAdmin: boolean | undefined
   if (m?.[1] === 'market') return <AgentPage id={decodeURIComponent(m[2])} />;
   if (p.path === '/auth/callback') return <Callback onSignedIn={p.onSignedIn} />;
   if (p.path === '/signin') return <SignIn onSignedIn={p.onSignedIn} />;
+  const invite = p.path.match(/^\/invites\/([^/]+)\/?$/);
+  if (invite) return <InvitePage token={decodeURIComponent(invite[1])} />;
   if (!p.signedIn && PRIVATE.has(p.path.split('/')[1])) return <SignIn onSignedIn={p.onSignedIn} />;
   const top = p.path.replace(/\/+$/, '');
   if (top === '/models') return <ModelConfigs />;

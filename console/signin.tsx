@@ -32,6 +32,13 @@ function ProviderButtons(p: { from: string }) {
   );
 }
 
+/** Where to go once signed in: `?from=` when it is a same-site path (a page that asked for sign-in), else the page shown. */
+function returnPath(): string {
+  const from = new URLSearchParams(location.search).get('from');
+  if (from && /^\/(?![/\\])\S*$/.test(from)) return from;
+  return location.pathname.startsWith('/sessions') ? location.pathname : '/sessions';
+}
+
 export function SignIn(p: { onSignedIn: () => void }) {
   const [key, setKey] = useState('');
   const [busy, setBusy] = useState(false);
@@ -44,7 +51,7 @@ export function SignIn(p: { onSignedIn: () => void }) {
       await createClient({ baseUrl: '', token: key.trim() }).me();
       setToken(key.trim());
       p.onSignedIn();
-      go('/sessions');
+      go(returnPath());
     } catch (err) {
       setError(err);
     } finally {
@@ -54,7 +61,7 @@ export function SignIn(p: { onSignedIn: () => void }) {
   return (
     <section>
       <h1>Sign in</h1>
-      <ProviderButtons from={location.pathname.startsWith('/sessions') ? location.pathname : '/sessions'} />
+      <ProviderButtons from={returnPath()} />
       <form class="stack" onSubmit={submit}>
         <label>API key <input type="password" autocomplete="off" required value={key} onInput={(e) => setKey(e.currentTarget.value)} /></label>
         <p class="muted">The key is kept in this tab's session storage only.</p>

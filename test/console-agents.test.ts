@@ -114,7 +114,7 @@ test('approved by an administrator (API), then disabled and enabled from the pag
   await page.locator('.badges').getByText('online').waitFor();
   await page.getByRole('region', { name: 'Stats' }).getByText('Shared with').waitFor();
   await page.getByTestId('share-link').waitFor();
-  assert.match((await page.getByTestId('share-link').textContent())!, new RegExp(`^${t.url}/api/v1/invites/\\S+$`));
+  assert.match((await page.getByTestId('share-link').textContent())!, new RegExp(`^${t.url}/invites/\\S+$`));
   await page.getByText('Nobody has joined yet').waitFor();
   await shot(page, 'agent-page');
 

@@ -1,8 +1,9 @@
 // Issue 13, part 1 ("how it is shown"): one dedicated pass drives every route of
 // the router once with a real request and checks the real answer against the
 // schema the OpenAPI document gives for it (typebox's compiled checker): the
-// envelope's `data`, the plain 202 bodies, the event frames. A route whose real
-// answer does not validate has a wrong schema (or wrong code).
+// envelope's `data`, the plain 202 bodies, the event frames (every session
+// event: two runs the fake host plays over a streamed POST .../messages). A
+// route whose real answer does not validate has a wrong schema (or wrong code).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -10,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { Compile } from 'typebox/compile';
 import { startTestHub, type TestHub, type ApiResult } from './helpers/hub.js';
 import { startFakeOidc, type FakeOidc } from './helpers/fake-oidc.js';
-import { openSse } from './helpers/sse.js';
+import { openSse, type SseFrame } from './helpers/sse.js';
 import { connectFakeHost, CLAUDE_ENGINE, type FakeHost } from './helpers/host.js';
 
 const BOT_SECRET = 'bot-secret-openapi';
@@ -96,6 +97,41 @@ async function callStream(path: string, template: string, token: string, untilEv
   validate(`${template} event ${frame.event}`, doc.components.schemas[ev.properties.data.$ref.split('/').pop()], frame.data);
   sse.close();
   driven.set(key('GET', template), `200 text/event-stream`);
+}
+
+/** Each frame's data against the schema the document gives its event (`components.schemas.Event.<name>`). */
+function validateFrames(what: string, schema: any, frames: SseFrame[]) {
+  for (const f of frames) {
+    const ev = schema.oneOf.find((o: any) => o.properties.event.const === f.event);
+    assert.ok(ev, `${what}: event ${f.event} is documented`);
+    validate(`${what} event ${f.event}`, doc.components.schemas[ev.properties.data.$ref.split('/').pop()], f.data);
+  }
+}
+
+/**
+ * A message sent with `Accept: text/event-stream`: the fake host plays the run
+ * (`play` gets its runId) and every event of the streamed answer is checked.
+ * Answers the event names received, in order.
+ */
+async function streamRun(sessionId: string, token: string, content: string, play: (runId: string) => void): Promise<string[]> {
+  const template = '/api/v1/sessions/:id/messages';
+  const schema = documented('POST', template, 200, 'text/event-stream');
+  const seen = new Set(host!.frames.filter((f) => f.t === 'run.start').map((f: any) => f.runId));
+  const sse = await openSse(`${t.url}/api/v1/sessions/${sessionId}/messages`, {
+    method: 'POST', body: JSON.stringify({ content }),
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+  });
+  try {
+    assert.equal(sse.status, 200, sse.text);
+    const start: any = await host!.next((f: any) => f.t === 'run.start' && !seen.has(f.runId));
+    play(start.runId);
+    await sse.until((f) => f.event === 'run.completed' || f.event === 'run.error');
+    validateFrames(`POST ${template}`, schema, sse.frames);
+    driven.set(key('POST', template), '200 text/event-stream');
+    return sse.frames.map((f) => f.event);
+  } finally {
+    sse.close();
+  }
 }
 
 test('every route of the router answers a real request that validates against its documented schema', async () => {
@@ -242,6 +278,17 @@ test('every route of the router answers a real request that validates against it
   await call('GET', `/api/v1/sessions/${session.id}/cost`, '/api/v1/sessions/:id/cost', 200, { token: A });
   await callStream(`/api/v1/sessions/${session.id}/events`, '/api/v1/sessions/:id/events', A, 'snapshot');
   await call('PATCH', `/api/v1/sessions/${session.id}`, '/api/v1/sessions/:id', 200, { token: A, body: { title: 'documented' } });
+  // Two runs streamed: the fake host sends text, a tool call and its result, then ends the first well and the second with an error.
+  const played = await streamRun(session.id, A, 'list the files', (runId) => {
+    host!.send({ t: 'run.delta', runId, text: 'Looking' });
+    host!.send({ t: 'run.message', runId, role: 'assistant', blocks: [{ kind: 'tool_use', toolName: 'Bash', toolId: 'tu_1', toolInput: { command: 'ls' } }] });
+    host!.send({ t: 'run.message', runId, role: 'user', blocks: [{ kind: 'tool_result', toolId: 'tu_1', toolResult: { content: 'a.txt', isError: false } }] });
+    host!.send({ t: 'run.message', runId, role: 'assistant', blocks: [{ kind: 'text', content: 'Looking: a.txt' }] });
+    host!.send({ t: 'run.end', runId, ok: true, usage: { inputTokens: 3, outputTokens: 2 } });
+  });
+  for (const e of ['accepted', 'message.delta', 'tool.started', 'tool.completed', 'run.completed']) assert.ok(played.includes(e), `the run streamed ${e}: ${played}`);
+  const failed = await streamRun(session.id, A, 'and fail', (runId) => host!.send({ t: 'run.end', runId, ok: false, error: { code: 'ENGINE_FAILED', message: 'engine exited with code 3' } }));
+  assert.equal(failed.at(-1), 'run.error', `the second run ended in run.error: ${failed}`);
   // The first message starts a run on the fake host (which stays silent); the second queues behind it.
   await call('POST', `/api/v1/sessions/${session.id}/messages`, '/api/v1/sessions/:id/messages', 202, { token: A, body: { content: 'hello' } });
   const queued = await call('POST', `/api/v1/sessions/${session.id}/messages`, '/api/v1/sessions/:id/messages', 202, { token: A, body: { content: 'and then' } });

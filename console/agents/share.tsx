@@ -6,7 +6,8 @@ import { CopyButton, Empty, ErrorBox, Loading } from '../ui.js';
 import { useBoundAction } from '../use-action.js';
 import { useLoad } from '../use-load.js';
 
-const full = (url: string) => location.origin + url;
+// The console's invitation page, not the API path the hub answers (`url`): opened in a browser it shows the agent and Join / Decline.
+const full = (token: string) => `${location.origin}/invites/${encodeURIComponent(token)}`;
 
 export function Sharing(p: { agentId: string }) {
   const [tick, setTick] = useState(0);
@@ -24,9 +25,9 @@ export function Sharing(p: { agentId: string }) {
       {link.data && (
         <div class="stack">
           <p>Share link (anyone holding it may join; a new link stops the old one):</p>
-          <pre class="cmd"><code data-testid="share-link">{full(link.data.url)}</code></pre>
+          <pre class="cmd"><code data-testid="share-link">{full(link.data.token)}</code></pre>
           <div class="row">
-            <CopyButton text={full(link.data.url)} label="Copy link" />
+            <CopyButton text={full(link.data.token)} label="Copy link" />
             <button type="button" class="plain" disabled={newLink.busy} onClick={() => newLink.run()}>{newLink.busy ? 'Replacing…' : 'New link'}</button>
           </div>
           <ErrorBox error={newLink.error} />
@@ -35,9 +36,9 @@ export function Sharing(p: { agentId: string }) {
       {invites.data && (
         <div class="stack">
           <p>Invitation (works once, then a new one is made):</p>
-          <pre class="cmd"><code data-testid="invite-link">{full(invites.data.url)}</code></pre>
+          <pre class="cmd"><code data-testid="invite-link">{full(invites.data.token)}</code></pre>
           <div class="row">
-            <CopyButton text={full(invites.data.url)} label="Copy invitation" />
+            <CopyButton text={full(invites.data.token)} label="Copy invitation" />
             <button type="button" class="plain" disabled={newInvite.busy} onClick={() => newInvite.run()}>{newInvite.busy ? 'Replacing…' : 'New invitation'}</button>
           </div>
           <ErrorBox error={newInvite.error} />
