@@ -1,6 +1,8 @@
 // One session as a chat: its history (text, thinking, tool calls and results),
 // the running turn streamed live (src/client/sse.ts, resumed after a network
 // drop), waiting messages with their position and cancel, abort, and cost.
+// The latest HISTORY messages are reloaded as the turn goes; older ones are paged
+// back on demand (GET /sessions/{id}/messages?before=) and kept above them.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { SessionCost, SessionMessage, SessionQueue, SessionView } from '../src/client/index.js';
 import { followSession, type Follow, type FollowState, type SessionStreamEvent } from '../src/client/sse.js';
@@ -75,6 +77,10 @@ export function ChatPage(p: { id: string }) {
   const id = p.id;
   const [session, setSession] = useState<SessionView>();
   const [msgs, setMsgs] = useState<SessionMessage[]>([]);
+  const [older, setOlder] = useState<SessionMessage[]>([]);
+  const [olderMore, setOlderMore] = useState<boolean>(); // unknown until the first page back
+  const [olderBusy, setOlderBusy] = useState(false);
+  const latest = useRef<SessionMessage[]>([]);
   const [queue, setQueue] = useState<SessionQueue>({ items: [], total: 0 });
   const [cost, setCost] = useState<SessionCost>();
   const [live, setLive] = useState<LiveTurn | null>(null);
@@ -95,7 +101,13 @@ export function ChatPage(p: { id: string }) {
       const [s, q, k] = await Promise.all([c.sessions.get(id, { includeMessages: true, messageLimit: HISTORY }), c.sessions.queue(id), c.sessions.cost(id)]);
       if (!alive.current) return undefined;
       setSession(s);
-      setMsgs(s.messages ?? []);
+      const now = s.messages ?? [];
+      const ids = new Set(now.map((m) => m.id));
+      // Once older pages are shown, what slides out of the latest window joins them instead of leaving a gap.
+      const slid = latest.current.filter((m) => !ids.has(m.id));
+      latest.current = now;
+      setOlder((o) => (o.length && slid.length ? [...o, ...slid.filter((m) => !o.some((x) => x.id === m.id))] : o));
+      setMsgs(now);
       setQueue(q);
       setCost(k);
       setLoadError(undefined);
@@ -181,6 +193,9 @@ export function ChatPage(p: { id: string }) {
 
   useEffect(() => {
     alive.current = true;
+    latest.current = [];
+    setOlder([]);
+    setOlderMore(undefined);
     void reload().then((s) => next(s));
     return () => {
       alive.current = false;
@@ -210,6 +225,23 @@ export function ChatPage(p: { id: string }) {
     }
   };
 
+  const loadOlder = async () => {
+    const first = older[0] ?? msgs[0];
+    if (!first) return;
+    setOlderBusy(true);
+    setError(undefined);
+    try {
+      const h = await client().sessions.messages(id, { before: first.id, limit: HISTORY });
+      if (!alive.current) return;
+      setOlder((o) => [...h.items, ...o]);
+      setOlderMore(h.hasMore);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setOlderBusy(false);
+    }
+  };
+
   const abort = async () => {
     setError(undefined);
     try {
@@ -233,7 +265,7 @@ export function ChatPage(p: { id: string }) {
   if (!session) return loadError ? <ErrorBox error={loadError} /> : <Loading />;
   const waiting = new Set(queue.items.map((q) => q.taskId));
   // Waiting messages show in the queue; the running turn's text shows live until it is persisted in full.
-  const shown = msgs.filter((m) => !(m.role === 'user' && m.runId && waiting.has(m.runId)) && !(live?.runId && m.runId === live.runId && m.role === 'assistant' && m.kind === 'text'));
+  const shown = [...older, ...msgs].filter((m) => !(m.role === 'user' && m.runId && waiting.has(m.runId)) && !(live?.runId && m.runId === live.runId && m.role === 'assistant' && m.kind === 'text'));
   const running = !!live || session.status !== 'active';
   const persistedTools = new Set(msgs.filter((m) => m.kind === 'tool_use' && m.toolId).map((m) => m.toolId));
   return (
@@ -250,6 +282,9 @@ export function ChatPage(p: { id: string }) {
         </p>
       )}
       <ConnStatus conn={conn} />
+      {(olderMore ?? msgs.length >= HISTORY) && (
+        <p><button type="button" class="small" disabled={olderBusy} onClick={loadOlder}>{olderBusy ? 'Loading…' : 'Load older messages'}</button></p>
+      )}
       {shown.length === 0 && !live ? <Empty>No messages yet. Say hello below.</Empty> : (
         <ol class="messages" aria-label="Conversation">
           {shown.map((m) => <Message m={m} key={m.id} />)}

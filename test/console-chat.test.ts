@@ -3,7 +3,7 @@
 // agent in the market, start a session, watch the answer stream in with its
 // thinking, tool call and result, see the cost; queue messages (positions,
 // cancel), stop a running turn; drop the network mid-turn and see the text
-// complete with nothing lost. The browser reaches the hub through a proxy
+// complete with nothing lost; page back past the latest 50 messages. The browser reaches the hub through a proxy
 // whose connections the test cuts (the host does not).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -185,4 +185,28 @@ test('the session list shows the session under its group with its status', { ski
   const row = page.getByRole('link', { name: (await session()).title });
   await row.waitFor();
   await shot(page, 'sessions');
+});
+
+test('a long session shows the latest 50 messages; Load older messages pages back to the first', { skip }, async () => {
+  const { page } = tab;
+  // 60 short messages written straight into the history (no engine turns needed to make it long).
+  const db = t.hub.ctx.em().getConnection();
+  for (let i = 1; i <= 60; i++) {
+    await db.execute(`insert into session_messages (id, session_id, role, kind, content, seq, provider) values (?, ?, 'user', 'text', ?, 0, 'claude-code')`, [`msg_filler${i}`, sessionId, `filler ${i}`]);
+  }
+  const first = 'hello [thinking] [tools] [deltas:4] [sleep:2500]';
+  await page.goto(`${proxy.url}/sessions/${encodeURIComponent(sessionId)}`);
+  await msgs('text').filter({ hasText: 'filler 60' }).waitFor();
+  assert.equal(await msgs('text').filter({ hasText: first }).count(), 0, 'the first message is beyond the latest 50');
+  assert.equal(await msgs('text').filter({ hasText: /^filler 10$/ }).count(), 0);
+  await page.getByRole('button', { name: 'Load older messages' }).click();
+  await msgs('text').filter({ hasText: first }).first().waitFor();
+  await msgs('text').filter({ hasText: 'filler 10' }).first().waitFor();
+  // Everything is on the page now, oldest first, and there is nothing more to load.
+  await page.getByRole('button', { name: 'Load older messages' }).waitFor({ state: 'detached' });
+  const texts = await msgs('text').locator('.body').allInnerTexts();
+  assert.equal(texts[0], first);
+  assert.equal(texts.at(-1), 'filler 60');
+  assert.equal(texts.filter((x) => /^filler \d+$/.test(x)).length, 60, 'each message once, none missing');
+  assert.deepEqual(tab.pageErrors.filter((e) => !/Failed to load resource|ERR_INTERNET_DISCONNECTED|net::/.test(e)), []);
 });

@@ -1,13 +1,14 @@
-// Plan, token packs and orders. A pack bought through a payment channel opens the
+// Plan, token packs and orders. A pack or a plan bought through a payment channel opens the
 // channel's pay page (on a sandbox hub, the hub's own); the order is polled until it settles.
 import { useEffect, useState } from 'preact/hooks';
-import type { Order } from '../../src/client/index.js';
+import type { Order, PlanOrder } from '../../src/client/index.js';
 import { client } from '../session.js';
 import { Empty, ErrorBox, Loading, Progress, when } from '../ui.js';
 import { useAction } from '../use-action.js';
 import { useLoad } from '../use-load.js';
 import { useEvery, useTick } from '../use-poll.js';
 
+const CYCLES = ['month', 'quarter', 'year'] as const;
 const money = (cents: number, currency: string) => `${currency} ${(cents / 100).toFixed(2)}`;
 
 export function PlanCard(p: { tick: number }) {
@@ -29,6 +30,9 @@ export function PlanCard(p: { tick: number }) {
   );
 }
 
+const paidNote = (o: Order) =>
+  o.type === 'plan' ? `Paid: ${o.itemName} (${o.cycle}) is your plan now.` : `Paid: ${o.tokens.toLocaleString()} tokens added to your balance.`;
+
 /** Watches one pending order until it is paid, cancelled or expired. */
 function PendingOrder(p: { order: Order; onSettled: () => void }) {
   const [tick, bump] = useTick();
@@ -41,7 +45,7 @@ function PendingOrder(p: { order: Order; onSettled: () => void }) {
   const payUrl = o.data?.payUrl ?? p.order.payUrl;
   return (
     <div class="panel" data-order={p.order.id}>
-      <p>Order {p.order.id}: {p.order.itemName} × {p.order.qty} = {money(p.order.amountCents, p.order.currency)} · <span class={`state ${status}`}>{status}</span></p>
+      <p>Order {p.order.id}: {p.order.itemName}{p.order.cycle ? ` (${p.order.cycle})` : ` × ${p.order.qty}`} = {p.order.payMethod === 'token' ? `${p.order.tokens.toLocaleString()} tokens` : money(p.order.amountCents, p.order.currency)} · <span class={`state ${status}`}>{status}</span></p>
       {status === 'pending' && (
         <>
           {payUrl && <p><a href={payUrl} target="_blank" rel="noopener">Open the payment page</a></p>}
@@ -49,9 +53,59 @@ function PendingOrder(p: { order: Order; onSettled: () => void }) {
           <Progress>Waiting for the payment to be confirmed…</Progress>
         </>
       )}
-      {status === 'paid' && <p>Paid: {p.order.tokens.toLocaleString()} tokens added to your balance.</p>}
+      {status === 'paid' && <p>{paidNote(p.order)}</p>}
       <ErrorBox error={o.error} />
     </div>
+  );
+}
+
+/** The paid plans, each with a cycle and a way to pay: a channel (the same pay page as a pack) or the token balance. */
+export function BuyPlan(p: { onPaid: () => void }) {
+  // Plans are paid through the same channels as token packs, or from the balance.
+  const offer = useLoad(async () => {
+    const [plans, packs] = await Promise.all([client().billing.plans(), client().billing.tokenPacks()]);
+    return { plans: plans.items.filter((x) => !x.free), payMethods: [...packs.payMethods, 'token'] };
+  }, []);
+  const [cycle, setCycle] = useState<PlanOrder['cycle']>('month');
+  const [method, setMethod] = useState('');
+  const [order, setOrder] = useState<Order>();
+  const act = useAction();
+  const d = offer.data;
+  const pay = method || d?.payMethods[0] || '';
+  const subscribe = async (planId: string) => {
+    const o = await act.run(() => client().billing.buyPlan({ planId, cycle, payMethod: pay as PlanOrder['payMethod'] }));
+    if (o) setOrder(o);
+  };
+  return (
+    <section class="panel" aria-labelledby="plans-h">
+      <h2 id="plans-h">Plans</h2>
+      <ErrorBox error={offer.error} />
+      {!d && offer.loading && <Loading />}
+      {d && (d.plans.length === 0 ? <Empty>No plans on sale.</Empty> : (
+        <>
+          <div class="filters">
+            <label>Cycle <select value={cycle} onChange={(e) => setCycle(e.currentTarget.value as typeof cycle)}>
+              {CYCLES.map((c) => <option key={c} value={c}>{c}</option>)}
+            </select></label>
+            <label>Pay with <select value={pay} onChange={(e) => setMethod(e.currentTarget.value)}>
+              {d.payMethods.map((m) => <option key={m} value={m}>{m === 'token' ? 'token balance' : m}</option>)}
+            </select></label>
+          </div>
+          <ul class="cards">
+            {d.plans.map((x) => (
+              <li class="card" key={x.id} data-plan={x.id}>
+                <h3>{x.name}</h3>
+                <p>{x.description}</p>
+                <p class="meta">{pay === 'token' ? `${x.prices[cycle].tokens.toLocaleString()} tokens` : money(x.prices[cycle].cents, x.currency)} per {cycle}</p>
+                <button type="button" aria-label={`Subscribe to ${x.name}`} disabled={act.busy || !pay} onClick={() => subscribe(x.id)}>Subscribe</button>
+              </li>
+            ))}
+          </ul>
+        </>
+      ))}
+      <ErrorBox error={act.error} />
+      {order && <PendingOrder key={order.id} order={order} onSettled={p.onPaid} />}
+    </section>
   );
 }
 

@@ -1,11 +1,11 @@
-// The account page: balance, trend, ledger, plan, buying tokens and orders, store and redemptions, bindings, API keys.
+// The account page: balance, trend, ledger, plan, buying a plan or tokens, orders, store and redemptions, bindings, API keys.
 import { client } from '../session.js';
 import { ErrorBox } from '../ui.js';
 import { useLoad } from '../use-load.js';
 import { useTick } from '../use-poll.js';
 import { BalanceCard, LedgerTable } from './balance.js';
 import { TrendChart } from './trend.js';
-import { BuyTokens, OrderList, PlanCard } from './orders.js';
+import { BuyPlan, BuyTokens, OrderList, PlanCard } from './orders.js';
 import { Redemptions, Store } from './store.js';
 import { BindingsCard } from './bindings.js';
 import { ApiKeys } from './keys.js';
@@ -23,6 +23,7 @@ export function Account() {
       <TrendChart tick={tick} />
       <LedgerTable tick={tick} />
       <PlanCard tick={tick} />
+      <BuyPlan onPaid={changed} />
       <BuyTokens onPaid={changed} />
       <OrderList tick={tick} />
       <Store onRedeemed={changed} />
