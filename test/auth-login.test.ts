@@ -203,7 +203,10 @@ test('configuration: OIDC_ISSUER needs the client variables; the retired endpoin
   const base = { SECRET_KEY: 'x' };
   assert.equal(loadConfig(base).oidc, undefined);
   const ok = loadConfig({ ...base, OIDC_ISSUER: 'https://id.example', OIDC_CLIENT_ID: 'c', OIDC_CLIENT_SECRET: 's', OIDC_REDIRECT_URI: 'https://app.example/cb' });
-  assert.deepEqual(ok.oidc, { issuer: 'https://id.example', clientId: 'c', clientSecret: 's', redirectUri: 'https://app.example/cb' });
+  // The console's "Sign in with <name>": the issuer's host unless OIDC_PROVIDER_NAME names it.
+  assert.deepEqual(ok.oidc, { issuer: 'https://id.example', clientId: 'c', clientSecret: 's', redirectUri: 'https://app.example/cb', name: 'id.example' });
+  const named = loadConfig({ ...base, OIDC_ISSUER: 'https://id.example', OIDC_CLIENT_ID: 'c', OIDC_CLIENT_SECRET: 's', OIDC_REDIRECT_URI: 'https://app.example/cb', OIDC_PROVIDER_NAME: 'Example ID' });
+  assert.equal(named.oidc?.name, 'Example ID');
   assert.throws(() => loadConfig({ ...base, OIDC_ISSUER: 'https://id.example', OIDC_CLIENT_ID: 'c' }), /OIDC_CLIENT_SECRET, OIDC_REDIRECT_URI/);
   assert.throws(() => loadConfig({ ...base, OIDC_ISSUER: 'ftp://id.example', OIDC_CLIENT_ID: 'c', OIDC_CLIENT_SECRET: 's', OIDC_REDIRECT_URI: 'x' }), /http\(s\)/);
   assert.throws(() => loadConfig({ ...base, OIDC_AUTHORIZE_URL: 'https://id.example/authorize' }), /replaced by OIDC_ISSUER/);
