@@ -5,6 +5,9 @@ import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { connectFakeHost, pairHost, type FakeHost } from './helpers/host.js';
 import { ApiError, createClient, type Agent, type SessionView } from '../src/client/index.js';
+import { apiError } from './helpers/api-error.js';
+
+
 
 let t: TestHub;
 let owner: { id: string; key: string };
@@ -75,4 +78,27 @@ test('signed-in calls: me, my agents, hosts, pair key, sessions', async () => {
   assert.ok(got.messages!.some((m) => m.role === 'user' && m.content === 'hello'), JSON.stringify(got.messages));
   const hist = await c.sessions.messages(s.id, { limit: 10 });
   assert.ok(hist.items.length >= 1);
+});
+
+test('administration and session upkeep through the client: users, plans, grants, rename and delete', async () => {
+  const made = await t.admin.admin.createUser({ name: 'client-made' });
+  assert.match(made.apiKey, /^ahk_/);
+  const u = t.client(made.apiKey);
+  assert.equal((await u.me()).name, 'client-made');
+  assert.ok((await t.admin.admin.usersSummary()).total >= 2);
+  const before = (await u.billing.balance()).balance;
+  const g = await t.admin.admin.grantTokens(made.user.id, 2);
+  assert.equal(g.qty, 2);
+  assert.ok((await u.billing.balance()).balance > before);
+  const expire = Date.now() + 86_400_000;
+  assert.equal((await t.admin.admin.setPlan(made.user.id, { planId: 'pro', planExpireAt: expire })).planId, 'pro');
+  assert.equal((await u.billing.myPlan()).planId, 'pro');
+  // A session renamed and removed by its owner.
+  const mine = t.client(owner.key);
+  const s = (await mine.sessions.create({ agentId })) as SessionView;
+  assert.equal((await mine.sessions.update(s.id, { title: 'renamed' })).title, 'renamed');
+  assert.deepEqual(await mine.sessions.remove(s.id), { deleted: true });
+  await assert.rejects(mine.sessions.get(s.id), apiError(404));
+  assert.deepEqual(await t.admin.admin.deleteUser(made.user.id), { deleted: true });
+  await assert.rejects(u.me(), apiError(401));
 });

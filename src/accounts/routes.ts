@@ -8,13 +8,13 @@ import { ApiKeyList, KeyDeleted, NewApiKey, NewUser, User, UserDeleted, UserPage
 import { PAGE_MAX } from '../paging.js';
 
 const KeyCreate = compileBody(Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }));
-const UserCreate = compileBody(
+export const UserCreate = compileBody(
   Type.Object(
     { name: Type.String({ minLength: 1, maxLength: 80 }), role: Type.Optional(Type.Union([Type.Literal('user'), Type.Literal('admin')])) },
     { additionalProperties: false },
   ),
 );
-const UserList = compileQuery(
+export const UserList = compileQuery(
   Type.Object(
     {
       keyword: Type.Optional(Type.String({ maxLength: 100 })),

@@ -5,7 +5,8 @@ import type { Static } from 'typebox';
 import type { MarketAgent, OwnerAgent, PageOf, Facets, Favorite } from '../agents/view-schemas.js';
 import type { MarketQuery, MineQuery } from '../agents/schemas.js';
 import type { Session, SessionPage, History, Accepted, Aborted, Cancelled, Cost, Message, Queue } from '../sessions/view-schemas.js';
-import type { CreateBody, SendBody, ListQuery, HistoryQuery } from '../sessions/routes.js';
+import type { CreateBody, SendBody, ListQuery, HistoryQuery, PatchBody as SessionPatchBody } from '../sessions/routes.js';
+import type { UserCreate, UserList } from '../accounts/routes.js';
 import type { Host, HostList, PairKey as PairKeySchema } from '../hosts/view-schemas.js';
 import type { User as UserSchema } from '../accounts/view-schemas.js';
 import type * as AccountViews from '../accounts/view-schemas.js';
@@ -126,6 +127,14 @@ export type Users = Static<typeof AccountViews.UserPage>;
 export type AdminRedemption = Static<typeof BillingViews.AdminRedemption>;
 export type AdminRedemptions = Static<typeof BillingViews.AdminRedemptionPage>;
 export type AdminRedeemParams = Input<typeof BillingQueries.AdminRedeemsQuery>;
+export type NewUserBody = Body<typeof UserCreate>;
+export type NewUser = Static<typeof AccountViews.NewUser>;
+export type UsersParams = Input<typeof UserList>;
+export type UsersSummary = Static<typeof AccountViews.UsersSummary>;
+export type RedeemsSummary = Static<typeof BillingViews.RedeemsSummary>;
+export type UserPlanBody = Body<typeof BillingQueries.UserPlanBody>;
+export type Granted = Static<typeof BillingViews.Granted>;
+export type SessionPatch = Body<typeof SessionPatchBody>;
 
 // ---------- sessions: chat view ----------
 export type SessionMessage = Static<typeof Message>;
@@ -226,6 +235,9 @@ export function createClient(opts: ClientOptions) {
       callback: (code: string, state: string) => call<LoginDone>('POST', '/auth/callback', { body: { code, state } }),
       refresh: (refreshToken: string) => call<LoginTokens>('POST', '/auth/refresh', { body: { refresh_token: refreshToken } }),
       logout: () => call<{ loggedOut: true }>('POST', '/auth/logout'),
+      /** Starts linking the provider's identity to the signed-in account (the same authorize URL as a login). */
+      linkIdentity: (provider: string) => call<LoginStart>('POST', `/me/idem/${seg(provider)}/link`),
+      unlinkIdentity: (provider: string) => call<{ deleted: true }>('DELETE', `/me/idem/${seg(provider)}`),
     },
     bindings: {
       get: () => call<Bindings>('GET', '/me/bindings'),
@@ -270,6 +282,8 @@ export function createClient(opts: ClientOptions) {
       abort: (id: string) => call<Static<typeof Aborted>>('POST', `/sessions/${seg(id)}/abort`),
       cost: (id: string) => call<Static<typeof Cost>>('GET', `/sessions/${seg(id)}/cost`),
       queue: (id: string) => call<Static<typeof Queue>>('GET', `/sessions/${seg(id)}/queue`),
+      update: (id: string, body: SessionPatch) => call<SessionView>('PATCH', `/sessions/${seg(id)}`, { body }),
+      remove: (id: string) => call<{ deleted: true }>('DELETE', `/sessions/${seg(id)}`),
     },
     // Browser sign-in through the hub's identity provider (console/signin.tsx, console/callback.tsx).
     // Chat view (console/chat.tsx): a waiting message is cancelled by its task id; streams are in ./sse.ts.
@@ -303,7 +317,18 @@ export function createClient(opts: ClientOptions) {
       pendingAgents: (q: PageParams = {}) => call<ReviewPage>('GET', '/admin/agents/pending', { query: q }),
       approveAgent: (id: string) => call<ReviewAgent>('POST', `/admin/agents/${seg(id)}/approve`),
       rejectAgent: (id: string, reason: string) => call<ReviewAgent>('POST', `/admin/agents/${seg(id)}/reject`, { body: { reason } }),
-      users: (q: { keyword?: string; role?: 'user' | 'admin'; page?: number; pageSize?: number } = {}) => call<Users>('GET', '/admin/users', { query: q }),
+      users: (q: UsersParams = {}) => call<Users>('GET', '/admin/users', { query: q }),
+      usersSummary: () => call<UsersSummary>('GET', '/admin/users/summary'),
+      /** 201: the user and its first API key, shown once. */
+      createUser: (body: NewUserBody) => call<NewUser>('POST', '/admin/users', { body }),
+      deleteUser: (id: string) => call<Static<typeof AccountViews.UserDeleted>>('DELETE', `/admin/users/${seg(id)}`),
+      /** Sets or clears a user's plan (planId null) and its end (planExpireAt in ms, null for none). */
+      setPlan: (id: string, body: UserPlanBody) => call<User>('PATCH', `/admin/users/${seg(id)}/plan`, { body }),
+      grantTokens: (id: string, qty?: number) => call<Granted>('POST', `/admin/users/${seg(id)}/grant-token`, { body: qty === undefined ? null : { qty } }),
+      confirmPayment: (orderId: string, paymentRef?: string) => call<Order>('POST', `/admin/orders/${seg(orderId)}/confirm-payment`, { body: { paymentRef } }),
+      redeemsSummary: () => call<RedeemsSummary>('GET', '/admin/redeems/summary'),
+      redemption: (id: string) => call<AdminRedemption>('GET', `/admin/redeems/${seg(id)}`),
+      redemptionCards: (id: string, verifyToken?: string) => call<Cards>('POST', `/admin/redeems/${seg(id)}/cards`, { body: { verifyToken } }),
       redeems: (q: AdminRedeemParams = {}) => call<AdminRedemptions>('GET', '/admin/redeems', { query: q }),
       deliverRedeem: (id: string, cards: Array<{ no?: string; pwd?: string }>) => call<AdminRedemption>('POST', `/admin/redeems/${seg(id)}/deliver`, { body: { cards } }),
       rejectRedeem: (id: string, reason: string) => call<AdminRedemption>('POST', `/admin/redeems/${seg(id)}/reject`, { body: { reason } }),

@@ -26,7 +26,7 @@ export const CreateBody = compileBody(Type.Object({
   options: Type.Optional(Options),
 }, { additionalProperties: false }));
 export const SendBody = compileBody(Type.Object({ content: Content, options: Type.Optional(Options) }, { additionalProperties: false }));
-const PatchBody = compileBody(Type.Object({
+export const PatchBody = compileBody(Type.Object({
   title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   mode: Type.Optional(Mode),
   effort: Type.Optional(Effort),

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.js';
 import { buildHub, type Hub } from '../../src/hub.js';
 import type { Logger } from '../../src/log.js';
+import { createClient, type Client } from '../../src/client/index.js';
 
 export interface ApiResult<T = any> {
   status: number;
@@ -19,6 +20,10 @@ export interface TestHub {
   adminKey: string;
   config: Config;
   api<T = any>(method: string, path: string, opts?: { body?: unknown; token?: string; headers?: Record<string, string>; raw?: string }): Promise<ApiResult<T>>;
+  /** The typed client (src/client) signed in with `token` (an API key or access token), anonymous without one. */
+  client(token?: string): Client;
+  /** The typed client signed in as the administrator. */
+  admin: Client;
   /** Creates a user through the admin API; returns its id and API key. */
   user(name?: string): Promise<{ id: string; key: string }>;
   close(): Promise<void>;
@@ -96,16 +101,19 @@ export async function startTestHub(overrides: Partial<Config> = {}, env: NodeJS.
     }
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
+  const client = (token?: string) => createClient({ baseUrl: url, token });
+  const admin = client(adminKey);
   return {
     hub,
     url,
     adminKey,
     config,
     api,
+    client,
+    admin,
     async user(name = 'user-' + randomBytes(3).toString('hex')) {
-      const r = await api('POST', '/api/v1/admin/users', { token: adminKey, body: { name } });
-      if (r.status !== 201) throw new Error(`create user failed: ${r.status} ${r.text}`);
-      return { id: r.body.data.user.id, key: r.body.data.apiKey };
+      const made = await admin.admin.createUser({ name });
+      return { id: made.user.id, key: made.apiKey };
     },
     async close() {
       await hub.close();
