@@ -6,6 +6,9 @@ import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import { openSse } from './helpers/sse.js';
+import { apiError, failure } from './helpers/api-error.js';
+import { followSession, type SessionStreamEvent } from '../src/client/sse.js';
+import type { AcceptedRun, Client, SessionView } from '../src/client/index.js';
 
 let t: TestHub;
 before(async () => {
@@ -15,6 +18,8 @@ after(() => t.close());
 
 interface Setup {
   user: { id: string; key: string };
+  /** The typed client signed in as the user. */
+  c: Client;
   credential: string;
   host: FakeHost;
   hostId: string;
@@ -28,12 +33,15 @@ async function setup(capacity = 1, workDir = 'proj'): Promise<Setup> {
   const { hostId, credential } = await pairHost(t, user.key);
   const host = await connectFakeHost(t, credential, { capacity });
   // The host's engines reach its record shortly after hello.
-  const a = await eventually(async () => {
-    const r = await t.api('POST', '/api/v1/agents', { token: user.key, body: { name: 'helper', scope: 'private', hostId, engine: 'claude-code', workDir } });
-    return r.status === 201 ? r : undefined;
-  }, 5000, 20);
-  return { user, credential, host, hostId, agentId: a.body.data.id, S: '/api/v1/sessions' };
+  const c = t.client(user.key);
+  const a = await eventually(() => c.agents.create({ name: 'helper', scope: 'private', hostId, engine: 'claude-code', workDir }), 5000, 20);
+  return { user, c, credential, host, hostId, agentId: a.id, S: '/api/v1/sessions' };
 }
+
+/** A session created without content (the 201). */
+const made = (p: Promise<SessionView | AcceptedRun>) => p as Promise<SessionView>;
+/** A message that started or queued a run (the plain 202). */
+const accepted = (p: Promise<SessionView | AcceptedRun>) => p as Promise<AcceptedRun>;
 
 /** The engine session id the fake host reports (Claude Code's are UUIDs; the hub drops anything else). */
 const ENGINE_SESSION = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
@@ -56,13 +64,14 @@ function play(h: FakeHost, runId: string, opts: { text?: string; tools?: boolean
 
 async function waitStatus(s: Setup, id: string, status: string) {
   return eventually(async () => {
-    const r = await t.api('GET', `${s.S}/${id}`, { token: s.user.key });
-    return r.body.data.status === status ? r.body.data : undefined;
+    const ses = await s.c.sessions.get(id);
+    return ses.status === status ? ses : undefined;
   }, 5000, 20);
 }
 
 test('create without content → 201 envelope; read, list, patch, delete; isolation is 404', async () => {
   const s = await setup();
+  // Raw: checks the 201 envelope itself (code '0').
   const c = await t.api('POST', s.S, { token: s.user.key, body: { agentId: s.agentId, title: 'first', mode: 'plan' } });
   assert.equal(c.status, 201, c.text);
   assert.equal(c.body.code, '0');
@@ -78,74 +87,83 @@ test('create without content → 201 envelope; read, list, patch, delete; isolat
   assert.equal(ses.processing, false);
 
   const other = await t.user();
+  const oc = t.client(other.key);
+  // Raw: the 404 envelope (data null) on every route of another's session.
   for (const [m, p, body] of [['GET', `/${ses.id}`], ['PATCH', `/${ses.id}`, { title: 'x' }], ['DELETE', `/${ses.id}`], ['GET', `/${ses.id}/messages`], ['POST', `/${ses.id}/messages`, { content: 'hi' }], ['POST', `/${ses.id}/abort`], ['GET', `/${ses.id}/cost`], ['GET', `/${ses.id}/queue`]] as const) {
     const r = await t.api(m, s.S + p, { token: other.key, body });
     assert.equal(r.status, 404, `${m} ${p}: ${r.text}`);
     assert.equal(r.body.data, null);
   }
-  assert.equal((await t.api('GET', `${s.S}?agentId=${encodeURIComponent(s.agentId)}`, { token: other.key })).body.data.total, 0);
+  assert.equal((await oc.sessions.list({ agentId: s.agentId })).total, 0);
   // Another user's private agent is not visible → 404.
-  assert.equal((await t.api('POST', s.S, { token: other.key, body: { agentId: s.agentId } })).status, 404);
-  assert.equal((await t.api('POST', s.S, { token: s.user.key, body: { agentId: 'nobody/none' } })).status, 404);
+  await assert.rejects(oc.sessions.create({ agentId: s.agentId }), apiError(404));
+  await assert.rejects(s.c.sessions.create({ agentId: 'nobody/none' }), apiError(404));
 
-  const p = await t.api('PATCH', `${s.S}/${ses.id}`, { token: s.user.key, body: { title: 'renamed', effort: 'high' } });
-  assert.equal(p.status, 200, p.text);
-  assert.equal(p.body.data.title, 'renamed');
-  assert.equal(p.body.data.effort, 'high');
-  assert.equal(p.body.data.mode, 'plan');
-  assert.equal((await t.api('PATCH', `${s.S}/${ses.id}`, { token: s.user.key, body: { model: 'x' } })).status, 400);
-  assert.equal((await t.api('PATCH', `${s.S}/${ses.id}`, { token: s.user.key, body: { mode: 'yolo' } })).status, 400);
+  const p = await s.c.sessions.update(ses.id, { title: 'renamed', effort: 'high' });
+  assert.equal(p.title, 'renamed');
+  assert.equal(p.effort, 'high');
+  assert.equal(p.mode, 'plan');
+  // Fields outside the schema: the same JSON the raw call sent.
+  await assert.rejects(s.c.sessions.update(ses.id, { model: 'x' } as any), apiError(400));
+  await assert.rejects(s.c.sessions.update(ses.id, { mode: 'yolo' } as any), apiError(400));
 
-  const l = await t.api('GET', `${s.S}?keyword=renam`, { token: s.user.key });
-  assert.equal(l.body.data.total, 1);
-  assert.equal(l.body.data.items[0].id, ses.id);
-  assert.equal((await t.api('GET', `${s.S}?q=nomatch`, { token: s.user.key })).body.data.total, 0);
+  const l = await s.c.sessions.list({ keyword: 'renam' });
+  assert.equal(l.total, 1);
+  assert.equal(l.items[0].id, ses.id);
+  assert.equal((await s.c.sessions.list({ q: 'nomatch' })).total, 0);
 
-  const d = await t.api('DELETE', `${s.S}/${ses.id}`, { token: s.user.key });
-  assert.equal(d.status, 200);
-  assert.deepEqual(d.body.data, { deleted: true });
-  assert.equal((await t.api('GET', `${s.S}/${ses.id}`, { token: s.user.key })).status, 404);
-  assert.equal((await t.api('POST', `${s.S}/${ses.id}/messages`, { token: s.user.key, body: { content: 'x' } })).status, 404);
+  assert.deepEqual(await s.c.sessions.remove(ses.id), { deleted: true });
+  await assert.rejects(s.c.sessions.get(ses.id), apiError(404));
+  await assert.rejects(s.c.sessions.send(ses.id, { content: 'x' }), apiError(404));
   s.host.close();
 });
 
 test('validation: model, extra fields, content bounds, Content-Type, page sizes, cursors, idempotency-key shape', async () => {
   const s = await setup();
   const k = s.user.key;
-  const bad = async (m: string, p: string, opts: any) => {
+  const c = s.c;
+  // A 400 with a business code (never the success code '0').
+  const bad = async (p: Promise<unknown>, what: string) => {
+    const e = await failure(p);
+    assert.equal(e.status, 400, `${what} → ${e.status} ${e.code} ${e.message}`);
+    assert.notEqual(e.code, '0');
+  };
+  // Raw: a body and headers outside what the client sends (text/plain, Idempotency-Key).
+  const badRaw = async (m: string, p: string, opts: any) => {
     const r = await t.api(m, p, { token: k, ...opts });
     assert.equal(r.status, 400, `${m} ${p} ${JSON.stringify(opts)} → ${r.status} ${r.text}`);
     assert.notEqual(r.body.code, '0');
   };
-  await bad('POST', s.S, { body: { agentId: s.agentId, model: 'opus' } });
-  await bad('POST', s.S, { body: { agentId: s.agentId, extra: 1 } });
-  await bad('POST', s.S, { body: { agentId: '' } });
-  await bad('POST', s.S, { body: { agentId: s.agentId, content: '' } });
-  await bad('POST', s.S, { body: { agentId: s.agentId, content: 'x'.repeat(100_001) } });
-  await bad('POST', s.S, { body: { agentId: s.agentId, mode: 'yolo' } });
-  await bad('POST', s.S, { body: { agentId: s.agentId, content: 'x', options: { permissionMode: 'nope' } } });
-  await bad('POST', s.S, { body: { agentId: s.agentId, content: 'x', options: { model: 'opus' } } });
-  await bad('POST', s.S, { raw: JSON.stringify({ agentId: s.agentId }), headers: { 'content-type': 'text/plain' } });
-  await bad('POST', s.S, { body: { agentId: s.agentId }, headers: { 'idempotency-key': 'has space' } });
-  await bad('POST', s.S, { body: { agentId: s.agentId }, headers: { 'idempotency-key': 'k'.repeat(129) } });
-  await bad('GET', `${s.S}?pageSize=51`, {});
-  await bad('GET', `${s.S}?sort=title`, {});
-  const ses = (await t.api('POST', s.S, { token: k, body: { agentId: s.agentId } })).body.data;
-  await bad('POST', `${s.S}/${ses.id}/messages`, { body: { content: 'x', model: 'opus' } });
-  await bad('POST', `${s.S}/${ses.id}/messages`, { body: {} });
-  await bad('POST', `${s.S}/${ses.id}/messages`, { raw: '{"content":"x"}', headers: { 'content-type': 'text/plain' } });
-  await bad('GET', `${s.S}/${ses.id}/messages?before=a&after=b`, {});
-  await bad('GET', `${s.S}/${ses.id}/messages?limit=0`, {});
-  await bad('GET', `${s.S}/${ses.id}/messages?limit=51`, {});
-  await bad('GET', `${s.S}/${ses.id}?messageLimit=51`, {});
+  // Bodies and queries outside the typed shape are cast: the client sends the same JSON.
+  await bad(c.sessions.create({ agentId: s.agentId, model: 'opus' } as any), 'model');
+  await bad(c.sessions.create({ agentId: s.agentId, extra: 1 } as any), 'extra');
+  await bad(c.sessions.create({ agentId: '' }), 'empty agentId');
+  await bad(c.sessions.create({ agentId: s.agentId, content: '' }), 'empty content');
+  await bad(c.sessions.create({ agentId: s.agentId, content: 'x'.repeat(100_001) }), 'long content');
+  await bad(c.sessions.create({ agentId: s.agentId, mode: 'yolo' } as any), 'mode');
+  await bad(c.sessions.create({ agentId: s.agentId, content: 'x', options: { permissionMode: 'nope' } } as any), 'permissionMode');
+  await bad(c.sessions.create({ agentId: s.agentId, content: 'x', options: { model: 'opus' } } as any), 'options.model');
+  await badRaw('POST', s.S, { raw: JSON.stringify({ agentId: s.agentId }), headers: { 'content-type': 'text/plain' } });
+  await badRaw('POST', s.S, { body: { agentId: s.agentId }, headers: { 'idempotency-key': 'has space' } });
+  await badRaw('POST', s.S, { body: { agentId: s.agentId }, headers: { 'idempotency-key': 'k'.repeat(129) } });
+  await bad(c.sessions.list({ pageSize: 51 }), 'pageSize=51');
+  await bad(c.sessions.list({ sort: 'title' } as any), 'sort=title');
+  const ses = await made(c.sessions.create({ agentId: s.agentId }));
+  await bad(c.sessions.send(ses.id, { content: 'x', model: 'opus' } as any), 'send model');
+  await bad(c.sessions.send(ses.id, {} as any), 'send {}');
+  await badRaw('POST', `${s.S}/${ses.id}/messages`, { raw: '{"content":"x"}', headers: { 'content-type': 'text/plain' } });
+  await bad(c.sessions.messages(ses.id, { before: 'a', after: 'b' }), 'before and after');
+  await bad(c.sessions.messages(ses.id, { limit: 0 }), 'limit=0');
+  await bad(c.sessions.messages(ses.id, { limit: 51 }), 'limit=51');
+  await bad(c.sessions.get(ses.id, { messageLimit: 51 }), 'messageLimit=51');
   // A disabled agent cannot be used → 400.
-  const dis = await t.api('PATCH', `/api/v1/agents/${encodeURIComponent(s.agentId)}`, { token: k, body: { enable: false } });
-  assert.equal(dis.status, 200, dis.text);
-  await bad('POST', s.S, { body: { agentId: s.agentId } });
+  await c.agents.update(s.agentId, { enable: false });
+  await bad(c.sessions.create({ agentId: s.agentId }), 'disabled agent');
   s.host.close();
 });
 
 test('idempotency-key: same key and body replays the first answer and creates nothing; another body → 409', async () => {
+  // Raw where the Idempotency-Key header is sent: the client has no such header.
   const s = await setup();
   const h = { 'idempotency-key': 'create-1' };
   const a = await t.api('POST', s.S, { token: s.user.key, body: { agentId: s.agentId, title: 'once' }, headers: h });
@@ -155,7 +173,7 @@ test('idempotency-key: same key and body replays the first answer and creates no
   assert.equal(b.body.data.id, a.body.data.id);
   const c = await t.api('POST', s.S, { token: s.user.key, body: { agentId: s.agentId, title: 'other' }, headers: h });
   assert.equal(c.status, 409);
-  assert.equal((await t.api('GET', s.S, { token: s.user.key })).body.data.total, 1);
+  assert.equal((await s.c.sessions.list()).total, 1);
   // With content: one message, one run.
   const h2 = { 'idempotency-key': 'create-2' };
   const m1 = await t.api('POST', s.S, { token: s.user.key, body: { agentId: s.agentId, content: 'go' }, headers: h2 });
@@ -166,7 +184,7 @@ test('idempotency-key: same key and body replays the first answer and creates no
   await nextStart(s.host, 0);
   await new Promise((r) => setTimeout(r, 100));
   assert.equal(runStarts(s.host).length, 1);
-  assert.equal((await t.api('GET', s.S, { token: s.user.key })).body.data.total, 2);
+  assert.equal((await s.c.sessions.list()).total, 2);
   // The same key for another user is independent.
   const other = await t.user();
   assert.equal((await t.api('POST', s.S, { token: other.key, body: { agentId: s.agentId, title: 'once' }, headers: h })).status, 404);
@@ -175,10 +193,9 @@ test('idempotency-key: same key and body replays the first answer and creates no
 
 test('a turn: 202 processing, run.start to the host, normalized history, model, cost, agent counters', async () => {
   const s = await setup(1, 'proj/sub');
-  const c = await t.api('POST', s.S, { token: s.user.key, body: { agentId: s.agentId, content: 'list files', mode: 'accept-edits', effort: 'high' } });
-  assert.equal(c.status, 202, c.text);
-  assert.equal(c.body.status, 'processing');
-  const sid = c.body.sessionId;
+  const c = await accepted(s.c.sessions.create({ agentId: s.agentId, content: 'list files', mode: 'accept-edits', effort: 'high' }));
+  assert.equal(c.status, 'processing');
+  const sid = c.sessionId;
   const start = await nextStart(s.host, 0);
   assert.equal(start.sessionId, sid);
   assert.equal(start.prompt, 'list files');
@@ -187,7 +204,7 @@ test('a turn: 202 processing, run.start to the host, normalized history, model, 
   assert.equal(start.effort, 'high');
   assert.equal(start.engine, 'claude-code');
   assert.equal(start.resume, undefined);
-  assert.equal((await t.api('GET', `${s.S}/${sid}`, { token: s.user.key })).body.data.status, 'processing');
+  assert.equal((await s.c.sessions.get(sid)).status, 'processing');
   play(s.host, start.runId, { tools: true, usage: { inputTokens: 100, outputTokens: 30 } });
   const done = await waitStatus(s, sid, 'active');
   assert.equal(done.model, 'claude-test-9');
@@ -195,9 +212,8 @@ test('a turn: 202 processing, run.start to the host, normalized history, model, 
   assert.equal(done.messageCount, 4);
   assert.equal(done.unread, 1);
 
-  const h = await t.api('GET', `${s.S}/${sid}/messages`, { token: s.user.key });
-  assert.equal(h.status, 200);
-  const items = h.body.data.items;
+  const h = await s.c.sessions.messages(sid);
+  const items: any[] = h.items;
   assert.deepEqual(items.map((m: any) => [m.role, m.kind]), [['user', 'text'], ['assistant', 'tool_use'], ['user', 'tool_result'], ['assistant', 'text']]);
   assert.equal(items[1].seq, items[2].seq);
   assert.equal(items[1].toolId, 'tu_1');
@@ -211,86 +227,81 @@ test('a turn: 202 processing, run.start to the host, normalized history, model, 
     assert.equal(m.provider, 'claude-code');
     assert.ok(!Number.isNaN(Date.parse(m.timestamp)));
   }
-  assert.equal(h.body.data.total, 4);
-  assert.equal(h.body.data.hasMore, false);
-  assert.equal(h.body.data.firstId, items[0].id);
-  assert.equal(h.body.data.lastId, items[3].id);
-  assert.equal((await t.api('GET', `${s.S}/${sid}`, { token: s.user.key })).body.data.unread, 0, 'reading clears unread');
+  assert.equal(h.total, 4);
+  assert.equal(h.hasMore, false);
+  assert.equal(h.firstId, items[0].id);
+  assert.equal(h.lastId, items[3].id);
+  assert.equal((await s.c.sessions.get(sid)).unread, 0, 'reading clears unread');
 
   // Cursors.
-  const p1 = await t.api('GET', `${s.S}/${sid}/messages?limit=2`, { token: s.user.key });
-  assert.deepEqual(p1.body.data.items.map((m: any) => m.id), [items[2].id, items[3].id]);
-  assert.equal(p1.body.data.hasMore, true);
-  const p0 = await t.api('GET', `${s.S}/${sid}/messages?limit=2&before=${p1.body.data.firstId}`, { token: s.user.key });
-  assert.deepEqual(p0.body.data.items.map((m: any) => m.id), [items[0].id, items[1].id]);
-  assert.equal(p0.body.data.hasMore, false);
-  const pa = await t.api('GET', `${s.S}/${sid}/messages?limit=1&after=${items[0].id}`, { token: s.user.key });
-  assert.deepEqual(pa.body.data.items.map((m: any) => m.id), [items[1].id]);
-  assert.equal(pa.body.data.hasMore, true);
-  const withMsgs = await t.api('GET', `${s.S}/${sid}?includeMessages=true&messageLimit=3`, { token: s.user.key });
-  assert.equal(withMsgs.body.data.messages.length, 3);
-  assert.equal((await t.api('GET', `${s.S}/${sid}`, { token: s.user.key })).body.data.messages, undefined);
+  const p1 = await s.c.sessions.messages(sid, { limit: 2 });
+  assert.deepEqual(p1.items.map((m) => m.id), [items[2].id, items[3].id]);
+  assert.equal(p1.hasMore, true);
+  const p0 = await s.c.sessions.messages(sid, { limit: 2, before: p1.firstId! });
+  assert.deepEqual(p0.items.map((m) => m.id), [items[0].id, items[1].id]);
+  assert.equal(p0.hasMore, false);
+  const pa = await s.c.sessions.messages(sid, { limit: 1, after: items[0].id });
+  assert.deepEqual(pa.items.map((m) => m.id), [items[1].id]);
+  assert.equal(pa.hasMore, true);
+  const withMsgs = await s.c.sessions.get(sid, { includeMessages: true, messageLimit: 3 });
+  assert.equal(withMsgs.messages!.length, 3);
+  assert.equal((await s.c.sessions.get(sid)).messages, undefined);
 
   // Second turn resumes the engine session; options override the run only.
-  const m2 = await t.api('POST', `${s.S}/${sid}/messages`, { token: s.user.key, body: { content: 'again', options: { permissionMode: 'plan', effort: 'low' } } });
-  assert.equal(m2.status, 202);
+  await s.c.sessions.send(sid, { content: 'again', options: { permissionMode: 'plan', effort: 'low' } });
   const start2 = await nextStart(s.host, 1);
   assert.equal(start2.resume, ENGINE_SESSION);
   assert.equal(start2.mode, 'plan');
   assert.equal(start2.effort, 'low');
   play(s.host, start2.runId, { usage: { inputTokens: 7, outputTokens: 3 } });
   await waitStatus(s, sid, 'active');
-  assert.equal((await t.api('GET', `${s.S}/${sid}`, { token: s.user.key })).body.data.mode, 'accept-edits', 'the override did not stick');
+  assert.equal((await s.c.sessions.get(sid)).mode, 'accept-edits', 'the override did not stick');
 
-  const cost = await t.api('GET', `${s.S}/${sid}/cost`, { token: s.user.key });
-  assert.deepEqual(cost.body.data, { model: 'claude-test-9', messageCount: 6, inputTokens: 107, outputTokens: 33, totalTokens: 140, cost: 107 + 33 * 2 });
+  const cost = await s.c.sessions.cost(sid);
+  assert.deepEqual(cost, { model: 'claude-test-9', messageCount: 6, inputTokens: 107, outputTokens: 33, totalTokens: 140, cost: 107 + 33 * 2 });
 
   const agent = await eventually(async () => {
-    const r = await t.api('GET', `/api/v1/agents/${encodeURIComponent(s.agentId)}/manage`, { token: s.user.key });
-    return r.body.data.runs === 2 ? r.body.data : undefined;
+    const a = await s.c.agents.manage(s.agentId);
+    return a.runs === 2 ? a : undefined;
   });
   assert.equal(agent.sessionCount, 1);
   assert.equal(agent.cost, 107 + 33 * 2);
   assert.equal(agent.modelName, 'claude-test-9');
-  assert.ok(agent.lastUsedAt > 0);
+  assert.ok((agent.lastUsedAt ?? 0) > 0);
   s.host.close();
 });
 
 test('queue: session_busy and host_capacity, order kept, automatic start, 11th → 409, list and cancel', async () => {
   const s = await setup(1);
-  const k = s.user.key;
-  const a = (await t.api('POST', s.S, { token: k, body: { agentId: s.agentId, content: 'A1' } })).body;
+  const c = s.c;
+  const a = await accepted(c.sessions.create({ agentId: s.agentId, content: 'A1' }));
   assert.equal(a.status, 'processing');
   const runA1 = (await nextStart(s.host, 0)).runId;
   // Another session on the same host (capacity 1) waits for the host.
-  const b = (await t.api('POST', s.S, { token: k, body: { agentId: s.agentId, content: 'B1' } })).body;
+  const b = await accepted(c.sessions.create({ agentId: s.agentId, content: 'B1' }));
   assert.equal(b.status, 'queued');
   assert.equal(b.queueReason, 'host_capacity');
   assert.ok(b.taskId);
-  assert.equal((await t.api('GET', `${s.S}/${b.sessionId}`, { token: k })).body.data.status, 'queued');
+  assert.equal((await c.sessions.get(b.sessionId)).status, 'queued');
   // The running session's next messages wait for the session.
-  const queued: any[] = [];
+  const queued: AcceptedRun[] = [];
   for (let i = 2; i <= 11; i++) {
-    const r = await t.api('POST', `${s.S}/${a.sessionId}/messages`, { token: k, body: { content: `A${i}` } });
-    assert.equal(r.status, 202, r.text);
-    assert.equal(r.body.status, 'queued');
-    assert.equal(r.body.queueReason, 'session_busy');
-    queued.push(r.body);
+    const r = await c.sessions.send(a.sessionId, { content: `A${i}` });
+    assert.equal(r.status, 'queued');
+    assert.equal(r.queueReason, 'session_busy');
+    queued.push(r);
   }
-  const full = await t.api('POST', `${s.S}/${a.sessionId}/messages`, { token: k, body: { content: 'A12' } });
-  assert.equal(full.status, 409);
-  assert.equal(full.body.code, '4093');
-  const sa = (await t.api('GET', `${s.S}/${a.sessionId}`, { token: k })).body.data;
+  await assert.rejects(c.sessions.send(a.sessionId, { content: 'A12' }), apiError(409, '4093'));
+  const sa = await c.sessions.get(a.sessionId);
   assert.equal(sa.pendingRuns, 10);
   assert.equal(sa.processing, true);
-  const q = await t.api('GET', `${s.S}/${a.sessionId}/queue`, { token: k });
-  assert.equal(q.body.data.total, 10);
-  assert.deepEqual(q.body.data.items.map((i: any) => i.content), ['A2', 'A3', 'A4', 'A5', 'A6', 'A7', 'A8', 'A9', 'A10', 'A11']);
+  const q = await c.sessions.queue(a.sessionId);
+  assert.equal(q.total, 10);
+  assert.deepEqual(q.items.map((i) => i.content), ['A2', 'A3', 'A4', 'A5', 'A6', 'A7', 'A8', 'A9', 'A10', 'A11']);
   // Cancel A3 without stopping A1.
-  const cancel = await t.api('DELETE', `${s.S}/${a.sessionId}/queue/${queued[1].taskId}`, { token: k });
-  assert.equal(cancel.status, 200, cancel.text);
-  assert.equal((await t.api('DELETE', `${s.S}/${a.sessionId}/queue/${queued[1].taskId}`, { token: k })).status, 404);
-  assert.equal((await t.api('GET', `${s.S}/${a.sessionId}/queue`, { token: k })).body.data.total, 9);
+  assert.deepEqual(await c.chat.cancelQueued(a.sessionId, queued[1].taskId), { taskId: queued[1].taskId, cancelled: true });
+  await assert.rejects(c.chat.cancelQueued(a.sessionId, queued[1].taskId), apiError(404));
+  assert.equal((await c.sessions.queue(a.sessionId)).total, 9);
   assert.equal(runStarts(s.host).length, 1);
 
   // A1 ends → the oldest waiting task on the host starts by itself: B1 (queued before A2).
@@ -308,6 +319,7 @@ test('queue: session_busy and host_capacity, order kept, automatic start, 11th �
 });
 
 test('SSE on POST: accepted, snapshot, deltas, tools, run.completed, each with id, sessionId and status; resume with Last-Event-ID', async () => {
+  // Raw streams: this test checks the frames on the wire (every id, the order, the Last-Event-ID header).
   const s = await setup(1);
   const sse = await openSse(t.url + s.S, {
     method: 'POST',
@@ -354,12 +366,12 @@ test('SSE on POST: accepted, snapshot, deltas, tools, run.completed, each with i
   assert.deepEqual(resumed.frames.map((f) => f.event), ['snapshot', 'message.delta', 'message.delta', 'run.completed']);
   assert.deepEqual(resumed.frames.slice(1, 3).map((f) => f.data.delta), ['two ', 'three']);
   // The disconnected reader lost nothing: the answer is in the history.
-  const h = await t.api('GET', `${s.S}/${sid}/messages`, { token: s.user.key });
-  assert.equal(h.body.data.items.at(-1).content, 'one two three');
+  const h = await s.c.sessions.messages(sid);
+  assert.equal(h.items.at(-1)!.content, 'one two three');
 
   // Queued + SSE requested → JSON 202, never a stream.
-  const busy = await t.api('POST', s.S, { token: s.user.key, body: { agentId: s.agentId, content: 'keeps the host busy' } });
-  assert.equal(busy.body.status, 'processing');
+  const busy = await accepted(s.c.sessions.create({ agentId: s.agentId, content: 'keeps the host busy' }));
+  assert.equal(busy.status, 'processing');
   const q = await openSse(t.url + s.S, {
     method: 'POST',
     headers: { authorization: `Bearer ${s.user.key}`, 'content-type': 'application/json', accept: 'text/event-stream' },
@@ -372,37 +384,33 @@ test('SSE on POST: accepted, snapshot, deltas, tools, run.completed, each with i
 
 test('abort: host told to stop, waiting messages discarded, partial output kept as interrupted, session active; idempotent', async () => {
   const s = await setup(1);
-  const k = s.user.key;
-  const idle = (await t.api('POST', s.S, { token: k, body: { agentId: s.agentId } })).body.data;
-  const ab0 = await t.api('POST', `${s.S}/${idle.id}/abort`, { token: k });
-  assert.equal(ab0.status, 200);
-  assert.deepEqual(ab0.body.data, { sessionId: idle.id, status: 'aborted' });
+  const c = s.c;
+  const idle = await made(c.sessions.create({ agentId: s.agentId }));
+  assert.deepEqual(await c.sessions.abort(idle.id), { sessionId: idle.id, status: 'aborted' });
 
-  const a = (await t.api('POST', s.S, { token: k, body: { agentId: s.agentId, content: 'long job' } })).body;
+  const a = await accepted(c.sessions.create({ agentId: s.agentId, content: 'long job' }));
   const start = await nextStart(s.host, 0);
-  for (const c of ['w1', 'w2', 'w3']) await t.api('POST', `${s.S}/${a.sessionId}/messages`, { token: k, body: { content: c } });
+  for (const w of ['w1', 'w2', 'w3']) await c.sessions.send(a.sessionId, { content: w });
   s.host.send({ t: 'run.delta', runId: start.runId, text: 'partial ans' });
   await new Promise((r) => setTimeout(r, 50));
-  const ab = await t.api('POST', `${s.S}/${a.sessionId}/abort`, { token: k });
-  assert.equal(ab.status, 200);
-  assert.deepEqual(ab.body.data, { sessionId: a.sessionId, status: 'aborted' });
+  assert.deepEqual(await c.sessions.abort(a.sessionId), { sessionId: a.sessionId, status: 'aborted' });
   const abortFrame: any = await s.host.next((f) => f.t === 'run.abort');
   assert.equal(abortFrame.runId, start.runId);
-  const ses = (await t.api('GET', `${s.S}/${a.sessionId}`, { token: k })).body.data;
+  const ses = await c.sessions.get(a.sessionId);
   assert.equal(ses.status, 'active');
   assert.equal(ses.pendingRuns, 0);
-  assert.equal((await t.api('GET', `${s.S}/${a.sessionId}/queue`, { token: k })).body.data.total, 0);
-  const h = (await t.api('GET', `${s.S}/${a.sessionId}/messages`, { token: k })).body.data.items;
-  assert.deepEqual(h.map((m: any) => [m.role, m.content]), [['user', 'long job'], ['assistant', 'partial ans']]);
+  assert.equal((await c.sessions.queue(a.sessionId)).total, 0);
+  const h: any[] = (await c.sessions.messages(a.sessionId)).items;
+  assert.deepEqual(h.map((m) => [m.role, m.content]), [['user', 'long job'], ['assistant', 'partial ans']]);
   assert.equal(h[1].interrupted, true);
   // The host's own end of the run arrives later; nothing else starts from the discarded queue.
   s.host.send({ t: 'run.end', runId: start.runId, ok: false, aborted: true, usage: { inputTokens: 5, outputTokens: 1 } });
   await new Promise((r) => setTimeout(r, 150));
   assert.equal(runStarts(s.host).length, 1);
-  assert.equal((await t.api('POST', `${s.S}/${a.sessionId}/abort`, { token: k })).status, 200);
+  assert.deepEqual(await c.sessions.abort(a.sessionId), { sessionId: a.sessionId, status: 'aborted' });
   // Usable again.
-  const again = await t.api('POST', `${s.S}/${a.sessionId}/messages`, { token: k, body: { content: 'next' } });
-  assert.equal(again.body.status, 'processing');
+  const again = await c.sessions.send(a.sessionId, { content: 'next' });
+  assert.equal(again.status, 'processing');
   assert.equal((await nextStart(s.host, 1)).prompt, 'next');
   s.host.close();
 });
@@ -410,6 +418,7 @@ test('abort: host told to stop, waiting messages discarded, partial output kept 
 test('engine failure and host loss end the turn with run.error; the session stays usable; offline host → 503, nothing kept', async () => {
   const s = await setup(1);
   const k = s.user.key;
+  // Raw: the client streams a message to an existing session only, not a session's creation.
   const sse = await openSse(t.url + s.S, {
     method: 'POST',
     headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json', accept: 'text/event-stream' },
@@ -425,24 +434,21 @@ test('engine failure and host loss end the turn with run.error; the session stay
   const sid = st.sessionId;
   await waitStatus(s, sid, 'active');
 
-  // Host drops mid-run with a message waiting.
-  const s2 = await openSse(`${t.url}${s.S}/${sid}/messages`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: JSON.stringify({ content: 'will be cut' }),
-  });
+  // Host drops mid-run with a message waiting: the client follows the turn to its end.
+  const events: SessionStreamEvent[] = [];
+  const s2 = followSession({ baseUrl: t.url, token: k, sessionId: sid, send: { content: 'will be cut' }, onEvent: (e) => events.push(e) });
   await nextStart(s.host, 1);
-  await t.api('POST', `${s.S}/${sid}/messages`, { token: k, body: { content: 'waits for the host' } });
+  await s.c.sessions.send(sid, { content: 'waits for the host' });
   s.host.ws.terminate();
-  await s2.ended;
-  assert.equal(s2.frames.at(-1)!.event, 'run.error');
-  assert.equal(s2.frames.at(-1)!.data.code, 'HOST_DISCONNECTED');
+  const end = await s2.done;
+  assert.equal(end.reason, 'error');
+  assert.equal(events.at(-1)!.event, 'run.error');
+  assert.equal((events.at(-1)!.data as any).code, 'HOST_DISCONNECTED');
   const after = await waitStatus(s, sid, 'queued');
   assert.equal(after.pendingRuns, 1);
   const before = after.messageCount;
-  const off = await t.api('POST', `${s.S}/${sid}/messages`, { token: k, body: { content: 'offline' } });
-  assert.equal(off.status, 503);
-  assert.equal((await t.api('GET', `${s.S}/${sid}`, { token: k })).body.data.messageCount, before, 'a 503 keeps nothing');
+  await assert.rejects(s.c.sessions.send(sid, { content: 'offline' }), apiError(503));
+  assert.equal((await s.c.sessions.get(sid)).messageCount, before, 'a 503 keeps nothing');
   // The host comes back: the waiting message starts by itself.
   const back = await connectFakeHost(t, s.credential, { capacity: 1 });
   const resumed: any = await back.next((f) => f.t === 'run.start');
