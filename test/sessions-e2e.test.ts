@@ -13,6 +13,9 @@ import net from 'node:net';
 import { startTestHub, createTestDatabase, type TestHub } from './helpers/hub.js';
 import { spawnAgentHost, eventually, pidAlive, fakeEngineRuns, type AgentHostProcess } from './helpers/host.js';
 import { openSse } from './helpers/sse.js';
+import { apiError } from './helpers/api-error.js';
+import { followSession, type SessionStreamEvent } from '../src/client/sse.js';
+import type { AcceptedRun } from '../src/client/index.js';
 
 const FAKE = fileURLToPath(new URL('./fixtures/fake-claude.mjs', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'sessions-e2e-'));
@@ -45,15 +48,13 @@ const proxy = net.createServer((c) => {
 const claudeRuns = () => fakeEngineRuns(logFile);
 const runOf = (prompt: string) => eventually(async () => claudeRuns().find((r) => r.prompt === prompt), 10_000, 25);
 const alive = pidAlive;
-const get = async (id: string) => (await t.api('GET', `${S}/${id}`, { token: user.key })).body.data;
+// The hub is rebuilt mid-file (restart test): a client of the current one.
+const client = () => t.client(user.key);
+const get = (id: string) => client().sessions.get(id);
 const waitStatus = (id: string, status: string, ms = 15_000) => eventually(async () => ((await get(id)).status === status ? get(id) : undefined), ms, 25);
-const history = async (id: string) => (await t.api('GET', `${S}/${id}/messages?limit=50`, { token: user.key })).body.data.items as any[];
-const send = (id: string, content: string) => t.api('POST', `${S}/${id}/messages`, { token: user.key, body: { content } });
-const open = async (content: string) => {
-  const r = await t.api('POST', S, { token: user.key, body: { agentId, content } });
-  assert.equal(r.status, 202, r.text);
-  return r.body;
-};
+const history = async (id: string) => (await client().sessions.messages(id, { limit: 50 })).items as any[];
+const send = (id: string, content: string) => client().sessions.send(id, { content });
+const open = (content: string) => client().sessions.create({ agentId, content }) as Promise<AcceptedRun>;
 
 before(async () => {
   db = await createTestDatabase();
@@ -63,17 +64,14 @@ before(async () => {
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
   const hubUrl = `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
   user = await t.user();
-  const pk = await t.api('POST', '/api/v1/hosts/pair-key', { token: user.key });
-  host = spawnAgentHost(['run', '--hub', hubUrl, '--pair-key', pk.body.data.pairKey, '--work-root', workRoot, '--capacity', '1', '--name', 'e2e'], {
+  const pk = await client().hosts.pairKey();
+  host = spawnAgentHost(['run', '--hub', hubUrl, '--pair-key', pk.pairKey, '--work-root', workRoot, '--capacity', '1', '--name', 'e2e'], {
     AGENT_HOST_HOME: join(dir, 'home'), CLAUDE_BIN: FAKE, FAKE_CLAUDE_LOG: logFile,
   });
   const line = await host.waitFor(/connected to \S+ as (\S+)/);
   const hostId = line.match(/as (\S+)/)![1];
-  const a = await eventually(async () => {
-    const r = await t.api('POST', '/api/v1/agents', { token: user.key, body: { name: 'e2e', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' } });
-    return r.status === 201 ? r : undefined;
-  });
-  agentId = a.body.data.id;
+  const a = await eventually(() => client().agents.create({ name: 'e2e', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' }));
+  agentId = a.id;
 });
 
 after(async () => {
@@ -87,6 +85,7 @@ after(async () => {
 let first: string;
 
 test('first message: SSE frames in order, the answer persisted and readable, engine run as specified', async () => {
+  // Raw stream: the frames on the wire of a session's creation (the client streams messages to existing sessions only).
   const sse = await openSse(t.url + S, {
     method: 'POST',
     headers: { authorization: `Bearer ${user.key}`, 'content-type': 'application/json', accept: 'text/event-stream' },
@@ -113,8 +112,7 @@ test('first message: SSE frames in order, the answer persisted and readable, eng
 });
 
 test('second turn passes --resume with the engine session of the first; cost follows the formula', async () => {
-  const r = await send(first, 'again');
-  assert.equal(r.status, 202);
+  await send(first, 'again'); // the 202
   await waitStatus(first, 'active');
   await eventually(async () => (await history(first)).length === 6);
   const argv = (await runOf('again')).argv;
@@ -123,7 +121,7 @@ test('second turn passes --resume with the engine session of the first; cost fol
   // The fake reports prompt and answer lengths as usage.
   const input = 'hello [tools] [deltas:4]'.length + 'again'.length;
   const output = 'echo: hello [tools] [deltas:4]'.length + 'echo: again'.length;
-  const c = (await t.api('GET', `${S}/${first}/cost`, { token: user.key })).body.data;
+  const c = await client().sessions.cost(first);
   assert.deepEqual(c, { model: 'claude-fake-1', messageCount: 6, inputTokens: input, outputTokens: output, totalTokens: input + output, cost: input + output * 2 });
 });
 
@@ -131,8 +129,8 @@ test('session_busy and host_capacity: queued messages start by themselves, in or
   const a = await open('slow [sleep:1200]');
   assert.equal(a.status, 'processing');
   const busy = await send(a.sessionId, 'after slow');
-  assert.equal(busy.body.status, 'queued');
-  assert.equal(busy.body.queueReason, 'session_busy');
+  assert.equal(busy.status, 'queued');
+  assert.equal(busy.queueReason, 'session_busy');
   const b = await open('other session');
   assert.equal(b.status, 'queued');
   assert.equal(b.queueReason, 'host_capacity');
@@ -152,12 +150,16 @@ test('abort: the engine process is gone, waiting messages discarded, partial out
   const run = await runOf('forever [sleep:60000]');
   assert.ok(alive(run.pid));
   // Abort once the engine's first words reached the hub.
-  const live = await openSse(`${t.url}${S}/${a.sessionId}/events`, { headers: { authorization: `Bearer ${user.key}` } });
-  await live.until((f) => f.event === 'message.delta');
-  const r = await t.api('POST', `${S}/${a.sessionId}/abort`, { token: user.key });
-  await live.ended;
-  assert.deepEqual([live.frames.at(-1)!.event, live.frames.at(-1)!.data.code], ['run.error', 'ABORTED']);
-  assert.deepEqual(r.body.data, { sessionId: a.sessionId, status: 'aborted' });
+  let sawDelta!: () => void;
+  const delta = new Promise<void>((res) => (sawDelta = res));
+  const events: SessionStreamEvent[] = [];
+  const live = followSession({ baseUrl: t.url, token: user.key, sessionId: a.sessionId, onEvent: (e) => (events.push(e), e.event === 'message.delta' && sawDelta()) });
+  await delta;
+  const r = await client().sessions.abort(a.sessionId);
+  const end = await live.done;
+  assert.equal(end.reason, 'error');
+  assert.deepEqual([events.at(-1)!.event, (events.at(-1)!.data as any).code], ['run.error', 'ABORTED']);
+  assert.deepEqual(r, { sessionId: a.sessionId, status: 'aborted' });
   await eventually(async () => !alive(run.pid), 10_000, 25);
   const s = await get(a.sessionId);
   assert.equal(s.status, 'active');
@@ -192,6 +194,7 @@ test('hub restart with a running turn and queued messages loses none', async () 
 });
 
 test('a host killed mid-run ends the turn with run.error; the session stays usable', async () => {
+  // Raw stream: a session's creation streamed (the client streams messages to existing sessions only).
   const sse = await openSse(t.url + S, {
     method: 'POST',
     headers: { authorization: `Bearer ${user.key}`, 'content-type': 'application/json', accept: 'text/event-stream' },
@@ -206,6 +209,5 @@ test('a host killed mid-run ends the turn with run.error; the session stays usab
   assert.equal(last.data.code, 'HOST_DISCONNECTED');
   const sid = sse.frames[0].data.sessionId;
   assert.equal((await get(sid)).status, 'active');
-  const off = await send(sid, 'host is gone');
-  assert.equal(off.status, 503);
+  await assert.rejects(send(sid, 'host is gone'), apiError(503));
 });

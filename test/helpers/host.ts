@@ -9,6 +9,7 @@ import WebSocket from 'ws';
 import { encodeFrame, decodeHubFrame, type HostToHub, type HubToHost, type Engine } from '../../host-protocol/index.js';
 import { HOST_WS_PATH, PROTOCOL_VERSION } from '../../host-protocol/version.js';
 import { Arrivals } from './waiters.js';
+import { createClient } from '../../src/client/index.js';
 
 type HubLike = { url: string };
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -17,10 +18,9 @@ export const CLAUDE_ENGINE: Engine = { id: 'claude-code', displayName: 'Claude C
 
 /** A pair key from the API, exchanged at once: the new host's id and credential. */
 export async function pairHost(t: HubLike, userKey: string, name = 'test-host'): Promise<{ hostId: string; credential: string }> {
-  const k = await fetch(`${t.url}/api/v1/hosts/pair-key`, { method: 'POST', headers: { authorization: `Bearer ${userKey}` } });
-  const kb: any = await k.json();
-  if (k.status !== 201) throw new Error(`pair-key: ${k.status} ${JSON.stringify(kb)}`);
-  const p = await fetch(`${t.url}/api/v1/hosts/pair`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pairKey: kb.data.pairKey, name }) });
+  const { pairKey } = await createClient({ baseUrl: t.url, token: userKey }).hosts.pairKey();
+  // Raw: /hosts/pair is the host CLI's call, not the client's.
+  const p = await fetch(`${t.url}/api/v1/hosts/pair`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pairKey, name }) });
   const pb: any = await p.json();
   if (p.status !== 201) throw new Error(`pair: ${p.status} ${JSON.stringify(pb)}`);
   return pb.data;
