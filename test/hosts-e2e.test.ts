@@ -8,6 +8,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { spawnAgentHost, makeFakeClaude, eventually, type AgentHostProcess } from './helpers/host.js';
+import { apiError } from './helpers/api-error.js';
 
 let t: TestHub;
 let tmp: string;
@@ -45,7 +46,8 @@ test('pair, appear, list, rename, offline on kill, back on restart, gone on dele
   const home = join(tmp, 'home');
   const env = { AGENT_HOST_HOME: home, CLAUDE_BIN: makeFakeClaude(join(tmp)), CLAUDE_CONFIG_DIR: join(tmp, 'claude-config') };
   const root = workRoot();
-  const key = (await t.api('POST', '/api/v1/hosts/pair-key', { token: u.key })).body.data.pairKey;
+  const c = t.client(u.key);
+  const key = (await c.hosts.pairKey()).pairKey;
 
   const p1 = run(['run', '--hub', t.url, '--pair-key', key, '--name', 'e2e-box', '--work-root', root, '--capacity', '2'], env);
   const line = await p1.waitFor(/connected to \S+ as hst_\w+/);
@@ -55,48 +57,45 @@ test('pair, appear, list, rename, offline on kill, back on restart, gone on dele
   assert.equal(stored.hostId, hostId);
   assert.match(stored.credential, /^ahh_/);
 
-  const av = await t.api('GET', '/api/v1/agents/available-hosts', { token: u.key });
-  assert.deepEqual(av.body.data, [{ id: hostId, name: 'e2e-box', status: 'online', engines: [{ id: 'claude-code', displayName: 'Claude Code' }] }]);
-  const h = (await t.api('GET', `/api/v1/hosts/${hostId}`, { token: u.key })).body.data;
+  const av = await c.agents.availableHosts();
+  assert.deepEqual(av, [{ id: hostId, name: 'e2e-box', status: 'online', engines: [{ id: 'claude-code', displayName: 'Claude Code' }] }]);
+  const h = await c.hosts.get(hostId);
   assert.equal(h.capacity, 2);
   assert.equal(h.engines[0].version, '9.9.9', 'the version comes from `claude --version`');
 
-  const dirs = async (path?: string) => t.api('GET', `/api/v1/hosts/${hostId}/directories${path === undefined ? '' : `?path=${encodeURIComponent(path)}`}`, { token: u.key });
-  const top = await dirs();
-  assert.equal(top.status, 200);
-  assert.deepEqual(top.body.data, { path: '', entries: [{ name: 'inner', path: 'inner' }, { name: 'proj', path: 'proj' }] }, 'files and symlinks leading out are not listed');
-  assert.deepEqual((await dirs('proj')).body.data.entries.map((e: any) => e.path), ['proj/a', 'proj/b']);
-  assert.deepEqual((await dirs('inner')).body.data.entries.map((e: any) => e.name), ['a', 'b']);
-  assert.equal((await dirs('escape')).status, 400, 'a symlink out of the work root is refused by the host');
-  assert.equal((await dirs('escape/secret')).status, 400);
-  assert.equal((await dirs('../outside')).status, 400);
-  assert.equal((await dirs('nope')).status, 404);
+  const dirs = (path?: string) => c.hosts.directories(hostId, path);
+  assert.deepEqual(await dirs(), { path: '', entries: [{ name: 'inner', path: 'inner' }, { name: 'proj', path: 'proj' }] }, 'files and symlinks leading out are not listed');
+  assert.deepEqual((await dirs('proj')).entries.map((e) => e.path), ['proj/a', 'proj/b']);
+  assert.deepEqual((await dirs('inner')).entries.map((e) => e.name), ['a', 'b']);
+  await assert.rejects(dirs('escape'), apiError(400), 'a symlink out of the work root is refused by the host');
+  await assert.rejects(dirs('escape/secret'), apiError(400));
+  await assert.rejects(dirs('../outside'), apiError(400));
+  await assert.rejects(dirs('nope'), apiError(404));
 
-  const rm = await t.api('PATCH', `/api/v1/hosts/${hostId}/remark`, { token: u.key, body: { remark: 'renamed' } });
-  assert.equal(rm.body.data.remark, 'renamed');
-  assert.equal((await t.api('GET', '/api/v1/agents/available-hosts', { token: u.key })).body.data[0].name, 'renamed');
-  const ref = await t.api('POST', `/api/v1/hosts/${hostId}/refresh`, { token: u.key });
-  assert.equal(ref.status, 200);
-  assert.equal(ref.body.data.engines[0].id, 'claude-code');
+  const rm = await c.hosts.setRemark(hostId, 'renamed');
+  assert.equal(rm.remark, 'renamed');
+  assert.equal((await c.agents.availableHosts())[0].name, 'renamed');
+  const ref = await c.hosts.refresh(hostId);
+  assert.equal(ref.engines[0].id, 'claude-code');
 
   p1.kill('SIGKILL');
   await p1.wait();
-  await eventually(async () => (await t.api('GET', `/api/v1/hosts/${hostId}`, { token: u.key })).body.data.status === 'offline', 8000);
-  assert.deepEqual((await t.api('GET', '/api/v1/agents/available-hosts', { token: u.key })).body.data, []);
+  await eventually(async () => (await c.hosts.get(hostId)).status === 'offline', 8000);
+  assert.deepEqual(await c.agents.availableHosts(), []);
 
   const p2 = run(['run', '--work-root', root], env);
   await p2.waitFor(/connected to \S+ as hst_\w+/);
-  assert.equal((await t.api('GET', `/api/v1/hosts/${hostId}`, { token: u.key })).body.data.status, 'online');
+  assert.equal((await c.hosts.get(hostId)).status, 'online');
 
   const used = run(['pair', '--hub', t.url, '--key', key], { ...env, AGENT_HOST_HOME: join(tmp, 'home-used') });
   assert.equal(await used.wait(), 1, 'a used pair key is refused');
   assert.match(used.output(), /pairing refused \(401\)/);
 
-  assert.equal((await t.api('DELETE', `/api/v1/hosts/${hostId}`, { token: u.key })).status, 200);
+  assert.deepEqual(await c.hosts.remove(hostId), { deleted: true });
   await p2.waitFor(/disconnected: host deleted/);
   assert.equal(await p2.wait(), 1, 'a deleted host stops instead of reconnecting');
-  assert.equal((await t.api('GET', `/api/v1/hosts/${hostId}`, { token: u.key })).status, 404);
-  assert.deepEqual((await t.api('GET', '/api/v1/agents/available-hosts', { token: u.key })).body.data, []);
+  await assert.rejects(c.hosts.get(hostId), apiError(404));
+  assert.deepEqual(await c.agents.availableHosts(), []);
 
   const revoked = run(['run', '--work-root', root], env);
   assert.equal(await revoked.wait(), 1, 'a revoked credential is refused');
@@ -112,13 +111,13 @@ test('a forged credential is refused; no claude executable, no engine', async ()
   assert.match(forged.output(), /refused the credential/);
 
   const u = await t.user();
-  const key = (await t.api('POST', '/api/v1/hosts/pair-key', { token: u.key })).body.data.pairKey;
+  const key = (await t.client(u.key).hosts.pairKey()).pairKey;
   const env = { AGENT_HOST_HOME: join(tmp, 'noclaude'), CLAUDE_BIN: join(tmp, 'no-such-claude') };
   const paired = run(['pair', '--hub', t.url, '--key', key, '--name', 'bare'], env);
   assert.equal(await paired.wait(), 0, paired.output());
   const p = run(['run', '--work-root', tmp], env);
   await p.waitFor(/connected to \S+ as hst_\w+ \(no engines/);
-  const list = (await t.api('GET', '/api/v1/hosts', { token: u.key })).body.data.items;
+  const list = (await t.client(u.key).hosts.list()).items;
   assert.equal(list[0].status, 'online');
   assert.deepEqual(list[0].engines, []);
   p.kill('SIGTERM');
@@ -143,13 +142,13 @@ test('a dropped connection is retried with backoff and a status line each way', 
   try {
     const hub = `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
     const u = await t.user();
-    const key = (await t.api('POST', '/api/v1/hosts/pair-key', { token: u.key })).body.data.pairKey;
+    const key = (await t.client(u.key).hosts.pairKey()).pairKey;
     const p = run(['run', '--hub', hub, '--pair-key', key, '--work-root', tmp], { AGENT_HOST_HOME: join(tmp, 'home-proxy'), CLAUDE_BIN: join(tmp, 'claude') });
     const hostId = (await p.waitFor(/connected to \S+ as hst_\w+/)).match(/hst_\w+/)![0];
     for (const s of sockets) s.destroy();
     await p.waitFor(/disconnected from \S+ \(1006[^)]*\); reconnecting in \d+\.\ds/);
     await p.waitFor(/connected to [\s\S]*disconnected from [\s\S]*connected to \S+ as hst_/);
-    assert.equal((await t.api('GET', `/api/v1/hosts/${hostId}`, { token: u.key })).body.data.status, 'online');
+    assert.equal((await t.client(u.key).hosts.get(hostId)).status, 'online');
     p.kill('SIGTERM');
     await p.wait();
   } finally {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, CLAUDE_ENGINE } from './helpers/host.js';
 import { CloseCodes } from '../host-protocol/version.js';
+import { apiError } from './helpers/api-error.js';
 
 let t: TestHub;
 // A short heartbeat window keeps the offline and timeout cases quick.
@@ -14,73 +15,73 @@ before(async () => {
 });
 after(() => t.close());
 
-const host = async (key: string, id: string) => (await t.api('GET', `/api/v1/hosts/${id}`, { token: key })).body.data;
+const host = (key: string, id: string) => t.client(key).hosts.get(id);
 
 test('pair key: user auth, single use, expiry', async () => {
-  assert.equal((await t.api('POST', '/api/v1/hosts/pair-key')).status, 401);
+  await assert.rejects(t.client().hosts.pairKey(), apiError(401));
   const u = await t.user();
-  const k = await t.api('POST', '/api/v1/hosts/pair-key', { token: u.key });
-  assert.equal(k.status, 201);
-  assert.match(k.body.data.pairKey, /^ahp_/);
-  const ttl = k.body.data.expiresAt - Date.now();
+  const c = t.client(u.key);
+  const k = await c.hosts.pairKey();
+  assert.match(k.pairKey, /^ahp_/);
+  const ttl = k.expiresAt - Date.now();
   assert.ok(ttl > 9 * 60_000 && ttl <= 10 * 60_000, `lifetime ${ttl}`);
 
-  const p = await t.api('POST', '/api/v1/hosts/pair', { body: { pairKey: k.body.data.pairKey, name: 'laptop' } });
+  // Raw: /hosts/pair is the host CLI's call, not the client's (and the 401 envelope is checked).
+  const p = await t.api('POST', '/api/v1/hosts/pair', { body: { pairKey: k.pairKey, name: 'laptop' } });
   assert.equal(p.status, 201);
   assert.match(p.body.data.hostId, /^hst_/);
   assert.match(p.body.data.credential, /^ahh_/);
 
-  const again = await t.api('POST', '/api/v1/hosts/pair', { body: { pairKey: k.body.data.pairKey, name: 'laptop' } });
+  const again = await t.api('POST', '/api/v1/hosts/pair', { body: { pairKey: k.pairKey, name: 'laptop' } });
   assert.equal(again.status, 401, 'a used pair key is refused');
   assert.equal(again.body.data, null);
   assert.equal((await t.api('POST', '/api/v1/hosts/pair', { body: { pairKey: 'ahp_forged' } })).status, 401);
   assert.equal((await t.api('POST', '/api/v1/hosts/pair', { body: {} })).status, 400);
   assert.equal((await t.api('POST', '/api/v1/hosts/pair', { body: { pairKey: 'x', extra: 1 } })).status, 400);
 
-  const k2 = await t.api('POST', '/api/v1/hosts/pair-key', { token: u.key });
+  const k2 = await c.hosts.pairKey();
   await t.hub.ctx.em().getConnection().execute(`update pair_keys set expires_at = now() - interval '1 second' where used_at is null`);
-  assert.equal((await t.api('POST', '/api/v1/hosts/pair', { body: { pairKey: k2.body.data.pairKey } })).status, 401, 'an expired pair key is refused');
+  assert.equal((await t.api('POST', '/api/v1/hosts/pair', { body: { pairKey: k2.pairKey } })).status, 401, 'an expired pair key is refused');
 
-  const list = await t.api('GET', '/api/v1/hosts', { token: u.key });
-  assert.equal(list.body.data.total, 1);
-  const h = list.body.data.items[0];
+  const list = await c.hosts.list();
+  assert.equal(list.total, 1);
+  const h = list.items[0];
   assert.equal(h.name, 'laptop');
   assert.equal(h.status, 'offline');
   assert.equal(h.modelConfig, null);
   assert.deepEqual(h.engines, []);
-  assert.ok(!JSON.stringify(list.body).includes(p.body.data.credential), 'the credential is never shown again');
+  assert.ok(!JSON.stringify(list).includes(p.body.data.credential), 'the credential is never shown again');
 });
 
 test('a host that says hello is online with its engines; available-hosts has the spec shape', async () => {
   const u = await t.user();
+  const c = t.client(u.key);
   const { hostId, credential } = await pairHost(t, u.key, 'box');
-  assert.deepEqual((await t.api('GET', '/api/v1/agents/available-hosts', { token: u.key })).body.data, []);
+  assert.deepEqual(await c.agents.availableHosts(), []);
   const fh = await connectFakeHost(t, credential, { capacity: 2, name: 'box', engines: [{ ...CLAUDE_ENGINE, version: '9.9.9' }] });
   assert.equal(fh.hostId, hostId);
-  const av = await t.api('GET', '/api/v1/agents/available-hosts', { token: u.key });
-  assert.equal(av.status, 200);
-  assert.deepEqual(av.body.data, [{ id: hostId, name: 'box', status: 'online', engines: [{ id: 'claude-code', displayName: 'Claude Code' }] }]);
+  const av = await c.agents.availableHosts();
+  assert.deepEqual(av, [{ id: hostId, name: 'box', status: 'online', engines: [{ id: 'claude-code', displayName: 'Claude Code' }] }]);
   const h = await host(u.key, hostId);
   assert.equal(h.status, 'online');
   assert.equal(h.capacity, 2);
   assert.equal(h.running, 0);
   assert.ok(h.lastSeenAt > Date.now() - 5000);
-  const eng = await t.api('GET', `/api/v1/hosts/${hostId}/engines`, { token: u.key });
-  assert.deepEqual(eng.body.data, [{ id: 'claude-code', displayName: 'Claude Code', version: '9.9.9' }]);
-  assert.equal((await t.api('GET', '/api/v1/agents/available-hosts')).status, 401);
+  assert.deepEqual(await c.hosts.engines(hostId), [{ id: 'claude-code', displayName: 'Claude Code', version: '9.9.9' }]);
+  await assert.rejects(t.client().agents.availableHosts(), apiError(401));
   // hello data reaches the database (batched): cliVersion shows up.
   await eventually(async () => (await host(u.key, hostId)).cliVersion === 'fake-0.0.1');
   fh.close();
   await eventually(async () => (await host(u.key, hostId)).status === 'offline');
-  assert.deepEqual((await t.api('GET', '/api/v1/agents/available-hosts', { token: u.key })).body.data, []);
+  assert.deepEqual(await c.agents.availableHosts(), []);
 });
 
 test('busy when running tasks reach capacity', async () => {
   const u = await t.user();
   const { hostId, credential } = await pairHost(t, u.key);
   const fh = await connectFakeHost(t, credential, { capacity: 1, running: ['run_1'] });
-  const av = await t.api('GET', '/api/v1/agents/available-hosts', { token: u.key });
-  assert.equal(av.body.data[0].status, 'busy');
+  const av = await t.client(u.key).agents.availableHosts();
+  assert.equal(av[0].status, 'busy');
   assert.equal((await host(u.key, hostId)).running, 1);
   fh.close();
 });
@@ -100,15 +101,15 @@ test('forged, missing and revoked credentials are refused on upgrade', async () 
   const u = await t.user();
   const { hostId, credential } = await pairHost(t, u.key);
   const fh = await connectFakeHost(t, credential);
-  const del = await t.api('DELETE', `/api/v1/hosts/${hostId}`, { token: u.key });
-  assert.equal(del.status, 200);
-  assert.deepEqual(del.body.data, { deleted: true });
+  const uc = t.client(u.key);
+  assert.deepEqual(await uc.hosts.remove(hostId), { deleted: true });
   const c = await fh.closed;
   assert.equal(c.code, CloseCodes.HOST_DELETED.code, 'deleting the host closes its channel at once');
   await assert.rejects(connectFakeHost(t, credential), (e: any) => e.status === 401);
+  // Raw: the heartbeat is the host CLI's call.
   assert.equal((await t.api('POST', '/api/v1/hosts/heartbeat', { token: credential })).status, 401);
-  assert.equal((await t.api('GET', `/api/v1/hosts/${hostId}`, { token: u.key })).status, 404);
-  assert.equal((await t.api('DELETE', `/api/v1/hosts/${hostId}`, { token: u.key })).status, 404);
+  await assert.rejects(uc.hosts.get(hostId), apiError(404));
+  await assert.rejects(uc.hosts.remove(hostId), apiError(404));
 });
 
 test('wrong version, bad bytes and frames before hello close with the documented codes', async () => {
@@ -127,7 +128,7 @@ test('wrong version, bad bytes and frames before hello close with the documented
   const d = await connectFakeHost(t, credential, { noHello: true });
   assert.equal((await d.closed).code, CloseCodes.HELLO_TIMEOUT.code, 'a socket that never says hello is closed');
   // The hub still serves.
-  assert.equal((await t.api('GET', '/api/v1/hosts', { token: u.key })).status, 200);
+  await t.client(u.key).hosts.list();
 });
 
 test('a second channel for the same host replaces the first', async () => {
@@ -152,50 +153,42 @@ test('a silent host goes offline after the heartbeat window', async () => {
 
 test('directories: asked over the channel, relative only, offline → 409, silence → 504', async () => {
   const u = await t.user();
+  const c = t.client(u.key);
   const { hostId, credential } = await pairHost(t, u.key);
-  const off = await t.api('GET', `/api/v1/hosts/${hostId}/directories`, { token: u.key });
-  assert.equal(off.status, 409);
-  assert.equal(off.body.code, '4094');
+  await assert.rejects(c.hosts.directories(hostId), apiError(409, '4094'));
   const fh = await connectFakeHost(t, credential);
-  const root = await t.api('GET', `/api/v1/hosts/${hostId}/directories`, { token: u.key });
-  assert.equal(root.status, 200);
-  assert.deepEqual(root.body.data, { path: '', entries: [{ name: 'src', path: 'src' }] });
-  const sub = await t.api('GET', `/api/v1/hosts/${hostId}/directories?path=${encodeURIComponent('./a/b/')}`, { token: u.key });
-  assert.deepEqual(sub.body.data, { path: 'a/b', entries: [{ name: 'src', path: 'a/b/src' }] });
+  assert.deepEqual(await c.hosts.directories(hostId), { path: '', entries: [{ name: 'src', path: 'src' }] });
+  assert.deepEqual(await c.hosts.directories(hostId, './a/b/'), { path: 'a/b', entries: [{ name: 'src', path: 'a/b/src' }] });
   const asked = fh.frames.filter((f) => f.t === 'dirs.list').map((f: any) => f.path);
   assert.deepEqual(asked, ['', 'a/b']);
-  for (const bad of ['../x', '/etc', 'a/../../b', 'C:/x']) {
-    const r = await t.api('GET', `/api/v1/hosts/${hostId}/directories?path=${encodeURIComponent(bad)}`, { token: u.key });
-    assert.equal(r.status, 400, bad);
-  }
+  for (const bad of ['../x', '/etc', 'a/../../b', 'C:/x']) await assert.rejects(c.hosts.directories(hostId, bad), apiError(400), bad);
+  // Raw: a query parameter the client never sends.
   assert.equal((await t.api('GET', `/api/v1/hosts/${hostId}/directories?nope=1`, { token: u.key })).status, 400);
   fh.close();
   await fh.closed;
 
   const silent = await connectFakeHost(t, credential, { answer: () => undefined });
   const started = Date.now();
-  const to = await t.api('GET', `/api/v1/hosts/${hostId}/directories`, { token: u.key });
-  assert.equal(to.status, 504);
-  assert.equal(to.body.code, '5040');
+  await assert.rejects(c.hosts.directories(hostId), apiError(504, '5040'));
   assert.ok(Date.now() - started >= WINDOW - 100);
   silent.close();
   await silent.closed;
 
   const refusing = await connectFakeHost(t, credential, { answer: (f) => ({ t: 'reply', id: f.id, ok: false, code: 'not_found', error: 'no such directory' }) });
-  const nf = await t.api('GET', `/api/v1/hosts/${hostId}/directories?path=missing`, { token: u.key });
-  assert.equal(nf.status, 404);
+  await assert.rejects(c.hosts.directories(hostId, 'missing'), apiError(404));
   refusing.close();
   await refusing.closed;
 
   const liar = await connectFakeHost(t, credential, { answer: (f) => ({ t: 'reply', id: f.id, ok: true, data: { nonsense: true } }) });
-  assert.equal((await t.api('GET', `/api/v1/hosts/${hostId}/directories`, { token: u.key })).status, 502);
+  await assert.rejects(c.hosts.directories(hostId), apiError(502));
   // A host closing while a request waits answers at once (not after the timeout).
   const quitter = await connectFakeHost(t, credential, { answer: () => undefined });
   await liar.closed;
-  const pending = t.api('GET', `/api/v1/hosts/${hostId}/directories`, { token: u.key });
+  const pending = c.hosts.directories(hostId);
+  pending.catch(() => undefined); // asserted below, after the host quits
   await quitter.next((f) => f.t === 'dirs.list');
   quitter.close();
-  assert.equal((await pending).status, 409);
+  await assert.rejects(pending, apiError(409));
 });
 
 test('refresh asks the host for its engines; remark renames', async () => {
@@ -207,24 +200,24 @@ test('refresh asks the host for its engines; remark renames', async () => {
     engines: [],
     answer: (f) => (f.t === 'engines.refresh' ? { t: 'reply', id: f.id, ok: true, data: { engines } } : undefined),
   });
+  const c = t.client(u.key);
   assert.deepEqual((await host(u.key, hostId)).engines, []);
-  const r = await t.api('POST', `/api/v1/hosts/${hostId}/refresh`, { token: u.key });
-  assert.equal(r.status, 200);
-  assert.deepEqual(r.body.data.engines, engines);
-  assert.deepEqual((await t.api('GET', '/api/v1/agents/available-hosts', { token: u.key })).body.data[0].engines, [{ id: 'claude-code', displayName: 'Claude Code' }]);
+  const r = await c.hosts.refresh(hostId);
+  assert.deepEqual(r.engines, engines);
+  assert.deepEqual((await c.agents.availableHosts())[0].engines, [{ id: 'claude-code', displayName: 'Claude Code' }]);
 
-  const rm = await t.api('PATCH', `/api/v1/hosts/${hostId}/remark`, { token: u.key, body: { remark: 'build box' } });
-  assert.equal(rm.status, 200);
-  assert.equal(rm.body.data.remark, 'build box');
-  assert.equal(rm.body.data.name, 'orig');
-  assert.equal((await t.api('GET', '/api/v1/agents/available-hosts', { token: u.key })).body.data[0].name, 'build box');
+  const rm = await c.hosts.setRemark(hostId, 'build box');
+  assert.equal(rm.remark, 'build box');
+  assert.equal(rm.name, 'orig');
+  assert.equal((await c.agents.availableHosts())[0].name, 'build box');
+  // Raw: a field the client's setRemark never sends.
   assert.equal((await t.api('PATCH', `/api/v1/hosts/${hostId}/remark`, { token: u.key, body: { remark: 'x', name: 'y' } })).status, 400);
-  assert.equal((await t.api('PATCH', `/api/v1/hosts/${hostId}/remark`, { token: u.key, body: { remark: 'x'.repeat(201) } })).status, 400);
-  const cleared = await t.api('PATCH', `/api/v1/hosts/${hostId}/remark`, { token: u.key, body: { remark: null } });
-  assert.equal(cleared.body.data.remark, null);
+  await assert.rejects(c.hosts.setRemark(hostId, 'x'.repeat(201)), apiError(400));
+  const cleared = await c.hosts.setRemark(hostId, null);
+  assert.equal(cleared.remark, null);
   fh.close();
   await fh.closed;
-  assert.equal((await t.api('POST', `/api/v1/hosts/${hostId}/refresh`, { token: u.key })).status, 409);
+  await assert.rejects(c.hosts.refresh(hostId), apiError(409));
 });
 
 test("another account's host is a 404 everywhere", async () => {
@@ -240,21 +233,24 @@ test("another account's host is a 404 everywhere", async () => {
     ['POST', `/api/v1/hosts/${hostId}/refresh`],
     ['PATCH', `/api/v1/hosts/${hostId}/remark`, { remark: 'mine' }],
   ];
+  // Raw: the 404 envelope (data null) on every route of another's host.
   for (const [m, p, body] of calls) {
     const r = await t.api(m, p, { token: b.key, body });
     assert.equal(r.status, 404, `${m} ${p}`);
     assert.equal(r.body.data, null);
   }
-  assert.equal((await t.api('GET', '/api/v1/hosts', { token: b.key })).body.data.total, 0);
-  assert.deepEqual((await t.api('GET', '/api/v1/agents/available-hosts', { token: b.key })).body.data, []);
+  const bc = t.client(b.key);
+  assert.equal((await bc.hosts.list()).total, 0);
+  assert.deepEqual(await bc.agents.availableHosts(), []);
   assert.equal((await host(a.key, hostId)).status, 'online', 'still there for its owner');
-  assert.equal((await t.api('GET', '/api/v1/hosts/hst_nope', { token: a.key })).status, 404);
+  await assert.rejects(t.client(a.key).hosts.get('hst_nope'), apiError(404));
   fh.close();
 });
 
 test('HTTP heartbeat keeps a polling host online for one window', async () => {
   const u = await t.user();
   const { hostId, credential } = await pairHost(t, u.key);
+  // Raw: the heartbeat is the host CLI's call (the client has none).
   assert.equal((await t.api('POST', '/api/v1/hosts/heartbeat')).status, 401);
   assert.equal((await t.api('POST', '/api/v1/hosts/heartbeat', { token: u.key })).status, 401, 'a user key is not a host credential');
   const hb = await t.api('POST', '/api/v1/hosts/heartbeat', { token: credential, body: { capacity: 3, engines: [CLAUDE_ENGINE] } });
@@ -268,7 +264,7 @@ test('HTTP heartbeat keeps a polling host online for one window', async () => {
   assert.equal(h.capacity, 3);
   assert.ok(h.lastSeenAt > Date.now() - 5000);
   // Polling hosts hold no channel: requests fail fast.
-  assert.equal((await t.api('GET', `/api/v1/hosts/${hostId}/directories`, { token: u.key })).status, 409);
+  await assert.rejects(t.client(u.key).hosts.directories(hostId), apiError(409));
   assert.equal((await t.api('POST', '/api/v1/hosts/heartbeat', { token: credential })).status, 200, 'an empty body is fine');
   await eventually(async () => (await host(u.key, hostId)).status === 'offline', WINDOW * 3);
   assert.ok((await host(u.key, hostId)).lastSeenAt > Date.now() - 10_000, 'last seen persists after going offline');
