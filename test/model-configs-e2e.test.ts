@@ -9,6 +9,8 @@ import { join, resolve } from 'node:path';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { spawnAgentHost, eventually, type AgentHostProcess } from './helpers/host.js';
 import { BACKUP_FILE } from '../src/host-cli/settings.js';
+import { apiError } from './helpers/api-error.js';
+import type { AcceptedRun, Client, HostBinding } from '../src/client/index.js';
 
 const FAKE_CLAUDE = resolve(import.meta.dirname, 'fixtures/fake-claude.mjs');
 const ORIGINAL =
@@ -26,6 +28,7 @@ const ORIGINAL =
 let t: TestHub;
 let tmp: string;
 let u: { id: string; key: string };
+let c: Client;
 let hostId: string;
 let proc: AgentHostProcess;
 let settingsFile: string;
@@ -33,9 +36,9 @@ let claudeDir: string;
 let env: NodeJS.ProcessEnv;
 let workRoot: string;
 
-const api = (method: string, path: string, body?: unknown) => t.api(method, path, { token: u.key, body });
+const apply = (configId: string | null) => c.hosts.applyModelConfig(hostId, configId);
 const settings = () => JSON.parse(readFileSync(settingsFile, 'utf8'));
-const binding = async () => (await api('GET', '/api/v1/hosts')).body.data.items.find((h: any) => h.id === hostId)?.modelConfig;
+const binding = async () => (await c.hosts.list()).items.find((h) => h.id === hostId)?.modelConfig as HostBinding | null | undefined;
 const MANAGED = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_API_KEY', 'ANTHROPIC_DEFAULT_OPUS_MODEL', 'ANTHROPIC_DEFAULT_SONNET_MODEL', 'ANTHROPIC_DEFAULT_HAIKU_MODEL'];
 const managed = (s: any) => Object.fromEntries(MANAGED.filter((k) => k in s.env).map((k) => [k, s.env[k]]));
 const others = (s: any) => ({ ...s, env: Object.fromEntries(Object.entries(s.env).filter(([k]) => !MANAGED.includes(k))) });
@@ -51,6 +54,7 @@ async function startHost(pairKey?: string) {
 before(async () => {
   t = await startTestHub({ hostHeartbeatTimeoutMs: 3000, rateLimitModelTestPerMinute: 0 } as any);
   u = await t.user();
+  c = t.client(u.key);
   tmp = mkdtempSync(join(tmpdir(), 'mc-e2e-'));
   claudeDir = join(tmp, 'claude-config');
   workRoot = join(tmp, 'work');
@@ -59,7 +63,7 @@ before(async () => {
   settingsFile = join(claudeDir, 'settings.json');
   writeFileSync(settingsFile, ORIGINAL, { mode: 0o644 });
   env = { AGENT_HOST_HOME: join(tmp, 'home'), CLAUDE_BIN: FAKE_CLAUDE, CLAUDE_CONFIG_DIR: claudeDir };
-  const key = (await api('POST', '/api/v1/hosts/pair-key')).body.data.pairKey;
+  const key = (await c.hosts.pairKey()).pairKey;
   hostId = await startHost(key);
 });
 after(async () => {
@@ -69,12 +73,11 @@ after(async () => {
 });
 
 test('apply → six values in settings.json; apply another → backup unchanged; revert → byte-for-byte original', async () => {
-  const a = (await api('POST', '/api/v1/model-configs', { name: 'A', apiType: 'anthropic', baseUrl: 'https://a.example', apiKey: 'sk-a-000011112222', modelName: 'model-a' })).body.data;
-  const b = (await api('POST', '/api/v1/model-configs', { name: 'B', apiType: 'anthropic', baseUrl: 'https://b.example/x', apiKey: 'sk-b-333344445555', authMode: 'x-api-key', modelName: 'model-b' })).body.data;
+  const a = await c.modelConfigs.create({ name: 'A', apiType: 'anthropic', baseUrl: 'https://a.example', apiKey: 'sk-a-000011112222', modelName: 'model-a' });
+  const b = await c.modelConfigs.create({ name: 'B', apiType: 'anthropic', baseUrl: 'https://b.example/x', apiKey: 'sk-b-333344445555', authMode: 'x-api-key', modelName: 'model-b' });
 
-  const r = await api('POST', `/api/v1/hosts/${hostId}/model-config`, { configId: a.id });
-  assert.equal(r.status, 200, r.text);
-  assert.deepEqual(r.body.data.modelConfig, { configId: a.id, name: 'A', status: 'idle', lastError: null });
+  const r = await apply(a.id);
+  assert.deepEqual(r.modelConfig, { configId: a.id, name: 'A', status: 'idle', lastError: null });
   const s1 = settings();
   assert.deepEqual(managed(s1), {
     ANTHROPIC_BASE_URL: 'https://a.example',
@@ -88,8 +91,7 @@ test('apply → six values in settings.json; apply another → backup unchanged;
   const backup = readFileSync(join(claudeDir, BACKUP_FILE), 'utf8');
   assert.ok(!backup.includes('sk-a-000011112222'), 'the backup holds the previous values, not the new key');
 
-  const r2 = await api('POST', `/api/v1/hosts/${hostId}/model-config`, { configId: b.id });
-  assert.equal(r2.status, 200, r2.text);
+  await apply(b.id);
   assert.deepEqual(managed(settings()), {
     ANTHROPIC_BASE_URL: 'https://b.example/x',
     ANTHROPIC_API_KEY: 'sk-b-333344445555',
@@ -99,69 +101,59 @@ test('apply → six values in settings.json; apply another → backup unchanged;
   });
   assert.equal(readFileSync(join(claudeDir, BACKUP_FILE), 'utf8'), backup, 'custom → custom keeps the first backup');
 
-  const del = await api('DELETE', `/api/v1/model-configs/${b.id}`);
-  assert.equal(del.status, 409, 'delete while bound');
-  assert.equal(del.body.code, '4098');
+  await assert.rejects(c.modelConfigs.remove(b.id), apiError(409, '4098'), 'delete while bound');
 
-  const rev = await api('POST', `/api/v1/hosts/${hostId}/model-config`, { configId: null });
-  assert.equal(rev.status, 200, rev.text);
-  assert.equal(rev.body.data.modelConfig, null);
+  const rev = await apply(null);
+  assert.equal(rev.modelConfig, null);
   assert.equal(readFileSync(settingsFile, 'utf8'), ORIGINAL, 'byte for byte');
   assert.equal(statSync(settingsFile).mode & 0o777, 0o644);
   assert.deepEqual(readdirSync(claudeDir), ['settings.json'], 'backup deleted');
   assert.equal(await binding(), null);
-  assert.equal((await api('DELETE', `/api/v1/model-configs/${b.id}`)).status, 200);
+  assert.deepEqual(await c.modelConfigs.remove(b.id), { deleted: true });
 });
 
 test('while a turn runs: apply → 409; an edit of the bound configuration → pending, then delivered when the turn ends', async () => {
-  const c = (await api('POST', '/api/v1/model-configs', { name: 'C', apiType: 'anthropic', baseUrl: 'https://c.example', apiKey: 'sk-c-666677778888', modelName: 'model-c1' })).body.data;
-  const other = (await api('POST', '/api/v1/model-configs', { name: 'D', apiType: 'anthropic', baseUrl: 'https://d.example', apiKey: 'sk-d-999900001111', modelName: 'model-d' })).body.data;
-  assert.equal((await api('POST', `/api/v1/hosts/${hostId}/model-config`, { configId: c.id })).status, 200);
+  const mc = await c.modelConfigs.create({ name: 'C', apiType: 'anthropic', baseUrl: 'https://c.example', apiKey: 'sk-c-666677778888', modelName: 'model-c1' });
+  const other = await c.modelConfigs.create({ name: 'D', apiType: 'anthropic', baseUrl: 'https://d.example', apiKey: 'sk-d-999900001111', modelName: 'model-d' });
+  await apply(mc.id);
 
-  const agent = await api('POST', '/api/v1/agents', { name: 'busy', displayName: 'Busy', desc: 'x', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' });
-  assert.equal(agent.status, 201, agent.text);
-  const s = await api('POST', '/api/v1/sessions', { agentId: agent.body.data.id, content: 'work slowly [sleep:3000]' });
-  assert.equal(s.status, 202, s.text);
-  const sessionId = s.body.sessionId;
-  await eventually(async () => (await api('GET', `/api/v1/hosts/${hostId}`)).body.data.running === 1);
+  const agent = await c.agents.create({ name: 'busy', displayName: 'Busy', desc: 'x', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' });
+  const s = (await c.sessions.create({ agentId: agent.id, content: 'work slowly [sleep:3000]' })) as AcceptedRun;
+  const sessionId = s.sessionId;
+  await eventually(async () => (await c.hosts.get(hostId)).running === 1);
 
-  const busy = await api('POST', `/api/v1/hosts/${hostId}/model-config`, { configId: other.id });
-  assert.equal(busy.status, 409, 'apply while a turn runs');
-  assert.equal(busy.body.code, '4095');
-  assert.equal((await api('POST', `/api/v1/hosts/${hostId}/model-config`, { configId: null })).status, 409, 'revert while a turn runs');
+  await assert.rejects(apply(other.id), apiError(409, '4095'), 'apply while a turn runs');
+  await assert.rejects(apply(null), apiError(409), 'revert while a turn runs');
 
-  const p = await api('PATCH', `/api/v1/model-configs/${c.id}`, { modelName: 'model-c2' });
-  assert.equal(p.status, 200);
-  assert.equal((await binding()).status, 'pending');
-  await api('PATCH', `/api/v1/model-configs/${c.id}`, { modelName: 'model-c3' });
-  assert.equal((await binding()).status, 'pending');
+  await c.modelConfigs.update(mc.id, { modelName: 'model-c2' });
+  assert.equal((await binding())?.status, 'pending');
+  await c.modelConfigs.update(mc.id, { modelName: 'model-c3' });
+  assert.equal((await binding())?.status, 'pending');
   assert.equal(settings().env.ANTHROPIC_DEFAULT_SONNET_MODEL, 'model-c1', 'nothing written while the engine runs');
 
-  await eventually(async () => (await api('GET', `/api/v1/sessions/${sessionId}`)).body.data.status === 'active', 15_000);
-  await eventually(async () => (await binding()).status === 'idle', 10_000);
+  await eventually(async () => (await c.sessions.get(sessionId)).status === 'active', 15_000);
+  await eventually(async () => (await binding())?.status === 'idle', 10_000);
   assert.equal(settings().env.ANTHROPIC_DEFAULT_SONNET_MODEL, 'model-c3', 'the latest edit reached the host');
 
-  assert.equal((await api('POST', `/api/v1/hosts/${hostId}/model-config`, { configId: null })).status, 200);
+  await apply(null);
   assert.equal(readFileSync(settingsFile, 'utf8'), ORIGINAL);
 });
 
 test('host offline → 409; a pending edit is delivered when it comes back', async () => {
-  const c = (await api('POST', '/api/v1/model-configs', { name: 'E', apiType: 'anthropic', baseUrl: 'https://e.example', apiKey: 'sk-e-121212121212', modelName: 'model-e1' })).body.data;
-  assert.equal((await api('POST', `/api/v1/hosts/${hostId}/model-config`, { configId: c.id })).status, 200);
+  const mc = await c.modelConfigs.create({ name: 'E', apiType: 'anthropic', baseUrl: 'https://e.example', apiKey: 'sk-e-121212121212', modelName: 'model-e1' });
+  await apply(mc.id);
   proc.kill('SIGTERM');
   await proc.wait();
-  await eventually(async () => (await api('GET', `/api/v1/hosts/${hostId}`)).body.data.status === 'offline');
+  await eventually(async () => (await c.hosts.get(hostId)).status === 'offline');
 
-  const r = await api('POST', `/api/v1/hosts/${hostId}/model-config`, { configId: null });
-  assert.equal(r.status, 409);
-  assert.equal(r.body.code, '4094');
-  await api('PATCH', `/api/v1/model-configs/${c.id}`, { modelName: 'model-e2' });
-  assert.equal((await binding()).status, 'pending');
+  await assert.rejects(apply(null), apiError(409, '4094'));
+  await c.modelConfigs.update(mc.id, { modelName: 'model-e2' });
+  assert.equal((await binding())?.status, 'pending');
 
   await startHost();
-  await eventually(async () => (await binding()).status === 'idle');
+  await eventually(async () => (await binding())?.status === 'idle');
   assert.equal(settings().env.ANTHROPIC_DEFAULT_OPUS_MODEL, 'model-e2');
-  assert.equal((await api('POST', `/api/v1/hosts/${hostId}/model-config`, { configId: null })).status, 200);
+  await apply(null);
   assert.equal(readFileSync(settingsFile, 'utf8'), ORIGINAL);
   assert.ok(!existsSync(join(claudeDir, BACKUP_FILE)));
 });

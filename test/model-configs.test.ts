@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestHub, type TestHub } from './helpers/hub.js';
+import { apiError, failure } from './helpers/api-error.js';
+import type { NewModelConfig } from '../src/client/index.js';
 
 const KEY = 'sk-ant-test-0123456789abcdefWXYZ';
 let t: TestHub;
@@ -41,9 +43,12 @@ after(async () => {
   await t.close();
 });
 
-const draft = (over: Record<string, unknown> = {}) => ({ name: 'mine', apiType: 'anthropic', baseUrl: endpointUrl, apiKey: KEY, modelName: 'claude-test-1', ...over });
+// Also bodies outside the typed shape (the bad-values cases): the client sends them as the same JSON.
+const draft = (over: Record<string, unknown> = {}) => ({ name: 'mine', apiType: 'anthropic', baseUrl: endpointUrl, apiKey: KEY, modelName: 'claude-test-1', ...over }) as NewModelConfig;
+const as = (u: { key: string }) => t.client(u.key);
 
 test('create: mc- id, default authMode bearer, hint of first 4 + last 4, never the key', async () => {
+  // Raw: checks the 201 envelope (code '0') and its whole text for the key.
   const r = await t.api('POST', '/api/v1/model-configs', { token: alice.key, body: draft() });
   assert.equal(r.status, 201);
   assert.equal(r.body.code, '0');
@@ -58,21 +63,21 @@ test('create: mc- id, default authMode bearer, hint of first 4 + last 4, never t
   assert.ok(!('apiKey' in c));
   assert.ok(!r.text.includes(KEY));
 
-  const explicit = await t.api('POST', '/api/v1/model-configs', { token: alice.key, body: draft({ authMode: 'x-api-key', apiType: 'openai' }) });
-  assert.equal(explicit.status, 201);
-  assert.equal(explicit.body.data.authMode, 'x-api-key');
-  assert.equal(explicit.body.data.apiType, 'openai');
+  const explicit = await as(alice).modelConfigs.create(draft({ authMode: 'x-api-key', apiType: 'openai' }));
+  assert.equal(explicit.authMode, 'x-api-key');
+  assert.equal(explicit.apiType, 'openai');
 });
 
 test('the key is stored sealed (AES-256-GCM), not in clear', async () => {
-  const r = await t.api('POST', '/api/v1/model-configs', { token: alice.key, body: draft() });
-  const rows = await t.hub.ctx.em().getConnection().execute(`select * from model_configs where id = ?`, [r.body.data.id]);
+  const r = await as(alice).modelConfigs.create(draft());
+  const rows = await t.hub.ctx.em().getConnection().execute(`select * from model_configs where id = ?`, [r.id]);
   const all = JSON.stringify(rows);
   assert.ok(!all.includes(KEY), 'the key must not be stored in clear');
   assert.match(rows[0].api_key_enc, /^v1\./);
 });
 
 test('create: required fields, unknown fields, bad values → 400 envelopes without the key', async () => {
+  // Raw: the 400 envelope (data null) and its whole text.
   for (const missing of ['name', 'apiType', 'baseUrl', 'apiKey', 'modelName']) {
     const body: Record<string, unknown> = draft();
     delete body[missing];
@@ -94,86 +99,87 @@ test('create: required fields, unknown fields, bad values → 400 envelopes with
     draft({ extra: 1 }),
   ];
   for (const body of bad) {
-    const r = await t.api('POST', '/api/v1/model-configs', { token: alice.key, body });
-    assert.equal(r.status, 400, JSON.stringify(body));
-    assert.ok(!r.text.includes(KEY));
-    assert.ok(!r.text.includes('has space in it 1234'));
+    const e = await failure(as(alice).modelConfigs.create(body as NewModelConfig));
+    assert.equal(e.status, 400, JSON.stringify(body));
+    assert.ok(!e.message.includes(KEY));
+    assert.ok(!e.message.includes('has space in it 1234'));
   }
+  // Raw: a body that is not JSON.
   const notJson = await t.api('POST', '/api/v1/model-configs', { token: alice.key, raw: 'apiKey=' + KEY, headers: { 'content-type': 'application/json' } });
   assert.equal(notJson.status, 400);
   assert.ok(!notJson.text.includes(KEY));
-  assert.equal((await t.api('POST', '/api/v1/model-configs', { body: draft() })).status, 401);
+  await assert.rejects(t.client().modelConfigs.create(draft()), apiError(401));
 });
 
 test('list: {items, total} of own configurations with hostCount; others see none of them', async () => {
   const u = await t.user();
-  await t.api('POST', '/api/v1/model-configs', { token: u.key, body: draft({ name: 'one' }) });
-  await t.api('POST', '/api/v1/model-configs', { token: u.key, body: draft({ name: 'one' }) });
-  const r = await t.api('GET', '/api/v1/model-configs', { token: u.key });
-  assert.equal(r.status, 200);
-  assert.equal(r.body.data.total, 2);
-  assert.equal(r.body.data.items.length, 2);
-  assert.ok(r.body.data.items.every((c: any) => c.hostCount === 0 && c.name === 'one'));
-  assert.notEqual(r.body.data.items[0].id, r.body.data.items[1].id, 'duplicate names are allowed, ids differ');
-  assert.ok(!r.text.includes(KEY));
-  const other = await t.api('GET', '/api/v1/model-configs', { token: bob.key });
-  assert.ok(!other.body.data.items.some((c: any) => r.body.data.items.some((m: any) => m.id === c.id)));
+  const uc = as(u);
+  await uc.modelConfigs.create(draft({ name: 'one' }));
+  await uc.modelConfigs.create(draft({ name: 'one' }));
+  const r = await uc.modelConfigs.list();
+  assert.equal(r.total, 2);
+  assert.equal(r.items.length, 2);
+  assert.ok(r.items.every((c) => c.hostCount === 0 && c.name === 'one'));
+  assert.notEqual(r.items[0].id, r.items[1].id, 'duplicate names are allowed, ids differ');
+  assert.ok(!JSON.stringify(r).includes(KEY));
+  const other = await as(bob).modelConfigs.list();
+  assert.ok(!other.items.some((c) => r.items.some((m) => m.id === c.id)));
 });
 
 test('PATCH keeps omitted fields and the stored key; a new key changes the hint', async () => {
-  const c = (await t.api('POST', '/api/v1/model-configs', { token: alice.key, body: draft() })).body.data;
-  const p = await t.api('PATCH', `/api/v1/model-configs/${c.id}`, { token: alice.key, body: { name: 'renamed' } });
-  assert.equal(p.status, 200);
-  assert.equal(p.body.data.name, 'renamed');
-  assert.equal(p.body.data.baseUrl, c.baseUrl);
-  assert.equal(p.body.data.modelName, c.modelName);
-  assert.equal(p.body.data.apiKeyHint, c.apiKeyHint);
-  assert.equal(p.body.data.createdAt, c.createdAt);
+  const ac = as(alice);
+  const c = await ac.modelConfigs.create(draft());
+  const p = await ac.modelConfigs.update(c.id, { name: 'renamed' });
+  assert.equal(p.name, 'renamed');
+  assert.equal(p.baseUrl, c.baseUrl);
+  assert.equal(p.modelName, c.modelName);
+  assert.equal(p.apiKeyHint, c.apiKeyHint);
+  assert.equal(p.createdAt, c.createdAt);
   // The stored key still works: the endpoint only accepts KEY.
   seenKeys = [];
-  const tested = await t.api('POST', '/api/v1/model-configs/test', { token: alice.key, body: { id: c.id } });
-  assert.equal(tested.body.data.ok, true, JSON.stringify(tested.body));
+  const tested = await ac.modelConfigs.test({ id: c.id });
+  assert.equal(tested.ok, true, JSON.stringify(tested));
   assert.deepEqual(seenKeys, [KEY]);
 
-  const k = await t.api('PATCH', `/api/v1/model-configs/${c.id}`, { token: alice.key, body: { apiKey: 'sk-new-key-9876543210zyxw', modelName: 'm2' } });
-  assert.equal(k.body.data.apiKeyHint, 'sk-n****zyxw');
-  assert.equal(k.body.data.modelName, 'm2');
-  assert.equal(k.body.data.name, 'renamed');
-  assert.ok(!k.text.includes('sk-new-key-9876543210zyxw'));
+  const k = await ac.modelConfigs.update(c.id, { apiKey: 'sk-new-key-9876543210zyxw', modelName: 'm2' });
+  assert.equal(k.apiKeyHint, 'sk-n****zyxw');
+  assert.equal(k.modelName, 'm2');
+  assert.equal(k.name, 'renamed');
+  assert.ok(!JSON.stringify(k).includes('sk-new-key-9876543210zyxw'));
   seenKeys = [];
-  await t.api('POST', '/api/v1/model-configs/test', { token: alice.key, body: { id: c.id } });
+  await ac.modelConfigs.test({ id: c.id });
   assert.deepEqual(seenKeys, ['sk-new-key-9876543210zyxw']);
 
-  const g = await t.api('GET', `/api/v1/model-configs/${c.id}`, { token: alice.key });
-  assert.deepEqual(g.body.data, k.body.data);
-  assert.equal((await t.api('PATCH', `/api/v1/model-configs/${c.id}`, { token: alice.key, body: { bogus: 1 } })).status, 400);
-  assert.equal((await t.api('PATCH', `/api/v1/model-configs/${c.id}`, { token: alice.key, body: { apiType: 'nope' } })).status, 400);
+  assert.deepEqual(await ac.modelConfigs.get(c.id), k);
+  await assert.rejects(ac.modelConfigs.update(c.id, { bogus: 1 } as any), apiError(400));
+  await assert.rejects(ac.modelConfigs.update(c.id, { apiType: 'nope' } as any), apiError(400));
 });
 
 test("another account's configuration is 404 on every verb, and stays unchanged", async () => {
-  const c = (await t.api('POST', '/api/v1/model-configs', { token: alice.key, body: draft() })).body.data;
-  assert.equal((await t.api('GET', `/api/v1/model-configs/${c.id}`, { token: bob.key })).status, 404);
-  assert.equal((await t.api('PATCH', `/api/v1/model-configs/${c.id}`, { token: bob.key, body: { name: 'x' } })).status, 404);
-  assert.equal((await t.api('DELETE', `/api/v1/model-configs/${c.id}`, { token: bob.key })).status, 404);
-  const probe = await t.api('POST', '/api/v1/model-configs/test', { token: bob.key, body: { id: c.id } });
-  assert.equal(probe.status, 404);
-  assert.equal((await t.api('GET', `/api/v1/model-configs/${c.id}`, { token: alice.key })).body.data.name, 'mine');
-  assert.equal((await t.api('GET', '/api/v1/model-configs/mc-doesnotexist', { token: alice.key })).status, 404);
+  const ac = as(alice);
+  const bc = as(bob);
+  const c = await ac.modelConfigs.create(draft());
+  await assert.rejects(bc.modelConfigs.get(c.id), apiError(404));
+  await assert.rejects(bc.modelConfigs.update(c.id, { name: 'x' }), apiError(404));
+  await assert.rejects(bc.modelConfigs.remove(c.id), apiError(404));
+  await assert.rejects(bc.modelConfigs.test({ id: c.id }), apiError(404));
+  assert.equal((await ac.modelConfigs.get(c.id)).name, 'mine');
+  await assert.rejects(ac.modelConfigs.get('mc-doesnotexist'), apiError(404));
 });
 
 test('DELETE removes an unbound configuration', async () => {
-  const c = (await t.api('POST', '/api/v1/model-configs', { token: alice.key, body: draft() })).body.data;
-  const d = await t.api('DELETE', `/api/v1/model-configs/${c.id}`, { token: alice.key });
-  assert.equal(d.status, 200);
-  assert.deepEqual(d.body.data, { deleted: true });
-  assert.equal((await t.api('GET', `/api/v1/model-configs/${c.id}`, { token: alice.key })).status, 404);
-  assert.equal((await t.api('DELETE', `/api/v1/model-configs/${c.id}`, { token: alice.key })).status, 404);
+  const ac = as(alice);
+  const c = await ac.modelConfigs.create(draft());
+  assert.deepEqual(await ac.modelConfigs.remove(c.id), { deleted: true });
+  await assert.rejects(ac.modelConfigs.get(c.id), apiError(404));
+  await assert.rejects(ac.modelConfigs.remove(c.id), apiError(404));
 });
 
 test('apply to an unknown or foreign host → 404; to a known config id only', async () => {
-  const c = (await t.api('POST', '/api/v1/model-configs', { token: alice.key, body: draft() })).body.data;
-  const r = await t.api('POST', '/api/v1/hosts/hst_nope/model-config', { token: alice.key, body: { configId: c.id } });
-  assert.equal(r.status, 404);
-  assert.equal((await t.api('POST', '/api/v1/hosts/hst_nope/model-config', { token: alice.key, body: {} })).status, 400);
-  assert.equal((await t.api('POST', '/api/v1/hosts/hst_nope/model-config', { token: alice.key, body: { configId: 5 } })).status, 400);
+  const ac = as(alice);
+  const c = await ac.modelConfigs.create(draft());
+  await assert.rejects(ac.hosts.applyModelConfig('hst_nope', c.id), apiError(404));
+  // Outside the typed shape, the same JSON as before: {} (configId undefined) and a number.
+  await assert.rejects(ac.hosts.applyModelConfig('hst_nope', undefined as any), apiError(400));
+  await assert.rejects(ac.hosts.applyModelConfig('hst_nope', 5 as any), apiError(400));
 });
