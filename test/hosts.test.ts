@@ -66,7 +66,7 @@ test('a host that says hello is online with its engines; available-hosts has the
   assert.equal(h.status, 'online');
   assert.equal(h.capacity, 2);
   assert.equal(h.running, 0);
-  assert.ok(h.lastSeenAt > Date.now() - 5000);
+  assert.ok((h.lastSeenAt ?? 0) > Date.now() - 5000);
   assert.deepEqual(await c.hosts.engines(hostId), [{ id: 'claude-code', displayName: 'Claude Code', version: '9.9.9' }]);
   await assert.rejects(t.client().agents.availableHosts(), apiError(401));
   // hello data reaches the database (batched): cliVersion shows up.
@@ -262,10 +262,10 @@ test('HTTP heartbeat keeps a polling host online for one window', async () => {
   const h = await host(u.key, hostId);
   assert.equal(h.status, 'online');
   assert.equal(h.capacity, 3);
-  assert.ok(h.lastSeenAt > Date.now() - 5000);
+  assert.ok((h.lastSeenAt ?? 0) > Date.now() - 5000);
   // Polling hosts hold no channel: requests fail fast.
   await assert.rejects(t.client(u.key).hosts.directories(hostId), apiError(409));
   assert.equal((await t.api('POST', '/api/v1/hosts/heartbeat', { token: credential })).status, 200, 'an empty body is fine');
   await eventually(async () => (await host(u.key, hostId)).status === 'offline', WINDOW * 3);
-  assert.ok((await host(u.key, hostId)).lastSeenAt > Date.now() - 10_000, 'last seen persists after going offline');
+  assert.ok(((await host(u.key, hostId)).lastSeenAt ?? 0) > Date.now() - 10_000, 'last seen persists after going offline');
 });

@@ -9,6 +9,7 @@ import { useCluster, clusterSkipReason } from './helpers/cluster.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
+import type { SessionView } from '../src/client/index.js';
 
 const skip = await clusterSkipReason();
 
@@ -43,27 +44,25 @@ test('two nodes claiming at once start each task exactly once, within the host c
       h.send({ t: 'run.end', runId: f.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
     }, 30);
   });
-  const agent = await eventually(async () => {
-    const r = await a.api('POST', '/api/v1/agents', { token: u.key, body: { name: 'claims', scope: 'private', hostId: h.hostId, engine: 'claude-code', workDir: 'w' } });
-    return r.status === 201 ? r.body.data : undefined;
-  }, 10_000, 50);
+  const ca = a.client(u.key);
+  const cb = b.client(u.key);
+  const agent = await eventually(() => ca.agents.create({ name: 'claims', scope: 'private', hostId: h.hostId, engine: 'claude-code', workDir: 'w' }), 10_000, 50);
   // sessions/scheduler.ts fails runs missing from a hello's `running` list LOST_RUN_GRACE_MS after it,
   // even runs dispatched after the hello: start runs only once that check has passed.
   await new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS + 300));
   const sessions: string[] = [];
-  for (let i = 0; i < SESSIONS; i++) sessions.push((await a.api('POST', '/api/v1/sessions', { token: u.key, body: { agentId: agent.id } })).body.data.id);
+  for (let i = 0; i < SESSIONS; i++) sessions.push(((await ca.sessions.create({ agentId: agent.id })) as SessionView).id);
 
   // All messages at once, half through each node.
   const sends = [];
   for (let r = 0; r < ROUNDS; r++) {
     for (let i = 0; i < SESSIONS; i++) {
-      const node = (i + r) % 2 ? b : a;
-      sends.push(node.api('POST', `/api/v1/sessions/${sessions[i]}/messages`, { token: u.key, body: { content: `r${r} s${i}` } }));
+      const node = (i + r) % 2 ? cb : ca;
+      sends.push(node.sessions.send(sessions[i], { content: `r${r} s${i}` }));
     }
   }
-  const answers = await Promise.all(sends);
-  for (const r of answers) assert.equal(r.status, 202, r.text);
-  const taskIds = answers.map((r) => r.body.taskId as string);
+  const answers = await Promise.all(sends); // each a 202 (the client throws on any other answer)
+  const taskIds = answers.map((r) => r.taskId);
   assert.equal(new Set(taskIds).size, SESSIONS * ROUNDS);
 
   await eventually(async () => {
@@ -77,11 +76,12 @@ test('two nodes claiming at once start each task exactly once, within the host c
   // The capacity counter is right on both nodes once everything ended elsewhere.
   // The count is recounted shortly after the last run's end commits (scheduler.ts countSoon), so wait briefly.
   for (const t of [a, b]) {
+    const c = t.client(u.key);
     const hv = await eventually(async () => {
-      const r = await t.api('GET', `/api/v1/hosts/${h.hostId}`, { token: u.key });
-      return r.body.data.running === 0 ? r : undefined;
-    }, 2000, 20).catch(() => t.api('GET', `/api/v1/hosts/${h.hostId}`, { token: u.key }));
-    assert.equal(hv.body.data.running, 0);
-    assert.equal(hv.body.data.status, 'online');
+      const v = await c.hosts.get(h.hostId!);
+      return v.running === 0 ? v : undefined;
+    }, 2000, 20).catch(() => c.hosts.get(h.hostId!));
+    assert.equal(hv.running, 0);
+    assert.equal(hv.status, 'online');
   }
 });

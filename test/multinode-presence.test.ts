@@ -12,6 +12,7 @@ import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
 import { RedisBus } from '../src/bus/redis.js';
 import { RedisPresence } from '../src/hosts/presence-redis.js';
 import { CloseCodes } from '../host-protocol/version.js';
+import { apiError } from './helpers/api-error.js';
 
 const redis = await redisUrlOrSkip();
 const skip = 'skip' in redis ? redis.skip : !process.env.DATABASE_URL ? 'DATABASE_URL is not set (two hubs need one shared PostgreSQL)' : undefined;
@@ -37,7 +38,7 @@ describe('two hub nodes sharing PostgreSQL and Redis', { skip }, () => {
     await drop?.();
   });
 
-  const view = async (t: TestHub, key: string, id: string) => (await t.api('GET', `/api/v1/hosts/${id}`, { token: key })).body.data;
+  const view = (t: TestHub, key: string, id: string) => t.client(key).hosts.get(id);
 
   test('a host on node A reads online through node B, and B reaches it (request and reply cross nodes)', async () => {
     const u = await a.user();
@@ -48,9 +49,8 @@ describe('two hub nodes sharing PostgreSQL and Redis', { skip }, () => {
     const seen = await view(b, u.key, hostId);
     assert.equal(seen.status, 'online');
     assert.equal(seen.capacity, 2);
-    const dirs = await b.api('GET', `/api/v1/hosts/${hostId}/directories?path=work`, { token: u.key });
-    assert.equal(dirs.status, 200, dirs.text);
-    assert.equal(JSON.stringify(dirs.body.data).includes('work/src'), true);
+    const dirs = await b.client(u.key).hosts.directories(hostId, 'work');
+    assert.equal(JSON.stringify(dirs).includes('work/src'), true);
     assert.ok(fh.frames.some((f) => f.t === 'dirs.list'), 'the frame went to the host on node A');
   });
 
@@ -67,8 +67,7 @@ describe('two hub nodes sharing PostgreSQL and Redis', { skip }, () => {
     await new Promise((r) => setTimeout(r, 200));
     assert.equal((await view(a, u.key, hostId)).status, 'online');
     const before = onB.frames.length;
-    const dirs = await a.api('GET', `/api/v1/hosts/${hostId}/directories`, { token: u.key });
-    assert.equal(dirs.status, 200, dirs.text);
+    await a.client(u.key).hosts.directories(hostId); // a 200
     assert.ok(onB.frames.slice(before).some((f) => f.t === 'dirs.list'), 'the request reached the channel on node B');
   });
 
@@ -80,22 +79,19 @@ describe('two hub nodes sharing PostgreSQL and Redis', { skip }, () => {
     await eventually(async () => (await view(a, u.key, hostId)).status === 'offline', 3000, 50);
     for (const t of [a, b]) {
       const started = Date.now();
-      const r = await t.api('GET', `/api/v1/hosts/${hostId}/directories`, { token: u.key });
-      assert.equal(r.status, 409);
-      assert.equal(r.body.code, '4094');
+      await assert.rejects(t.client(u.key).hosts.directories(hostId), apiError(409, '4094'));
       assert.ok(Date.now() - started < 500, `failed in ${Date.now() - started} ms`);
     }
   });
 
   test('a key refreshed on node A is refused on node B at once (auth invalidation over Redis)', async () => {
     const u = await a.user();
-    assert.equal((await b.api('GET', '/api/v1/me', { token: u.key })).status, 200);
-    const keys = await a.api('GET', '/api/v1/me/keys', { token: u.key });
-    const id = keys.body.data.items[0].id;
-    const fresh = await a.api('POST', `/api/v1/me/keys/${id}/refresh`, { token: u.key });
-    assert.equal(fresh.status, 200);
-    await eventually(async () => (await b.api('GET', '/api/v1/me', { token: u.key })).status === 401, 2000, 20);
-    assert.equal((await b.api('GET', '/api/v1/me', { token: fresh.body.data.key })).status, 200);
+    assert.equal((await b.client(u.key).me()).id, u.id);
+    const keys = await a.client(u.key).keys.list();
+    const id = keys.items[0].id;
+    const fresh = await a.client(u.key).keys.refresh(id);
+    await eventually(() => assert.rejects(b.client(u.key).me(), apiError(401)).then(() => true), 2000, 20);
+    assert.equal((await b.client(fresh.key).me()).id, u.id);
   });
 });
 
