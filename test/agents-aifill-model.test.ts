@@ -7,6 +7,8 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { startTestHub, type TestHub } from './helpers/hub.js';
+import { apiError } from './helpers/api-error.js';
+import type { AiFillRequest } from '../src/client/index.js';
 
 const KEY = 'sk-aifill-test-key-0001';
 
@@ -42,9 +44,9 @@ after(async () => {
   ep.server.close();
 });
 
-const fill = (key: string, body: object) => t.api('POST', '/api/v1/agents/ai-fill', { token: key, body });
+const fill = (key: string, body: AiFillRequest) => t.client(key).agents.aiFill(body);
 const config = async (key: string, apiType: 'anthropic' | 'openai', baseUrl = ep.url) =>
-  (await t.api('POST', '/api/v1/model-configs', { token: key, body: { name: apiType, apiType, baseUrl, apiKey: KEY, modelName: 'm-1' } })).body.data.id as string;
+  (await t.client(key).modelConfigs.create({ name: apiType, apiType, baseUrl, apiKey: KEY, modelName: 'm-1' })).id;
 
 const GOOD = JSON.stringify({ displayName: 'SQL Tutor', name: 'sql-tutor', desc: 'Explains SQL queries step by step.', tags: ['sql', 'teaching'], cat: 'education' });
 
@@ -53,13 +55,12 @@ test('messages format: the model\'s fields, source "model"; the prompt carries t
   const id = await config(u.key, 'anthropic');
   ep.reply = () => 'Here you go:\n```json\n' + GOOD + '\n```';
   const r = await fill(u.key, { text: 'An agent that teaches SQL to beginners.' });
-  assert.equal(r.status, 200, r.text);
-  assert.deepEqual(r.body.data, { name: 'sql-tutor', displayName: 'SQL Tutor', desc: 'Explains SQL queries step by step.', tags: ['sql', 'teaching'], cat: 'education', source: 'model', configId: id });
+  assert.deepEqual(r, { name: 'sql-tutor', displayName: 'SQL Tutor', desc: 'Explains SQL queries step by step.', tags: ['sql', 'teaching'], cat: 'education', source: 'model', configId: id });
   const call = ep.seen.at(-1)!;
   assert.equal(call.path, '/v1/messages');
   assert.match(call.body.messages[0].content, /teaches SQL to beginners/);
   assert.equal(call.auth, `Bearer ${KEY}`);
-  assert.equal((await t.api('GET', '/api/v1/agents/mine', { token: u.key })).body.data.total, 0, 'ai-fill never writes an agent');
+  assert.equal((await t.client(u.key).agents.mine()).total, 0, 'ai-fill never writes an agent');
 });
 
 test('chat-completions format through a named configuration', async () => {
@@ -68,7 +69,7 @@ test('chat-completions format through a named configuration', async () => {
   const id = await config(u.key, 'openai');
   ep.reply = () => GOOD;
   const r = await fill(u.key, { text: 'SQL teacher', configId: id });
-  assert.deepEqual([r.body.data.source, r.body.data.displayName, r.body.data.configId], ['model', 'SQL Tutor', id]);
+  assert.deepEqual([r.source, r.displayName, r.configId], ['model', 'SQL Tutor', id]);
   assert.equal(ep.seen.at(-1)!.path, '/chat/completions');
 });
 
@@ -79,7 +80,7 @@ test('over-long model output is trimmed to the agent limits; what cannot fit is 
     displayName: 'D'.repeat(300), name: 'Not A Slug!! ' + 'x'.repeat(200), desc: 'y'.repeat(5000),
     tags: ['  SQL  ', 'sql', 'z'.repeat(100), 42, '', 'a', 'b', 'c', 'd', 'e'], cat: 'c'.repeat(80), extra: 'ignored',
   });
-  const d = (await fill(u.key, { text: 'Teach databases' })).body.data;
+  const d = await fill(u.key, { text: 'Teach databases' });
   assert.equal(d.source, 'model');
   assert.equal(d.displayName.length, 80);
   assert.match(d.name, /^not-a-slug-x+$/);
@@ -87,10 +88,10 @@ test('over-long model output is trimmed to the agent limits; what cannot fit is 
   assert.equal(d.desc.length, 1000);
   assert.deepEqual(d.tags, ['sql', 'z'.repeat(30), 'a', 'b', 'c']);
   assert.equal(d.cat.length, 50);
-  assert.equal(d.extra, undefined);
+  assert.equal((d as Record<string, unknown>).extra, undefined);
   // Each field is valid for the create endpoint as it stands.
-  const created = await t.api('POST', '/api/v1/agents', { token: u.key, body: { name: d.name, displayName: d.displayName, desc: d.desc, tags: d.tags, cat: d.cat } });
-  assert.equal(created.status, 201, created.text);
+  const created = await t.client(u.key).agents.create({ name: d.name, displayName: d.displayName, desc: d.desc, tags: d.tags, cat: d.cat });
+  assert.equal(created.name, d.name);
 });
 
 test('malformed model output → the rules, source "rules" with the reason', async () => {
@@ -98,7 +99,7 @@ test('malformed model output → the rules, source "rules" with the reason', asy
   await config(u.key, 'anthropic');
   for (const bad of ['I cannot help with that.', '{"displayName": ', '[1,2,3]', '{}', '{"tags": "not-a-list", "displayName": 7}']) {
     ep.reply = () => bad;
-    const d = (await fill(u.key, { text: 'Refactor TypeScript code safely.' })).body.data;
+    const d = await fill(u.key, { text: 'Refactor TypeScript code safely.' });
     assert.deepEqual([d.source, d.reason, d.cat], ['rules', 'bad_response', 'coding'], bad);
   }
 });
@@ -106,7 +107,7 @@ test('malformed model output → the rules, source "rules" with the reason', asy
 test('no configuration → the rules, no model called', async () => {
   const u = await t.user();
   const before = ep.seen.length;
-  const d = (await fill(u.key, { text: 'Deploy services with docker.' })).body.data;
+  const d = await fill(u.key, { text: 'Deploy services with docker.' });
   assert.deepEqual([d.source, d.cat, d.reason], ['rules', 'ops', undefined]);
   assert.equal(ep.seen.length, before);
 });
@@ -115,17 +116,18 @@ test('another account\'s configuration → 404; a bad configId → 400', async (
   const a = await t.user();
   const b = await t.user();
   const id = await config(a.key, 'anthropic');
-  assert.equal((await fill(b.key, { text: 'x', configId: id })).status, 404);
-  assert.equal((await fill(b.key, { text: 'x', configId: '' })).status, 400);
+  await assert.rejects(fill(b.key, { text: 'x', configId: id }), apiError(404));
+  await assert.rejects(fill(b.key, { text: 'x', configId: '' }), apiError(400));
 });
 
 test('the connectivity test\'s egress rule: a loopback endpoint is refused by default, nothing is sent', async () => {
   const strict = await startTestHub();
   try {
     const u = await strict.user();
-    await strict.api('POST', '/api/v1/model-configs', { token: u.key, body: { name: 'l', apiType: 'openai', baseUrl: ep.url, apiKey: KEY, modelName: 'm' } });
+    const c = strict.client(u.key);
+    await c.modelConfigs.create({ name: 'l', apiType: 'openai', baseUrl: ep.url, apiKey: KEY, modelName: 'm' });
     const before = ep.seen.length;
-    const d = (await strict.api('POST', '/api/v1/agents/ai-fill', { token: u.key, body: { text: 'Write blog posts' } })).body.data;
+    const d = await c.agents.aiFill({ text: 'Write blog posts' });
     assert.deepEqual([d.source, d.reason, d.cat], ['rules', 'network', 'writing']);
     assert.equal(ep.seen.length, before, 'no request reached the endpoint');
   } finally {
@@ -137,9 +139,10 @@ test('rate-limited per account (RATE_LIMIT_AI_FILL_PER_MINUTE)', async () => {
   const limited = await startTestHub({ rateLimitAiFillPerMinute: 2 });
   try {
     const u = await limited.user();
-    const codes: number[] = [];
-    for (let i = 0; i < 3; i++) codes.push((await limited.api('POST', '/api/v1/agents/ai-fill', { token: u.key, body: { text: 'hello agent' } })).status);
-    assert.deepEqual(codes, [200, 200, 429]);
+    const c = limited.client(u.key);
+    await c.agents.aiFill({ text: 'hello agent' });
+    await c.agents.aiFill({ text: 'hello agent' });
+    await assert.rejects(c.agents.aiFill({ text: 'hello agent' }), apiError(429));
   } finally {
     await limited.close();
   }

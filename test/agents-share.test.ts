@@ -2,21 +2,22 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
+import { apiError } from './helpers/api-error.js';
 import { resolveUsableAgent } from '../src/agents/usage.js';
 import { HubError } from '../src/errors.js';
+import type { Client } from '../src/client/index.js';
 
 let t: TestHub;
 let owner: { id: string; key: string };
+let own: Client;
 let agentId: string;
-const enc = encodeURIComponent;
-const A = () => `/api/v1/agents/${enc(agentId)}`;
 
 before(async () => {
   t = await startTestHub();
   owner = await t.user('sharer');
+  own = t.client(owner.key);
   const host = await seedHost(t, owner.id);
-  const c = await t.api('POST', '/api/v1/agents', { token: owner.key, body: { name: 'private-helper', hostId: host, engine: 'claude-code' } });
-  agentId = c.body.data.id;
+  agentId = (await own.agents.create({ name: 'private-helper', hostId: host, engine: 'claude-code' })).id;
 });
 after(() => t.close());
 
@@ -30,91 +31,90 @@ const resolveErr = async (userId: string, id: string) => {
 };
 
 test('share link: stable until refreshed; the old token then 404s', async () => {
-  const l1 = await t.api('GET', `${A()}/share-link`, { token: owner.key });
-  assert.equal(l1.status, 200);
-  assert.equal(l1.body.data.kind, 'link');
-  assert.equal(l1.body.data.url, `/api/v1/invites/${l1.body.data.token}`);
-  const l2 = await t.api('GET', `${A()}/share-link`, { token: owner.key });
-  assert.equal(l2.body.data.token, l1.body.data.token);
-  const r = await t.api('POST', `${A()}/share-link/refresh`, { token: owner.key });
-  assert.notEqual(r.body.data.token, l1.body.data.token);
-  assert.equal((await t.api('GET', `/api/v1/invites/${l1.body.data.token}`)).status, 404);
-  const peek = await t.api('GET', `/api/v1/invites/${r.body.data.token}`);
-  assert.equal(peek.status, 200);
-  assert.equal(peek.body.data.agent.id, agentId);
-  assert.equal(peek.body.data.joined, false);
+  const anon = t.client();
+  const l1 = await own.agents.shareLink(agentId);
+  assert.equal(l1.kind, 'link');
+  assert.equal(l1.url, `/api/v1/invites/${l1.token}`);
+  const l2 = await own.agents.shareLink(agentId);
+  assert.equal(l2.token, l1.token);
+  const r = await own.agents.refreshShareLink(agentId);
+  assert.notEqual(r.token, l1.token);
+  await assert.rejects(anon.invites.get(l1.token), apiError(404));
+  const peek = await anon.invites.get(r.token);
+  assert.equal(peek.agent.id, agentId);
+  assert.equal(peek.joined, false);
 });
 
 test('accepting a share link shares the private agent: visible, sharedWithMe, usable', async () => {
   const u = await t.user();
-  assert.equal((await t.api('GET', A(), { token: u.key })).status, 404);
+  const c = t.client(u.key);
+  await assert.rejects(c.market.get(agentId), apiError(404));
   assert.equal(await resolveErr(u.id, agentId), 'NOT_FOUND');
-  const { token } = (await t.api('GET', `${A()}/share-link`, { token: owner.key })).body.data;
-  assert.equal((await t.api('POST', `/api/v1/invites/${token}/decide`, { body: { accept: true } })).status, 401);
+  const { token } = await own.agents.shareLink(agentId);
+  await assert.rejects(t.client().invites.decide(token, true), apiError(401));
+  // Raw: answers that are not a boolean, outside the client's typed body.
   assert.equal((await t.api('POST', `/api/v1/invites/${token}/decide`, { token: u.key, body: { accept: 'yes' } })).status, 400);
   assert.equal((await t.api('POST', `/api/v1/invites/${token}/decide`, { token: u.key, body: {} })).status, 400);
-  const no = await t.api('POST', `/api/v1/invites/${token}/decide`, { token: u.key, body: { accept: false } });
-  assert.deepEqual([no.body.data.accepted, no.body.data.sharedWithMe], [false, false]);
-  assert.equal((await t.api('GET', A(), { token: u.key })).status, 404);
-  const yes = await t.api('POST', `/api/v1/invites/${token}/decide`, { token: u.key, body: { accept: true } });
-  assert.equal(yes.status, 200);
-  assert.deepEqual([yes.body.data.accepted, yes.body.data.sharedWithMe, yes.body.data.agentId], [true, true, agentId]);
-  const seen = await t.api('GET', A(), { token: u.key });
-  assert.equal(seen.status, 200);
-  assert.equal(seen.body.data.sharedWithMe, true);
-  const mine = await t.api('GET', '/api/v1/agents?sharedWithMe=true', { token: u.key });
-  assert.deepEqual(mine.body.data.items.map((a: any) => a.id), [agentId]);
+  const no = await c.invites.decide(token, false);
+  assert.deepEqual([no.accepted, no.sharedWithMe], [false, false]);
+  await assert.rejects(c.market.get(agentId), apiError(404));
+  const yes = await c.invites.decide(token, true);
+  assert.deepEqual([yes.accepted, yes.sharedWithMe, yes.agentId], [true, true, agentId]);
+  const seen = await c.market.get(agentId);
+  assert.equal(seen.sharedWithMe, true);
+  const mine = await c.market.list({ sharedWithMe: true });
+  assert.deepEqual(mine.items.map((a) => a.id), [agentId]);
   assert.equal((await resolveErr(u.id, agentId)), 'ok');
   const got = await resolveUsableAgent(t.hub.ctx, u.id, agentId);
   assert.equal(got.ownerId, owner.id);
   assert.equal(got.engine, 'claude-code');
   // the owner deciding on its own link is a conflict
-  assert.equal((await t.api('POST', `/api/v1/invites/${token}/decide`, { token: owner.key, body: { accept: true } })).status, 409);
+  await assert.rejects(own.invites.decide(token, true), apiError(409));
   // still not manageable by the member
-  assert.equal((await t.api('GET', `${A()}/manage`, { token: u.key })).status, 404);
+  await assert.rejects(c.agents.manage(agentId), apiError(404));
 });
 
 test('invitation tokens are single-use; members are listed and can be removed', async () => {
-  const inv = await t.api('GET', `${A()}/invites`, { token: owner.key });
-  assert.equal(inv.status, 200);
-  const tok = inv.body.data.token as string;
-  const before = inv.body.data.total as number;
+  const inv = await own.agents.invites(agentId);
+  const tok = inv.token;
+  const before = inv.total;
   const a = await t.user('invitee');
   const b = await t.user();
-  assert.equal((await t.api('POST', `/api/v1/invites/${tok}/decide`, { token: a.key, body: { accept: true } })).status, 200);
-  assert.equal((await t.api('POST', `/api/v1/invites/${tok}/decide`, { token: b.key, body: { accept: true } })).status, 404, 'used up');
-  const after1 = await t.api('GET', `${A()}/invites`, { token: owner.key });
-  assert.equal(after1.body.data.total, before + 1);
-  const row = after1.body.data.items.find((m: any) => m.userId === a.id);
+  const ca = t.client(a.key);
+  await ca.invites.decide(tok, true);
+  await assert.rejects(t.client(b.key).invites.decide(tok, true), apiError(404), 'used up');
+  const after1 = await own.agents.invites(agentId);
+  assert.equal(after1.total, before + 1);
+  const row = after1.items.find((m) => m.userId === a.id)!;
   assert.deepEqual([row.name, row.via], ['invitee', 'invite']);
-  assert.notEqual(after1.body.data.token, tok);
-  const ref = await t.api('POST', `${A()}/invites/refresh`, { token: owner.key });
-  assert.notEqual(ref.body.data.token, after1.body.data.token);
-  assert.equal((await t.api('GET', `/api/v1/invites/${after1.body.data.token}`)).status, 404);
+  assert.notEqual(after1.token, tok);
+  const ref = await own.agents.refreshInvite(agentId);
+  assert.notEqual(ref.token, after1.token);
+  await assert.rejects(t.client().invites.get(after1.token), apiError(404));
 
-  assert.equal((await t.api('GET', A(), { token: a.key })).body.data.sharedWithMe, true);
-  const rm = await t.api('DELETE', `${A()}/invites/${a.id}`, { token: owner.key });
-  assert.equal(rm.status, 200);
-  assert.equal((await t.api('GET', A(), { token: a.key })).status, 404, 'removal takes effect at once');
+  assert.equal((await ca.market.get(agentId)).sharedWithMe, true);
+  assert.equal((await own.agents.removeMember(agentId, a.id)).removed, true);
+  await assert.rejects(ca.market.get(agentId), apiError(404), 'removal takes effect at once');
   assert.equal(await resolveErr(a.id, agentId), 'NOT_FOUND');
-  assert.equal((await t.api('DELETE', `${A()}/invites/${a.id}`, { token: owner.key })).status, 404);
-  assert.equal((await t.api('GET', '/api/v1/invites/nope')).status, 404);
+  await assert.rejects(own.agents.removeMember(agentId, a.id), apiError(404));
+  await assert.rejects(t.client().invites.get('nope'), apiError(404));
 });
 
 test('resolveUsableAgent: owner ok; disabled or unbound → AGENT_UNUSABLE; deleting the agent drops shares', async () => {
   assert.equal(await resolveErr(owner.id, agentId), 'ok');
   const u = await t.user();
-  const { token } = (await t.api('GET', `${A()}/share-link`, { token: owner.key })).body.data;
-  await t.api('POST', `/api/v1/invites/${token}/decide`, { token: u.key, body: { accept: true } });
-  await t.api('PATCH', A(), { token: owner.key, body: { enable: false } });
+  const c = t.client(u.key);
+  const { token } = await own.agents.shareLink(agentId);
+  await c.invites.decide(token, true);
+  await own.agents.update(agentId, { enable: false });
   assert.equal(await resolveErr(u.id, agentId), 'AGENT_UNUSABLE');
   assert.equal(await resolveErr(owner.id, agentId), 'AGENT_UNUSABLE');
-  await t.api('PATCH', A(), { token: owner.key, body: { enable: true, hostId: '', engine: '' } });
+  await own.agents.update(agentId, { enable: true, hostId: '', engine: '' });
   assert.equal(await resolveErr(owner.id, agentId), 'AGENT_UNUSABLE');
   assert.equal(await resolveErr(u.id, 'nobody/none'), 'NOT_FOUND');
-  assert.equal((await t.api('DELETE', A(), { token: owner.key })).status, 204);
+  assert.equal(await own.agents.remove(agentId), undefined);
   // the same id, created again, is not shared with the old member
-  const again = await t.api('POST', '/api/v1/agents', { token: owner.key, body: { name: 'private-helper' } });
-  assert.equal(again.body.data.id, agentId);
-  assert.equal((await t.api('GET', A(), { token: u.key })).status, 404);
+  const again = await own.agents.create({ name: 'private-helper' });
+  assert.equal(again.id, agentId);
+  await assert.rejects(c.market.get(agentId), apiError(404));
 });

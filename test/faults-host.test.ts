@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
+import { ApiError, type AcceptedRun, type Client } from '../src/client/index.js';
 
 let t: TestHub;
 const hosts: FakeHost[] = [];
@@ -20,11 +21,9 @@ after(async () => {
   await t.close();
 });
 
-async function agentFor(key: string, hostId: string, name: string): Promise<string> {
-  const a = await eventually(async () => {
-    const r = await t.api('POST', '/api/v1/agents', { token: key, body: { name, scope: 'private', hostId, engine: 'claude-code' } });
-    return r.status === 201 ? r.body.data : undefined;
-  });
+async function agentFor(c: Client, hostId: string, name: string): Promise<string> {
+  // Retried until the host's engines are known (a failed create throws, eventually tries again).
+  const a = await eventually(() => c.agents.create({ name, scope: 'private', hostId, engine: 'claude-code' }));
   return a.id;
 }
 
@@ -33,28 +32,33 @@ test('a host that stops reading is closed for backpressure; its turns fail visib
   const { hostId, credential } = await pairHost(t, u.key, 'stalls');
   const host = await connectFakeHost(t, credential, { capacity: 250 });
   hosts.push(host);
-  const agentId = await agentFor(u.key, hostId, 'stalls');
+  const c = t.client(u.key);
+  const agentId = await agentFor(c, hostId, 'stalls');
   await new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS + 300));
   // The host stops reading its socket: run.start frames (99 KB prompts, up to 25 MB) pile up at the hub.
   (host.ws as any)._socket.pause();
   const big = 'x'.repeat(99_000);
   const sessions: string[] = [];
   for (let i = 0; i < 250; i++) {
-    const r = await t.api('POST', '/api/v1/sessions', { token: u.key, body: { agentId, content: big } });
-    if (r.status === 503) break; // once the hub closed the channel, the host is offline
-    assert.equal(r.status, 202, r.text.slice(0, 300));
-    sessions.push(r.body.sessionId);
+    let r: AcceptedRun;
+    try {
+      r = (await c.sessions.create({ agentId, content: big })) as AcceptedRun;
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 503) break; // once the hub closed the channel, the host is offline
+      throw e;
+    }
+    assert.ok(['processing', 'queued'].includes(r.status), JSON.stringify(r).slice(0, 300));
+    sessions.push(r.sessionId);
   }
   assert.ok(sessions.length > 0);
-  await eventually(async () => (await t.api('GET', `/api/v1/hosts/${hostId}`, { token: u.key })).body.data.status === 'offline', 30_000, 100);
+  await eventually(async () => (await c.hosts.get(hostId)).status === 'offline', 30_000, 100);
   (host.ws as any)._socket.resume();
   const closed = await host.closed;
   assert.ok([4429, 1006].includes(closed.code), `closed with ${closed.code} ${closed.reason}`);
   // The turns it held end as errors (run.error), none stays processing.
   await eventually(async () => {
-    const r = await t.api('GET', '/api/v1/sessions?pageSize=50', { token: u.key });
-    return r.body.data.items.filter((s: any) => sessions.includes(s.id)).every((s: any) => s.status === 'active');
+    const r = await c.sessions.list({ pageSize: 50 });
+    return r.items.filter((s) => sessions.includes(s.id)).every((s) => s.status === 'active');
   }, 30_000, 200);
-  const health = await t.api('GET', '/api/v1/health');
-  assert.equal(health.status, 200);
+  assert.equal((await t.client().health()).status, 'ok');
 });

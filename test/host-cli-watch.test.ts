@@ -15,6 +15,7 @@ import { startTestHub, type TestHub } from './helpers/hub.js';
 import { spawnAgentHost, eventually, type AgentHostProcess } from './helpers/host.js';
 import { openSse } from './helpers/sse.js';
 import { savePairing } from '../src/host-cli/home.js';
+import type { AcceptedRun, Client } from '../src/client/index.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const FAKE = fileURLToPath(new URL('./fixtures/fake-claude.mjs', import.meta.url));
@@ -30,6 +31,7 @@ mkdirSync(claudeDir, { recursive: true });
 let t: TestHub;
 let host: AgentHostProcess;
 let user: { id: string; key: string };
+let c: Client;
 let agentId: string;
 let hostId: string;
 
@@ -40,24 +42,22 @@ const status = (agentHome = home) => {
 };
 const claudePids = (): number[] => (existsSync(logFile) ? readFileSync(logFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).pid) : []);
 const open = async (content: string) => {
-  const r = await t.api('POST', S, { token: user.key, body: { agentId, content } });
-  assert.equal(r.status, 202, r.text);
-  return r.body as { sessionId: string; runId: string };
+  const r = (await c.sessions.create({ agentId, content })) as AcceptedRun;
+  assert.ok(['processing', 'queued'].includes(r.status), JSON.stringify(r));
+  return r;
 };
 
 before(async () => {
   t = await startTestHub();
   user = await t.user();
-  const pk = await t.api('POST', '/api/v1/hosts/pair-key', { token: user.key });
-  host = spawnAgentHost(['run', '--hub', t.url, '--pair-key', pk.body.data.pairKey, '--work-root', workRoot, '--name', 'watched'], {
+  c = t.client(user.key);
+  const pk = await c.hosts.pairKey();
+  host = spawnAgentHost(['run', '--hub', t.url, '--pair-key', pk.pairKey, '--work-root', workRoot, '--name', 'watched'], {
     AGENT_HOST_HOME: home, CLAUDE_BIN: FAKE, FAKE_CLAUDE_LOG: logFile, CLAUDE_CONFIG_DIR: claudeDir,
   });
   hostId = (await host.waitFor(/connected to \S+ as hst_\w+/)).match(/hst_\w+/)![0];
-  const a = await eventually(async () => {
-    const r = await t.api('POST', '/api/v1/agents', { token: user.key, body: { name: 'watched', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' } });
-    return r.status === 201 ? r : undefined;
-  });
-  agentId = a.body.data.id;
+  // Retried until the host's engines are known (a failed create throws, eventually tries again).
+  agentId = (await eventually(() => c.agents.create({ name: 'watched', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' }))).id;
 });
 
 after(async () => {
@@ -90,12 +90,11 @@ test('a run prints its start and its end (session, duration, outcome), never the
 });
 
 test('settings applied and reverted: one line each, never the values', async () => {
-  const api = (method: string, path: string, body?: unknown) => t.api(method, path, { token: user.key, body });
   const apiKey = 'sk-watch-000011112222';
-  const c = (await api('POST', '/api/v1/model-configs', { name: 'W', apiType: 'anthropic', baseUrl: 'https://w.example', apiKey, modelName: 'model-w' })).body.data;
-  assert.equal((await api('POST', `/api/v1/hosts/${hostId}/model-config`, { configId: c.id })).status, 200);
+  const mc = await c.modelConfigs.create({ name: 'W', apiType: 'anthropic', baseUrl: 'https://w.example', apiKey, modelName: 'model-w' });
+  await c.hosts.applyModelConfig(hostId, mc.id);
   await host.waitFor(/settings for claude-code applied/);
-  assert.equal((await api('POST', `/api/v1/hosts/${hostId}/model-config`, { configId: null })).status, 200);
+  await c.hosts.applyModelConfig(hostId, null);
   await host.waitFor(/settings for claude-code reverted to the default/);
   assert.ok(!host.output().includes(apiKey) && !host.output().includes('w.example'), 'no setting is printed');
 });
@@ -136,10 +135,10 @@ test('Ctrl-C during a run: the turn ends `aborted` on the hub with its partial t
     return rows[0]?.ended_at ? rows[0] : undefined;
   });
   assert.equal(task.status, 'aborted', 'the turn reads aborted, not lost to HOST_DISCONNECTED');
-  const h = (await t.api('GET', `${S}/${sessionId}/messages?limit=50`, { token: user.key })).body.data.items as any[];
+  const h = (await c.sessions.messages(sessionId, { limit: 50 })).items;
   assert.deepEqual(h.map((m) => m.role), ['user', 'assistant']);
   assert.equal(h[1].interrupted, true);
-  assert.match(h[1].content, /^echo: /, 'the partial output is kept');
+  assert.match(String(h[1].content), /^echo: /, 'the partial output is kept');
 
   const s = status();
   assert.equal(s.code, 0, s.out);

@@ -12,6 +12,7 @@ import { spawnAgentHost, connectFakeHost, eventually, type AgentHostProcess } fr
 import { CloseCodes } from '../host-protocol/version.js';
 import { startFakeOidc, type FakeOidc } from './helpers/fake-oidc.js';
 import { createLogger, scrubSecrets } from '../src/log.js';
+import type { AcceptedRun, Client } from '../src/client/index.js';
 
 const FAKE_CLAUDE = resolve(import.meta.dirname, 'fixtures/fake-claude.mjs');
 const MODEL_KEY = 'sk-modelkey-logs-7f3a9c2e1b';
@@ -23,12 +24,12 @@ let tmp: string;
 const lines: string[] = [];
 const secrets = new Map<string, string>(); // what → value
 let user: { id: string; key: string };
+let c: Client;
 let hostId: string;
 let credential: string;
 
 const parsed = () => lines.map((l) => JSON.parse(l) as Record<string, any>);
 const find = (msg: string, pred: (l: Record<string, any>) => boolean = () => true) => parsed().filter((l) => l.msg === msg && pred(l));
-const api = (method: string, path: string, body?: unknown, token = user.key) => t.api(method, path, { token, body });
 
 before(async () => {
   idp = await startFakeOidc();
@@ -38,6 +39,7 @@ before(async () => {
   if (t.config.secretKey) secrets.set('SECRET_KEY', t.config.secretKey);
   secrets.set('OIDC client secret', idp.env.OIDC_CLIENT_SECRET);
   user = await t.user('logs-user');
+  c = t.client(user.key);
   secrets.set('user API key', user.key);
 
   tmp = mkdtempSync(join(tmpdir(), 'logs-'));
@@ -46,11 +48,10 @@ before(async () => {
   mkdirSync(join(workRoot, 'proj'), { recursive: true });
   mkdirSync(claudeDir);
   writeFileSync(join(claudeDir, 'settings.json'), '{}\n');
-  const pk = await api('POST', '/api/v1/hosts/pair-key');
-  assert.equal(pk.status, 201, pk.text);
-  secrets.set('pair key', pk.body.data.pairKey);
+  const { pairKey } = await c.hosts.pairKey();
+  secrets.set('pair key', pairKey);
   const home = join(tmp, 'home');
-  host = spawnAgentHost(['run', '--hub', t.url, '--pair-key', pk.body.data.pairKey, '--work-root', workRoot, '--capacity', '1', '--name', 'logs', '--verbose'], {
+  host = spawnAgentHost(['run', '--hub', t.url, '--pair-key', pairKey, '--work-root', workRoot, '--capacity', '1', '--name', 'logs', '--verbose'], {
     AGENT_HOST_HOME: home, CLAUDE_BIN: FAKE_CLAUDE, CLAUDE_CONFIG_DIR: claudeDir,
   });
   hostId = (await host.waitFor(/connected to \S+ as hst_\w+/)).match(/hst_\w+/)![0];
@@ -71,47 +72,40 @@ after(async () => {
 
 test('a full turn with keys, a model configuration and a login: the lines tell it, no secret is in them', async () => {
   // A second API key, used once (and once with the key in the query string, which the log must not echo).
-  const k = await api('POST', '/api/v1/me/keys', { name: 'second' });
-  assert.equal(k.status, 201, k.text);
-  const key2 = k.body.data.apiKey ?? k.body.data.key;
-  assert.equal(typeof key2, 'string', k.text);
+  const key2 = (await c.keys.create('second')).key;
+  assert.equal(typeof key2, 'string');
   secrets.set('second API key', key2);
+  // Raw: the key in the query string, which the client never sends.
   assert.equal((await t.api('GET', `/api/v1/me?token=${encodeURIComponent(key2)}&api_key=${encodeURIComponent(key2)}`, { token: key2 })).status, 200);
 
   // Login and refresh: the access JWTs and refresh tokens.
-  const s = await t.api('GET', '/api/v1/auth/login');
-  assert.equal(s.status, 200, s.text);
-  const code = idp.authorize(s.body.data.url, { sub: 'logs-1', name: 'Logs' });
+  const anonymous = t.client();
+  const s = await anonymous.auth.login();
+  const code = idp.authorize(s.url, { sub: 'logs-1', name: 'Logs' });
   secrets.set('OIDC code', code);
-  const cb = await t.api('POST', '/api/v1/auth/callback', { body: { code, state: s.body.data.state } });
-  assert.equal(cb.status, 200, cb.text);
-  secrets.set('access JWT', cb.body.data.accessToken);
-  secrets.set('refresh token', cb.body.data.refreshToken);
-  const rf = await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: cb.body.data.refreshToken } });
-  assert.equal(rf.status, 200, rf.text);
-  secrets.set('refreshed JWT', rf.body.data.accessToken);
-  secrets.set('refreshed refresh token', rf.body.data.refreshToken);
-  assert.equal((await t.api('GET', '/api/v1/me', { token: rf.body.data.accessToken })).status, 200);
+  const cb = await anonymous.auth.callback(code, s.state);
+  secrets.set('access JWT', cb.accessToken);
+  secrets.set('refresh token', cb.refreshToken);
+  const rf = await anonymous.auth.refresh(cb.refreshToken);
+  secrets.set('refreshed JWT', rf.accessToken);
+  secrets.set('refreshed refresh token', rf.refreshToken);
+  assert.match((await t.client(rf.accessToken).me()).id, /\S/);
 
   // A model configuration with an API key, applied to the host (the CLI writes it to settings.json).
-  const mc = await api('POST', '/api/v1/model-configs', { name: 'L', apiType: 'anthropic', baseUrl: 'https://l.example', apiKey: MODEL_KEY, modelName: 'model-l' });
-  assert.equal(mc.status, 201, mc.text);
+  const mc = await c.modelConfigs.create({ name: 'L', apiType: 'anthropic', baseUrl: 'https://l.example', apiKey: MODEL_KEY, modelName: 'model-l' });
   secrets.set('model endpoint API key', MODEL_KEY);
-  const ap = await api('POST', `/api/v1/hosts/${hostId}/model-config`, { configId: mc.body.data.id });
-  assert.equal(ap.status, 200, ap.text);
+  await c.hosts.applyModelConfig(hostId, mc.id);
 
   // An agent on the host and a turn that completes, then one whose engine fails.
-  const ag = await eventually(async () => {
-    const r = await api('POST', '/api/v1/agents', { name: 'logs', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' });
-    return r.status === 201 ? r : undefined;
-  });
-  const agentId = ag.body.data.id;
-  const opened = await api('POST', '/api/v1/sessions', { agentId, content: 'hello logs' });
-  assert.equal(opened.status, 202, opened.text);
-  const sessionId = opened.body.sessionId ?? opened.body.data?.sessionId;
-  const status = async () => (await api('GET', `/api/v1/sessions/${sessionId}`)).body.data.status;
+  // Retried until the host's engines are known (a failed create throws, eventually tries again).
+  const ag = await eventually(() => c.agents.create({ name: 'logs', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' }));
+  const agentId = ag.id;
+  const opened = (await c.sessions.create({ agentId, content: 'hello logs' })) as AcceptedRun;
+  assert.ok(['processing', 'queued'].includes(opened.status), JSON.stringify(opened));
+  const sessionId = opened.sessionId;
+  const status = async () => (await c.sessions.get(sessionId)).status;
   await eventually(async () => (await status()) === 'active', 15_000, 50);
-  assert.equal((await api('POST', `/api/v1/sessions/${sessionId}/messages`, { content: 'break [exit:3] [stderr-key]' })).status, 202);
+  assert.equal((await c.sessions.send(sessionId, { content: 'break [exit:3] [stderr-key]' })).sessionId, sessionId);
   await eventually(async () => find('run failed: engine error').length > 0 || undefined, 15_000, 50);
 
   // Another channel with the same credential takes the host over; then it leaves. Each is a line with its close code.

@@ -34,6 +34,7 @@ before(async () => {
   await new Promise<void>((r) => sms.listen(0, '127.0.0.1', r));
   idp = await startFakeOidc();
   t = await startTestHub({ rateLimitPhoneCodePerHour: 0 }, { ...idp.env, SMS_WEBHOOK_URL: `http://127.0.0.1:${(sms.address() as AddressInfo).port}/sms`, CHATAPP_WEBHOOK_SECRET: BOT_SECRET });
+  // Raw: the document itself, read as JSON (it is the schema source, not an enveloped answer).
   doc = (await t.api('GET', '/api/v1/openapi.json')).body;
 });
 after(async () => {
@@ -146,7 +147,7 @@ test('every route of the router answers a real request that validates against it
   await call('GET', '/api/docs', '/api/docs', 200);
   await call('GET', '/api/docs/swagger-ui.css', '/api/docs/:file', 200);
   await call('GET', '/', '/', 200);
-  const index = await t.api('GET', '/');
+  const index = await t.api('GET', '/'); // raw: the console's HTML page, outside the API
   const asset = /\/console\/([A-Za-z0-9._-]+\.js)/.exec(index.text)?.[1];
   assert.ok(asset, 'the console page names its script');
   await call('GET', `/console/${asset}`, '/console/:file', 200);
@@ -263,7 +264,7 @@ test('every route of the router answers a real request that validates against it
   await call('GET', '/api/v1/admin/agents/pending', '/api/v1/admin/agents/pending', 200, { token: A });
   // Public agents wait for review: one is rejected, one approved.
   const pub = [];
-  for (const name of ['reviewed-1', 'reviewed-2']) pub.push(enc((await t.api('POST', '/api/v1/agents', { token: A, body: { name, scope: 'public', step: 'submit', hostId, engine: 'claude-code', tags: ['x'] } })).body.data.id));
+  for (const name of ['reviewed-1', 'reviewed-2']) pub.push(enc((await t.admin.agents.create({ name, scope: 'public', step: 'submit', hostId, engine: 'claude-code', tags: ['x'] })).id));
   await call('POST', `/api/v1/admin/agents/${pub[0]}/reject`, '/api/v1/admin/agents/:id/reject', 200, { token: A, body: { reason: 'needs a description' } });
   await call('POST', `/api/v1/admin/agents/${pub[1]}/approve`, '/api/v1/admin/agents/:id/approve', 200, { token: A });
   await call('GET', '/api/v1/admin/agents/summary', '/api/v1/admin/agents/summary', 200, { token: A });

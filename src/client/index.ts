@@ -20,6 +20,9 @@ import type { DirsResult, Engine, ModelTestResult } from '../../host-protocol/fr
 // Model configurations (console/models).
 import type { ModelConfigView, ModelConfigList, Applied, Binding } from '../model-configs/view-schemas.js';
 import type { Create as McCreate, Patch as McPatch, Test as McTest } from '../model-configs/routes.js';
+// Administrator's agent review list and the health check (tests of issue 13).
+import type { AdminListQuery } from '../agents/schemas.js';
+import type { HealthBody } from '../server/health.js';
 
 /** What a checker accepts: its parsed type, with the fields that have a default left optional. */
 type Input<C extends { parse(...a: any[]): any }> = Partial<ReturnType<C['parse']>>;
@@ -142,6 +145,12 @@ export type SessionQueue = Static<typeof Queue>;
 export type SessionCost = Static<typeof Cost>;
 export type SignInProvider = Static<typeof AccountViews.Providers>['items'][number];
 
+// ---------- administrator's agent review; health ----------
+export type ReviewSummary = Static<typeof AgentViews.ReviewSummary>;
+export type AdminAgentsParams = Input<typeof AdminListQuery>;
+/** The plain (unenveloped) health answer; a 503 (degraded, draining) is an ApiError. */
+export type Health = Static<typeof HealthBody>;
+
 /** A failed call: the HTTP status and the catalogue's code and message from the envelope. */
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -202,6 +211,7 @@ export function createClient(opts: ClientOptions) {
       favorite: (id: string, on: boolean) => call<FavoriteState>(on ? 'POST' : 'DELETE', `/agents/${seg(id)}/favorite`),
     },
     me: () => call<User>('GET', '/me'),
+    health: () => call<Health>('GET', '/health'),
     agents: {
       mine: (q: MineParams = {}) => call<MyAgentPage>('GET', '/agents/mine', { query: q }),
       // My agents page: create/edit/submit/enable, stats, sharing, ai-fill.
@@ -332,6 +342,9 @@ export function createClient(opts: ClientOptions) {
       redeems: (q: AdminRedeemParams = {}) => call<AdminRedemptions>('GET', '/admin/redeems', { query: q }),
       deliverRedeem: (id: string, cards: Array<{ no?: string; pwd?: string }>) => call<AdminRedemption>('POST', `/admin/redeems/${seg(id)}/deliver`, { body: { cards } }),
       rejectRedeem: (id: string, reason: string) => call<AdminRedemption>('POST', `/admin/redeems/${seg(id)}/reject`, { body: { reason } }),
+      agentsSummary: () => call<ReviewSummary>('GET', '/admin/agents/summary'),
+      agents: (q: AdminAgentsParams = {}) => call<ReviewPage>('GET', '/admin/agents', { query: q }),
+      reviewAgent: (id: string) => call<ReviewAgent>('GET', `/admin/agents/${seg(id)}/review`),
     },
   };
 }

@@ -23,7 +23,7 @@ async function databaseUp(ctx: HubContext): Promise<boolean> {
   }
 }
 
-const HealthBody = Type.Object({
+export const HealthBody = Type.Object({
   status: literals(['ok', 'degraded', 'draining']),
   node: Type.String(),
   db: literals(['ok', 'down']),
