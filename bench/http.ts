@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { startTestHub } from '../test/helpers/hub.js';
 import { uws, type us_listen_socket } from '../src/server/uws.js';
 import { notifyAgentChanged } from '../src/agents/usage.js';
+import { startFastifyPeer, type Peer } from './peers/fastify-market.js';
 
 export interface Figure {
   target: string;
@@ -31,7 +32,7 @@ export interface BenchResult {
   connections: number;
   figures: Figure[];
   /** Market read rate as a fraction of the bare endpoint's rate for the same body (and the list against the small body). */
-  ratios: { byId: number; list: number; listVsSmallBody: number };
+  ratios: { byId: number; list: number; listVsSmallBody: number; signedById: number; signedList: number; signedByIdVsPeer?: number; signedListVsPeer?: number };
 }
 
 // Plain JS so the worker needs no TypeScript loader. A minimal HTTP/1.1
@@ -83,7 +84,7 @@ Promise.all(Array.from({ length: conns }, connection)).then(() => {
 });
 `;
 
-function drive(base: string, paths: string[], conns: number, ms: number, headers = ''): Promise<{ count: number; errors: number; lat: Float64Array }> {
+export function drive(base: string, paths: string[], conns: number, ms: number, headers = ''): Promise<{ count: number; errors: number; lat: Float64Array }> {
   return new Promise((resolve, reject) => {
     const w = new Worker(WORKER, { eval: true, workerData: { base, paths, conns, ms, headers } });
     w.once('message', (m) => {
@@ -140,6 +141,7 @@ export async function run(opts: { seconds?: number; connections?: number; agents
   const rounds = opts.rounds ?? Number(process.env.BENCH_ROUNDS ?? 5);
   const t = await startTestHub({ rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 });
   let bare: us_listen_socket | undefined;
+  let peer: Peer | undefined;
   try {
     const owner = await t.user('bench-owner');
     const viewer = await t.user('bench-viewer');
@@ -159,14 +161,25 @@ export async function run(opts: { seconds?: number; connections?: number; agents
     const barePort = uws.us_socket_local_port(bare);
 
     const byIdPaths = ids.map((id) => `/api/v1/agents/${encodeURIComponent(id)}`);
+    const signedIn = `Authorization: Bearer ${viewer.key}\r\n`;
+    // The conventional peer needs a PostgreSQL server to talk to; on the embedded database it is left out.
+    if (t.config.databaseUrl) peer = await startFastifyPeer(t.config.databaseUrl);
+    const peerTargets: Target[] = peer
+      ? [
+          { name: 'Fastify 5 + pg peer, one agent (signed in)', base: peer.url, paths: ids.map((id) => `/peer/agents/${encodeURIComponent(id)}`), headers: signedIn },
+          { name: 'Fastify 5 + pg peer, page of 20 (signed in)', base: peer.url, paths: ['/peer/agents?pageSize=20'], headers: signedIn },
+        ]
+      : [];
     const figures = await measureAll(
       [
         { name: 'bare uWS endpoint, one-agent body', base: `http://127.0.0.1:${barePort}`, paths: ['/bare/agent'] },
         { name: 'bare uWS endpoint, 20-agent page body', base: `http://127.0.0.1:${barePort}`, paths: ['/bare/list'] },
         { name: 'GET /api/v1/agents/{id}', base: t.url, paths: byIdPaths },
         { name: 'GET /api/v1/agents?pageSize=20', base: t.url, paths: ['/api/v1/agents?pageSize=20'] },
-        // For information: a signed-in caller (API key check and per-user flags, no page memo).
-        { name: 'GET /api/v1/agents?pageSize=20 (signed in)', base: t.url, paths: ['/api/v1/agents?pageSize=20'], headers: `Authorization: Bearer ${viewer.key}\r\n` },
+        // A signed-in caller: the API key check, the caller's flags, the shared serialized page.
+        { name: 'GET /api/v1/agents/{id} (signed in)', base: t.url, paths: byIdPaths, headers: signedIn },
+        { name: 'GET /api/v1/agents?pageSize=20 (signed in)', base: t.url, paths: ['/api/v1/agents?pageSize=20'], headers: signedIn },
+        ...peerTargets,
       ],
       conns,
       seconds,
@@ -180,12 +193,20 @@ export async function run(opts: { seconds?: number; connections?: number; agents
       rounds,
       connections: conns,
       figures,
-      ratios: { byId: r3(figures[2].rps / figures[0].rps), list: r3(figures[3].rps / figures[1].rps), listVsSmallBody: r3(figures[3].rps / figures[0].rps) },
+      ratios: {
+        byId: r3(figures[2].rps / figures[0].rps),
+        list: r3(figures[3].rps / figures[1].rps),
+        listVsSmallBody: r3(figures[3].rps / figures[0].rps),
+        signedById: r3(figures[4].rps / figures[0].rps),
+        signedList: r3(figures[5].rps / figures[1].rps),
+        ...(peer ? { signedByIdVsPeer: r3(figures[4].rps / figures[6].rps), signedListVsPeer: r3(figures[5].rps / figures[7].rps) } : {}),
+      },
     };
     if (opts.write ?? false) writeResults(result);
     return result;
   } finally {
     if (bare) uws.us_listen_socket_close(bare);
+    await peer?.close();
     await t.close();
   }
 }
@@ -220,13 +241,15 @@ function writeResults(r: BenchResult): void {
     '',
     `## HTTP market reads — ${new Date().toISOString()}`,
     '',
-    `Machine: ${machine()}. Database: ${r.database}. ${r.agents} approved public agents; ${r.connections} keep-alive connections from one load worker thread (raw-socket HTTP/1.1 client) in the same process; ${r.seconds} s per target in ${r.rounds} interleaved slices after a 1 s warm-up; anonymous requests except the signed-in row.`,
+    `Machine: ${machine()}. Database: ${r.database}. ${r.agents} approved public agents; ${r.connections} keep-alive connections from one load worker thread (raw-socket HTTP/1.1 client) in the same process; ${r.seconds} s per target in ${r.rounds} interleaved slices after a 1 s warm-up; anonymous requests except the signed-in rows (one user's API key; the peer looks the same key up).`,
     '',
     '| target | requests/s | p50 ms | p99 ms | requests | errors |',
     '|---|---:|---:|---:|---:|---:|',
     ...r.figures.map((f) => `| ${f.target} | ${f.rps} | ${f.p50ms} | ${f.p99ms} | ${f.requests} | ${f.errors} |`),
     '',
     `Ratio to the bare endpoint serving the same body: \`GET /agents/{id}\` ${(r.ratios.byId * 100).toFixed(1)} %, \`GET /agents?pageSize=20\` ${(r.ratios.list * 100).toFixed(1)} % (against the one-agent body: ${(r.ratios.listVsSmallBody * 100).toFixed(1)} %); target ≥ 25 % on PostgreSQL.`,
+    `Signed in (API key): \`GET /agents/{id}\` ${(r.ratios.signedById * 100).toFixed(1)} % of bare, \`GET /agents?pageSize=20\` ${(r.ratios.signedList * 100).toFixed(1)} % of bare (target ≥ 35 %)` +
+      (r.ratios.signedByIdVsPeer !== undefined ? `; against the Fastify 5 + pg peer ${r.ratios.signedByIdVsPeer.toFixed(2)}× and ${r.ratios.signedListVsPeer!.toFixed(2)}× (target ≥ 5×).` : '; no Fastify peer on the embedded database.'),
     '',
   ];
   const file = new URL('./RESULTS.md', import.meta.url);
@@ -239,6 +262,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     (r) => {
       console.table(r.figures);
       console.log(`database ${r.database}; ratio by id ${(r.ratios.byId * 100).toFixed(1)} %, list ${(r.ratios.list * 100).toFixed(1)} % (vs one-agent body ${(r.ratios.listVsSmallBody * 100).toFixed(1)} %)`);
+      console.log(`signed in: by id ${(r.ratios.signedById * 100).toFixed(1)} %, list ${(r.ratios.signedList * 100).toFixed(1)} % of bare; vs Fastify peer ${r.ratios.signedByIdVsPeer ?? '-'}× / ${r.ratios.signedListVsPeer ?? '-'}×`);
       process.exit(0);
     },
     (e) => {

@@ -11,6 +11,11 @@ export function pageOf<T>(items: T[], total: number, page: number, pageSize: num
   return { items, total, page, pageSize, hasMore: page * pageSize < total };
 }
 
+/** pageOf's JSON from items already serialized (the same fields in the same order). */
+export function pageJsonOf(itemsJson: string[], total: number, page: number, pageSize: number): string {
+  return `{"items":[${itemsJson.join(',')}],"total":${total},"page":${page},"pageSize":${pageSize},"hasMore":${page * pageSize < total}}`;
+}
+
 export const offsetOf = (page: number, pageSize: number) => (page - 1) * pageSize;
 
 /**

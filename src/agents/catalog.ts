@@ -21,6 +21,8 @@ export interface Entry {
   base: BaseView;
   /** The market view with no per-caller flag set (immutable; shared by responses). */
   plain: MarketView;
+  /** marketJson's memo: the serialized view per pair of caller flags, filled on first use. */
+  json?: string[];
 }
 
 export interface UserState {

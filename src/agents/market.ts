@@ -3,11 +3,11 @@
 import type { HubContext } from '../context.js';
 import type { Principal } from '../server/http.js';
 import { fail } from '../errors.js';
-import { offsetOf, pageOf } from '../paging.js';
+import { offsetOf, pageJsonOf, pageOf } from '../paging.js';
 import { orderOf, type AgentCatalog, type Entry, type MarketSort, type UserState } from './catalog.js';
 import type { MarketQueryT } from './schemas.js';
 import { canRead, inMarket, isListed } from './rules.js';
-import { marketView } from './views.js';
+import { marketJson, marketView } from './views.js';
 import { okJson } from '../server/reply.js';
 
 const FEATURED_MAX = 8;
@@ -57,30 +57,35 @@ export class AgentMarket {
       return true;
     };
     const from = offsetOf(q.page, q.pageSize);
-    if (p) {
-      const list = this.visibleTo(p.userId, st!, sort).filter(keep);
-      return pageOf(list.slice(from, from + q.pageSize).map((e) => marketView(e, st)), list.length, q.page, q.pageSize);
+    const extra = p ? this.unlistedVisibleTo(p.userId, st!) : [];
+    if (extra.length || q.favOnly || q.sharedWithMe) {
+      const list = this.withExtra(this.catalog.listed(sort), extra, sort).filter(keep);
+      return okJson(pageJsonOf(list.slice(from, from + q.pageSize).map((e) => marketJson(e, st)), list.length, q.page, q.pageSize));
     }
-    // Anonymous answers depend only on the query: memoise lists and pages per catalog generation.
+    // Everyone else sees the same list for the same query: memoised per catalog generation, with
+    // its pages serialized; a signed-in caller's page is patched only where one of its flags is set.
     const key = `${sort}\u0000${q.q ?? ''}\u0000${q.cat ?? ''}\u0000${q.tag ?? ''}\u0000${q.scope ?? ''}\u0000${q.pricing ?? ''}`;
-    const pageKey = `${key}\u0000${q.page}\u0000${q.pageSize}`;
-    const cached = this.catalog.pages.get(pageKey);
-    if (cached) return okJson(cached);
     let list = this.catalog.results.get(key);
     if (!list) {
       const all = this.catalog.listed(sort);
       list = needle || q.cat || tag || q.scope || q.pricing ? all.filter(keep) : all;
       this.catalog.rememberResult(key, list);
     }
-    // Cached serialized: re-encoding a 20-agent page costs more than the rest of the request.
-    const json = JSON.stringify(pageOf(list.slice(from, from + q.pageSize).map((e) => e.plain), list.length, q.page, q.pageSize));
-    this.catalog.rememberPage(pageKey, json);
+    const items = list.slice(from, from + q.pageSize);
+    if (st && items.some((e) => st.favs.has(e.a.id) || st.shared.has(e.a.id))) {
+      return okJson(pageJsonOf(items.map((e) => marketJson(e, st)), list.length, q.page, q.pageSize));
+    }
+    const pageKey = `${key}\u0000${q.page}\u0000${q.pageSize}`;
+    let json = this.catalog.pages.get(pageKey);
+    if (!json) {
+      json = pageJsonOf(items.map((e) => marketJson(e, undefined)), list.length, q.page, q.pageSize);
+      this.catalog.rememberPage(pageKey, json);
+    }
     return okJson(json);
   }
 
-  /** Listed agents plus the caller's own and shared ones, in market order. */
-  private visibleTo(userId: string, st: UserState, sort: MarketSort): Entry[] {
-    const listed = this.catalog.listed(sort);
+  /** The caller's own and shared agents that the market lists for nobody else, in no order. */
+  private unlistedVisibleTo(userId: string, st: UserState): Entry[] {
     const extra: Entry[] = [];
     const viewer = { userId, shared: st.shared };
     const consider = (e: Entry | undefined) => {
@@ -91,6 +96,16 @@ export class AgentMarket {
       const e = this.catalog.get(id);
       if (e && e.a.ownerId !== userId) consider(e);
     }
+    return extra;
+  }
+
+  /** Listed agents plus the caller's own and shared ones, in market order. */
+  private visibleTo(userId: string, st: UserState, sort: MarketSort): Entry[] {
+    return this.withExtra(this.catalog.listed(sort), this.unlistedVisibleTo(userId, st), sort);
+  }
+
+  /** `listed` (already in `sort` order) merged with `extra`. */
+  private withExtra(listed: Entry[], extra: Entry[], sort: MarketSort): Entry[] {
     if (!extra.length) return listed;
     const order = orderOf(sort);
     extra.sort(order);
@@ -128,7 +143,7 @@ export class AgentMarket {
 
   async get(p: Principal | undefined, id: string) {
     const st = await this.prepare(p);
-    return marketView(this.readable(p, st, id), st);
+    return okJson(marketJson(this.readable(p, st, id), st));
   }
 
   /** The agent when the caller may read it, else NOT_FOUND (never a hint that it exists). */

@@ -43,6 +43,18 @@ export function plainView(base: BaseView): MarketView {
 }
 
 /** What any caller allowed to read the agent sees; a new object only when a flag is set. */
+/**
+ * The market view serialized, memoised on the entry per pair of caller flags: a signed-in page is
+ * the cached JSON of its entries joined, so a request serializes nothing (entries are per row version).
+ */
+export function marketJson(e: { a: Agent; base: BaseView; plain: MarketView; json?: string[] }, st: UserState | undefined): string {
+  const fav = !!st?.favs.has(e.a.id);
+  const shared = !!st?.shared.has(e.a.id);
+  const k = (fav ? 1 : 0) | (shared ? 2 : 0);
+  const memo = (e.json ??= []);
+  return (memo[k] ??= JSON.stringify(k ? { ...e.base, favorited: fav, sharedWithMe: shared } : e.plain));
+}
+
 export function marketView(e: { a: Agent; base: BaseView; plain: MarketView }, st: UserState | undefined): MarketView {
   const favorited = !!st?.favs.has(e.a.id);
   const sharedWithMe = !!st?.shared.has(e.a.id);

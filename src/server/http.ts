@@ -187,7 +187,16 @@ export class HttpApi {
     });
     const ip = Buffer.from(res.getRemoteAddressAsText()).toString();
     const corsHeaders = this.cors.answer(headers['origin']);
-    const ctl = new AbortController();
+    // Made only when a handler reads `signal` (most never do): one controller per request costs on the read path.
+    let ctl: AbortController | undefined;
+    let clientGone = false;
+    const signal = () => {
+      if (!ctl) {
+        ctl = new AbortController();
+        if (clientGone) ctl.abort();
+      }
+      return ctl.signal;
+    };
     let done = false;
     const abortCbs: Array<() => void> = [];
     // Finalizers of the request (whenDone): run once, when the client leaves or the handler is over.
@@ -209,7 +218,8 @@ export class HttpApi {
     };
     res.onAborted(() => {
       done = true;
-      ctl.abort();
+      clientGone = true;
+      ctl?.abort();
       for (const cb of abortCbs.splice(0)) cb();
       runFinals();
     });
@@ -266,7 +276,7 @@ export class HttpApi {
 
     const run = (raw: Buffer | undefined) => {
       this.active++;
-      const ctx = { method, path, rawQuery, headers, ip, params: match!.params, raw, signal: ctl.signal, whenDone, who, corsHeaders };
+      const ctx = { method, path, rawQuery, headers, ip, params: match!.params, raw, get signal() { return signal(); }, whenDone, who, corsHeaders };
       this.process(route, ctx, res, () => done, (cb) => abortCbs.push(cb), send, () => {
         done = true;
         answered(200);
@@ -335,7 +345,7 @@ export class HttpApi {
       const release = this.slots.acquire(principal?.userId ?? `ip:${r.ip}`);
       r.whenDone(release);
     };
-    const req: Req = { method: r.method, path: r.path, params: r.params, query, body, headers: r.headers, ip: r.ip, principal, bearer, signal: r.signal, whenDone: r.whenDone, holdStream };
+    const req: Req = { method: r.method, path: r.path, params: r.params, query, body, headers: r.headers, ip: r.ip, principal, bearer, get signal() { return r.signal; }, whenDone: r.whenDone, holdStream };
     if (route.rawBody) req.raw = r.raw ?? Buffer.alloc(0);
     const hookHeaders = this.hooks.before && !route.unlimited ? (await this.hooks.before(req, route)) || undefined : undefined;
     const out = await route.handler(req as Req & { principal: Principal });
