@@ -6,6 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
+import { apiError } from './helpers/api-error.js';
 import { startFakeOidc, type FakeOidc } from './helpers/fake-oidc.js';
 import { loadConfig } from '../src/config.js';
 
@@ -21,29 +22,25 @@ after(async () => {
 });
 
 async function login(user: { sub: string; name?: string; email?: string }, from?: string) {
-  const s = await t.api('GET', '/api/v1/auth/login' + (from ? `?from=${encodeURIComponent(from)}` : ''));
-  assert.equal(s.status, 200, s.text);
-  const cb = await t.api('POST', '/api/v1/auth/callback', { body: { code: idp.authorize(s.body.data.url, user), state: s.body.data.state } });
-  assert.equal(cb.status, 200, cb.text);
-  return cb.body.data;
+  const anon = t.client().auth;
+  const s = await anon.login(from);
+  return anon.callback(idp.authorize(s.url, user), s.state);
 }
 
 test('login returns the provider authorize URL with a state; callback signs the user in', async () => {
-  const s = await t.api('GET', '/api/v1/auth/login?from=/agents/mine');
-  assert.equal(s.status, 200);
-  const url = new URL(s.body.data.url);
+  const anon = t.client().auth;
+  const s = await anon.login('/agents/mine');
+  const url = new URL(s.url);
   assert.equal(url.origin + url.pathname, `${idp.url}/authorize`);
-  assert.equal(url.searchParams.get('state'), s.body.data.state);
+  assert.equal(url.searchParams.get('state'), s.state);
   assert.equal(url.searchParams.get('client_id'), 'hub-client');
   assert.equal(url.searchParams.get('response_type'), 'code');
   assert.equal(url.searchParams.get('redirect_uri'), 'http://app.example/callback');
   assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
   assert.ok(url.searchParams.get('nonce'));
 
-  const code = idp.authorize(s.body.data.url, { sub: 'alice-1', name: 'Alice', email: 'alice@example.com' });
-  const cb = await t.api('POST', '/api/v1/auth/callback', { body: { code, state: s.body.data.state } });
-  assert.equal(cb.status, 200, cb.text);
-  const d = cb.body.data;
+  const code = idp.authorize(s.url, { sub: 'alice-1', name: 'Alice', email: 'alice@example.com' });
+  const d = await anon.callback(code, s.state);
   assert.equal(d.accessToken.split('.').length, 3);
   assert.match(d.refreshToken, /^ahr_/);
   assert.deepEqual([d.tokenType, d.expiresIn, d.from, d.user.name, d.user.email], ['Bearer', 900, '/agents/mine', 'Alice', 'alice@example.com']);
@@ -51,13 +48,11 @@ test('login returns the provider authorize URL with a state; callback signs the 
   assert.ok(idp.tokenRequests.at(-1)!.code_verifier, 'the PKCE verifier reached the token endpoint');
   assert.equal(idp.tokenRequests.at(-1)!.client_secret, undefined, 'client_secret_basic: the secret is not in the form');
 
-  const me = await t.api('GET', '/api/v1/me', { token: d.accessToken });
-  assert.equal(me.status, 200);
-  assert.equal(me.body.data.id, d.user.id);
+  const me = await t.client(d.accessToken).me();
+  assert.equal(me.id, d.user.id);
 
   // The state was single-use.
-  const replay = await t.api('POST', '/api/v1/auth/callback', { body: { code: idp.authorize(s.body.data.url, { sub: 'alice-1' }), state: s.body.data.state } });
-  assert.equal(replay.status, 400);
+  await assert.rejects(anon.callback(idp.authorize(s.url, { sub: 'alice-1' }), s.state), apiError(400));
 
   // Same subject again → same account.
   const again = await login({ sub: 'alice-1', name: 'Alice' });
@@ -68,115 +63,114 @@ test('login returns the provider authorize URL with a state; callback signs the 
 });
 
 test('callback refuses a state we never issued, a refused code, and malformed bodies', async () => {
-  const s = await t.api('GET', '/api/v1/auth/login');
-  const unknown = await t.api('POST', '/api/v1/auth/callback', { body: { code: idp.authorize(s.body.data.url, { sub: 'x' }), state: 'made-up' } });
-  assert.equal(unknown.status, 400);
-  const bad = await t.api('POST', '/api/v1/auth/callback', { body: { code: 'never-issued', state: s.body.data.state } });
-  assert.equal(bad.status, 400);
-  for (const body of [{}, { code: '', state: 'a' }, { code: 'a', state: '' }, { code: 'a' }, { code: 'a', state: 'b', extra: 1 }]) {
-    assert.equal((await t.api('POST', '/api/v1/auth/callback', { body })).status, 400, JSON.stringify(body));
+  const anon = t.client().auth;
+  const s = await anon.login();
+  await assert.rejects(anon.callback(idp.authorize(s.url, { sub: 'x' }), 'made-up'), apiError(400));
+  await assert.rejects(anon.callback('never-issued', s.state), apiError(400));
+  // A missing field is sent as absent (the client drops undefined fields).
+  const none = undefined as unknown as string;
+  for (const [code, state] of [[none, none], ['', 'a'], ['a', ''], ['a', none]]) {
+    await assert.rejects(anon.callback(code, state), apiError(400), JSON.stringify({ code, state }));
   }
+  // An unknown field: outside the typed shape.
+  assert.equal((await t.api('POST', '/api/v1/auth/callback', { body: { code: 'a', state: 'b', extra: 1 } })).status, 400);
   for (const from of ['//evil.example', 'https://evil.example', '/\\evil.example']) {
-    assert.equal((await t.api('GET', `/api/v1/auth/login?from=${encodeURIComponent(from)}`)).status, 400, from);
+    await assert.rejects(anon.login(from), apiError(400), from);
   }
 });
 
 test('an expired state is refused', async () => {
-  const s = await t.api('GET', '/api/v1/auth/login');
+  const anon = t.client().auth;
+  const s = await anon.login();
   await t.hub.ctx.em().execute(`update login_states set expires_at = now() - interval '1 second'`);
-  const r = await t.api('POST', '/api/v1/auth/callback', { body: { code: idp.authorize(s.body.data.url, { sub: 'late' }), state: s.body.data.state } });
-  assert.equal(r.status, 400);
+  await assert.rejects(anon.callback(idp.authorize(s.url, { sub: 'late' }), s.state), apiError(400));
 });
 
 test('refresh rotates the refresh token: the old one is refused afterwards', async () => {
+  const anon = t.client().auth;
   const d = await login({ sub: 'carol-1', name: 'Carol' });
-  const r1 = await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: d.refreshToken } });
-  assert.equal(r1.status, 200, r1.text);
-  assert.notEqual(r1.body.data.refreshToken, d.refreshToken);
-  assert.equal(r1.body.data.user.id, d.user.id);
-  assert.equal((await t.api('GET', '/api/v1/me', { token: r1.body.data.accessToken })).status, 200);
-  const old = await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: d.refreshToken } });
-  assert.equal(old.status, 401);
-  const r2 = await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: r1.body.data.refreshToken } });
-  assert.equal(r2.status, 200);
-  assert.equal((await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: 'ahr_nothing' } })).status, 401);
-  assert.equal((await t.api('POST', '/api/v1/auth/refresh', { body: {} })).status, 400);
+  const r1 = await anon.refresh(d.refreshToken);
+  assert.notEqual(r1.refreshToken, d.refreshToken);
+  assert.equal(r1.user.id, d.user.id);
+  await t.client(r1.accessToken).me();
+  await assert.rejects(anon.refresh(d.refreshToken), apiError(401));
+  await anon.refresh(r1.refreshToken);
+  await assert.rejects(anon.refresh('ahr_nothing'), apiError(401));
+  await assert.rejects(anon.refresh(undefined as unknown as string), apiError(400), 'an empty body');
+  // The field under another name: outside the typed shape.
   assert.equal((await t.api('POST', '/api/v1/auth/refresh', { body: { refreshToken: 'x' } })).status, 400);
 });
 
 test('logout ends the login at once: its access token and refresh token stop working', async () => {
   const d = await login({ sub: 'dave-1' });
-  assert.equal((await t.api('GET', '/api/v1/me', { token: d.accessToken })).status, 200);
-  const out = await t.api('POST', '/api/v1/auth/logout', { token: d.accessToken });
-  assert.equal(out.status, 200);
-  assert.equal(out.body.data.loggedOut, true);
-  assert.equal((await t.api('GET', '/api/v1/me', { token: d.accessToken })).status, 401);
-  assert.equal((await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: d.refreshToken } })).status, 401);
-  assert.equal((await t.api('POST', '/api/v1/auth/logout')).status, 401);
+  const c = t.client(d.accessToken);
+  await c.me();
+  const out = await c.auth.logout();
+  assert.equal(out.loggedOut, true);
+  await assert.rejects(c.me(), apiError(401));
+  await assert.rejects(t.client().auth.refresh(d.refreshToken), apiError(401));
+  await assert.rejects(t.client().auth.logout(), apiError(401));
   const u = await t.user();
-  assert.equal((await t.api('POST', '/api/v1/auth/logout', { token: u.key })).status, 400, 'an API key is not a login');
+  await assert.rejects(t.client(u.key).auth.logout(), apiError(400), 'an API key is not a login');
 });
 
 test('sso-logout returns the provider logout URL and, with a login token, ends that login', async () => {
-  const anon = await t.api('GET', '/api/v1/auth/sso-logout');
-  assert.equal(anon.status, 200);
-  const end = new URL(anon.body.data.url);
+  const anon = await t.client().auth.ssoLogout();
+  const end = new URL(anon.url);
   assert.equal(end.origin + end.pathname, `${idp.url}/logout`, 'the discovered end_session_endpoint');
   assert.equal(end.searchParams.get('client_id'), 'hub-client');
-  assert.equal(anon.body.data.loggedOut, false);
+  assert.equal(anon.loggedOut, false);
   const d = await login({ sub: 'erin-1' });
-  const r = await t.api('GET', '/api/v1/auth/sso-logout', { token: d.accessToken });
-  assert.equal(r.body.data.loggedOut, true);
-  assert.equal((await t.api('GET', '/api/v1/me', { token: d.accessToken })).status, 401);
+  const r = await t.client(d.accessToken).auth.ssoLogout();
+  assert.equal(r.loggedOut, true);
+  await assert.rejects(t.client(d.accessToken).me(), apiError(401));
 });
 
 test('linking: a signed-in user links a provider identity, signs in with it, and unlinks it', async () => {
   const u = await t.user('frank');
-  assert.equal((await t.api('POST', '/api/v1/me/idem/github/link', { token: u.key })).status, 404);
-  assert.equal((await t.api('POST', '/api/v1/me/idem/oidc/link')).status, 401);
-  const l = await t.api('POST', '/api/v1/me/idem/oidc/link', { token: u.key });
-  assert.equal(l.status, 200);
-  assert.equal(new URL(l.body.data.url).searchParams.get('state'), l.body.data.state);
-  const cb = await t.api('POST', '/api/v1/auth/callback', { body: { code: idp.authorize(l.body.data.url, { sub: 'frank-idp', name: 'Frank F' }), state: l.body.data.state } });
-  assert.equal(cb.status, 200, cb.text);
-  assert.deepEqual([cb.body.data.user.id, cb.body.data.linked], [u.id, 'oidc']);
+  const c = t.client(u.key);
+  const anon = t.client().auth;
+  await assert.rejects(c.auth.linkIdentity('github'), apiError(404));
+  await assert.rejects(anon.linkIdentity('oidc'), apiError(401));
+  const l = await c.auth.linkIdentity('oidc');
+  assert.equal(new URL(l.url).searchParams.get('state'), l.state);
+  const cb = await anon.callback(idp.authorize(l.url, { sub: 'frank-idp', name: 'Frank F' }), l.state);
+  assert.deepEqual([cb.user.id, cb.linked], [u.id, 'oidc']);
 
-  const b = await t.api('GET', '/api/v1/me/bindings', { token: u.key });
-  assert.deepEqual(b.body.data.identities.map((i: any) => [i.provider, i.displayName]), [['oidc', 'Frank F']]);
+  const b = await c.bindings.get();
+  assert.deepEqual(b.identities.map((i) => [i.provider, i.displayName]), [['oidc', 'Frank F']]);
   assert.equal((await login({ sub: 'frank-idp' })).user.id, u.id, 'the linked identity signs in to the same account');
 
   // An identity that already belongs to another account cannot be linked.
   const g = await t.user('grace');
-  const l2 = await t.api('POST', '/api/v1/me/idem/oidc/link', { token: g.key });
-  const taken = await t.api('POST', '/api/v1/auth/callback', { body: { code: idp.authorize(l2.body.data.url, { sub: 'frank-idp' }), state: l2.body.data.state } });
-  assert.equal(taken.status, 409);
+  const l2 = await t.client(g.key).auth.linkIdentity('oidc');
+  await assert.rejects(anon.callback(idp.authorize(l2.url, { sub: 'frank-idp' }), l2.state), apiError(409));
 
-  assert.equal((await t.api('DELETE', '/api/v1/me/idem/oidc', { token: u.key })).status, 200);
-  assert.equal((await t.api('DELETE', '/api/v1/me/idem/oidc', { token: u.key })).status, 404);
-  assert.equal((await t.api('DELETE', '/api/v1/me/idem/other', { token: u.key })).status, 404);
-  assert.equal((await t.api('GET', '/api/v1/me/bindings', { token: u.key })).body.data.identities.length, 0);
+  assert.deepEqual(await c.auth.unlinkIdentity('oidc'), { deleted: true });
+  await assert.rejects(c.auth.unlinkIdentity('oidc'), apiError(404));
+  await assert.rejects(c.auth.unlinkIdentity('other'), apiError(404));
+  assert.equal((await c.bindings.get()).identities.length, 0);
   const fresh = await login({ sub: 'frank-idp' });
   assert.notEqual(fresh.user.id, u.id, 'after unlinking, the identity is no longer the way into that account');
 
   // The only way into a login-created account cannot be unlinked.
-  const last = await t.api('DELETE', '/api/v1/me/idem/oidc', { token: fresh.accessToken });
-  assert.equal(last.status, 409);
+  await assert.rejects(t.client(fresh.accessToken).auth.unlinkIdentity('oidc'), apiError(409));
 });
 
 test('an expired access token → 401 with code 4011', async () => {
   const idp2 = await startFakeOidc();
   const short = await startTestHub({}, { ...idp2.env, JWT_TTL_SECONDS: '1' });
   try {
-    const s = await short.api('GET', '/api/v1/auth/login');
-    const cb = await short.api('POST', '/api/v1/auth/callback', { body: { code: idp2.authorize(s.body.data.url, { sub: 'z' }), state: s.body.data.state } });
-    assert.equal(cb.body.data.expiresIn, 1);
-    assert.equal((await short.api('GET', '/api/v1/me', { token: cb.body.data.accessToken })).status, 200);
+    const anon = short.client().auth;
+    const s = await anon.login();
+    const cb = await anon.callback(idp2.authorize(s.url, { sub: 'z' }), s.state);
+    assert.equal(cb.expiresIn, 1);
+    await short.client(cb.accessToken).me();
     await new Promise((r) => setTimeout(r, 2100));
-    const r = await short.api('GET', '/api/v1/me', { token: cb.body.data.accessToken });
-    assert.deepEqual([r.status, r.body.code], [401, '4011']);
+    await assert.rejects(short.client(cb.accessToken).me(), apiError(401, '4011'));
     // The refresh token still gets a fresh access token.
-    const ref = await short.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: cb.body.data.refreshToken } });
-    assert.equal((await short.api('GET', '/api/v1/me', { token: ref.body.data.accessToken })).status, 200);
+    const ref = await anon.refresh(cb.refreshToken);
+    await short.client(ref.accessToken).me();
   } finally {
     await short.close();
     await idp2.close();
@@ -187,12 +181,12 @@ test('without OIDC configuration the flow answers 503 NOT_CONFIGURED', async () 
   const bare = await startTestHub();
   try {
     const u = await bare.user();
-    for (const [m, p, body, token] of [
-      ['GET', '/api/v1/auth/login'], ['POST', '/api/v1/auth/callback', { code: 'a', state: 'b' }], ['GET', '/api/v1/auth/sso-logout'],
-      ['POST', '/api/v1/me/idem/oidc/link', undefined, u.key],
+    const anon = bare.client().auth;
+    for (const [name, call] of [
+      ['login', () => anon.login()], ['callback', () => anon.callback('a', 'b')], ['sso-logout', () => anon.ssoLogout()],
+      ['link', () => bare.client(u.key).auth.linkIdentity('oidc')],
     ] as const) {
-      const r = await bare.api(m, p, { body, token });
-      assert.deepEqual([r.status, r.body.code], [503, '5031'], p);
+      await assert.rejects(call(), apiError(503, '5031'), name);
     }
   } finally {
     await bare.close();

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
 import { exportJWK, generateKeyPair } from 'jose';
 import { startTestHub, type TestHub } from './helpers/hub.js';
+import { apiError } from './helpers/api-error.js';
 import { startFakeOidc, type Defect, type FakeOidc } from './helpers/fake-oidc.js';
 
 const REDIRECT = 'http://app.example/callback';
@@ -105,47 +106,42 @@ after(async () => {
 
 async function realSignIn(sub: string) {
   op.next.sub = sub;
-  const s = await t.api('GET', '/api/v1/auth/login?from=/home');
-  assert.equal(s.status, 200, s.text);
-  const back = await browse(s.body.data.url);
-  assert.equal(back.searchParams.get('state'), s.body.data.state);
-  return { code: back.searchParams.get('code')!, state: s.body.data.state as string };
+  const s = await t.client().auth.login('/home');
+  const back = await browse(s.url);
+  assert.equal(back.searchParams.get('state'), s.state);
+  return { code: back.searchParams.get('code')!, state: s.state };
 }
 
 test('real provider: first sign-in creates the account with the starter tokens; the next one finds it', async () => {
+  const anon = t.client().auth;
   op.accounts.set('ada-op', { name: 'Ada Lovelace', email: 'ada@example.org' });
-  const s = await t.api('GET', '/api/v1/auth/login');
-  const authz = new URL(s.body.data.url);
+  const s = await anon.login();
+  const authz = new URL(s.url);
   assert.equal(authz.origin + authz.pathname, `${op.issuer}/auth`, 'the authorization_endpoint from discovery');
   assert.equal(authz.searchParams.get('code_challenge_method'), 'S256');
 
   const { code, state } = await realSignIn('ada-op');
-  const cb = await t.api('POST', '/api/v1/auth/callback', { body: { code, state } });
-  assert.equal(cb.status, 200, cb.text);
-  const d = cb.body.data;
+  const d = await anon.callback(code, state);
   assert.deepEqual([d.user.name, d.user.email, d.from, d.tokenType], ['Ada Lovelace', 'ada@example.org', '/home', 'Bearer']);
-  const bal = await t.api('GET', '/api/v1/me/balance', { token: d.accessToken });
-  assert.equal(bal.body.data.balance, STARTER);
+  const bal = await t.client(d.accessToken).billing.balance();
+  assert.equal(bal.balance, STARTER);
 
   // The provider refuses a code used twice, whatever state comes with it.
-  const s2 = await t.api('GET', '/api/v1/auth/login');
-  const replay = await t.api('POST', '/api/v1/auth/callback', { body: { code, state: s2.body.data.state } });
-  assert.equal(replay.status, 400, replay.text);
+  const s2 = await anon.login();
+  await assert.rejects(anon.callback(code, s2.state), apiError(400));
 
   const again = await realSignIn('ada-op');
-  const cb2 = await t.api('POST', '/api/v1/auth/callback', { body: again });
-  assert.equal(cb2.status, 200, cb2.text);
-  assert.equal(cb2.body.data.user.id, d.user.id);
-  assert.equal((await t.api('GET', '/api/v1/me/balance', { token: cb2.body.data.accessToken })).body.data.balance, STARTER, 'starter tokens once');
+  const cb2 = await anon.callback(again.code, again.state);
+  assert.equal(cb2.user.id, d.user.id);
+  assert.equal((await t.client(cb2.accessToken).billing.balance()).balance, STARTER, 'starter tokens once');
   const grants = await t.hub.ctx.em().execute(`select count(*)::int as n from ledger_entries where user_id = ?`, [d.user.id]);
   assert.equal(grants[0].n, 1);
 
-  const out = await t.api('GET', '/api/v1/auth/sso-logout', { token: cb2.body.data.accessToken });
-  assert.equal(out.status, 200);
-  const end = new URL(out.body.data.url);
+  const out = await t.client(cb2.accessToken).auth.ssoLogout();
+  const end = new URL(out.url);
   assert.equal(end.origin + end.pathname, `${op.issuer}/session/end`, 'the end_session_endpoint from discovery');
   assert.equal(end.searchParams.get('client_id'), 'hub-client');
-  assert.equal(out.body.data.loggedOut, true);
+  assert.equal(out.loggedOut, true);
   assert.equal((await fetch(end)).status, 200, 'the provider knows the logout address');
 });
 
@@ -153,9 +149,8 @@ test('real provider: a PKCE verifier that does not match the challenge is refuse
   op.accounts.set('mallory-op', { name: 'Mallory' });
   const { code, state } = await realSignIn('mallory-op');
   await t.hub.ctx.em().execute(`update login_states set code_verifier = ?`, [randomBytes(32).toString('base64url')]);
-  const r = await t.api('POST', '/api/v1/auth/callback', { body: { code, state } });
-  assert.equal(r.status, 400, r.text);
-  assert.equal(r.body.data?.accessToken, undefined);
+  // A refused call hands back no tokens.
+  await assert.rejects(t.client().auth.callback(code, state), apiError(400));
   const ids = await t.hub.ctx.em().execute(`select count(*)::int as n from identities where subject = 'mallory-op'`);
   assert.equal(ids[0].n, 0);
 });
@@ -181,11 +176,10 @@ for (const [name, defect] of defects) {
     const sub = 'defect-' + randomBytes(4).toString('hex');
     const count = async (table: string) => (await tf.hub.ctx.em().execute(`select count(*)::int as n from ${table}`))[0].n;
     const [users, logins] = [await count('users'), await count('auth_sessions')];
-    const s = await tf.api('GET', '/api/v1/auth/login');
-    const r = await tf.api('POST', '/api/v1/auth/callback', { body: { code: fake.authorize(s.body.data.url, { sub, name: 'Eve' }, defect), state: s.body.data.state } });
-    assert.equal(r.status, 400, r.text);
-    assert.equal(r.body.code, '4000');
-    assert.equal(r.body.data?.accessToken, undefined);
+    const anon = tf.client().auth;
+    const s = await anon.login();
+    // A refused call hands back no tokens.
+    await assert.rejects(anon.callback(fake.authorize(s.url, { sub, name: 'Eve' }, defect), s.state), apiError(400, '4000'));
     assert.equal(await count('users'), users);
     assert.equal((await tf.hub.ctx.em().execute(`select count(*)::int as n from identities where subject = ?`, [sub]))[0].n, 0);
     assert.equal(await count('auth_sessions'), logins);
@@ -193,10 +187,10 @@ for (const [name, defect] of defects) {
 }
 
 test('the same sign-in with a good ID token succeeds (the defects above are the only difference)', async () => {
-  const s = await tf.api('GET', '/api/v1/auth/login');
-  const r = await tf.api('POST', '/api/v1/auth/callback', { body: { code: fake.authorize(s.body.data.url, { sub: 'good-1', name: 'Good' }), state: s.body.data.state } });
-  assert.equal(r.status, 200, r.text);
-  assert.equal(r.body.data.user.name, 'Good');
+  const anon = tf.client().auth;
+  const s = await anon.login();
+  const r = await anon.callback(fake.authorize(s.url, { sub: 'good-1', name: 'Good' }), s.state);
+  assert.equal(r.user.name, 'Good');
 });
 
 test('a provider that cannot be discovered → 503 at login, and nothing is stored', async () => {
@@ -208,8 +202,7 @@ test('a provider that cannot be discovered → 503 at login, and nothing is stor
   for (const issuer of [`http://127.0.0.1:${port}`, `${fake.url}/`]) {
     const h = await startTestHub({}, { ...fake.env, OIDC_ISSUER: issuer });
     try {
-      const r = await h.api('GET', '/api/v1/auth/login');
-      assert.deepEqual([r.status, r.body.code], [503, '5030'], issuer);
+      await assert.rejects(h.client().auth.login(), apiError(503, '5030'), issuer);
       assert.equal((await h.hub.ctx.em().execute(`select count(*)::int as n from login_states`))[0].n, 0);
     } finally {
       await h.close();

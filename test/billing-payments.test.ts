@@ -9,6 +9,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createCipheriv, createSign, createVerify, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { startTestHub, type TestHub } from './helpers/hub.js';
+import { apiError, failure } from './helpers/api-error.js';
+import type { PlanOrder, TokenPackOrder } from '../src/client/index.js';
 
 const rsa = () => generateKeyPairSync('rsa', { modulusLength: 2048 });
 const pemPrivate = (k: KeyObject) => k.export({ type: 'pkcs8', format: 'pem' }).toString();
@@ -133,9 +135,12 @@ after(async () => {
   wxStub.close();
 });
 
-const balance = async (h: TestHub, key: string) => (await h.api('GET', '/api/v1/me/balance', { token: key })).body.data.balance as number;
+const balance = async (h: TestHub, key: string) => (await h.client(key).billing.balance()).balance;
 const entriesFor = async (h: TestHub, ref: string) => Number((await h.hub.ctx.em().execute(`select count(*) as n from ledger_entries where ref = ?`, [ref]))[0].n);
-const orderOf = async (h: TestHub, key: string, id: string) => (await h.api('GET', `/api/v1/orders/${id}`, { token: key })).body.data;
+const orderOf = (h: TestHub, key: string, id: string) => h.client(key).billing.order(id);
+const buyPack = (h: TestHub, key: string, body: TokenPackOrder) => h.client(key).billing.buyTokenPack(body);
+const buyPlan = (h: TestHub, key: string, body: PlanOrder) => h.client(key).billing.buyPlan(body);
+// The notifies and the sandbox pay page are the providers' side of HTTP (form bodies, plain-text answers): raw fetches.
 const post = (h: TestHub, path: string, body: string, headers: Record<string, string>) =>
   fetch(h.url + path, { method: 'POST', body, headers }).then(async (r) => ({ status: r.status, text: await r.text(), type: r.headers.get('content-type') }));
 const postAlipay = (h: TestHub, p: Record<string, string>) => post(h, '/api/v1/payments/notify/alipay', form(p), { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' });
@@ -143,13 +148,11 @@ const postWechat = (h: TestHub, n: { body: string; headers: Record<string, strin
 
 test('Alipay: the order carries a page-pay URL signed RSA2 over the sorted parameters with the app key', async () => {
   const u = await t.user();
-  const r = await t.api('POST', '/api/v1/orders/token-pack', { token: u.key, body: { packId: 'pack-10k', qty: 2, payMethod: 'alipay' } });
-  assert.equal(r.status, 201);
-  const o = r.body.data;
+  const o = await buyPack(t, u.key, { packId: 'pack-10k', qty: 2, payMethod: 'alipay' });
   assert.deepEqual([o.status, o.amountCents, o.tokens, o.codeUrl], ['pending', 1900, 20000, null]);
-  assert.ok(o.payUrl.startsWith(GATEWAY + '?'), o.payUrl);
-  assert.equal(Date.parse(o.expiresAt) - Date.parse(o.createdAt), 30 * 60_000);
-  const p = Object.fromEntries(new URL(o.payUrl).searchParams);
+  assert.ok(o.payUrl!.startsWith(GATEWAY + '?'), o.payUrl!);
+  assert.equal(Date.parse(o.expiresAt!) - Date.parse(o.createdAt), 30 * 60_000);
+  const p = Object.fromEntries(new URL(o.payUrl!).searchParams);
   assert.deepEqual([p.app_id, p.method, p.charset, p.sign_type, p.version, p.notify_url], [ALIPAY_APP_ID, 'alipay.trade.page.pay', 'utf-8', 'RSA2', '1.0', `${PUBLIC_URL}/api/v1/payments/notify/alipay`]);
   assert.match(p.timestamp, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
   // The request is signed over every parameter but `sign` (sign_type included).
@@ -163,8 +166,8 @@ test('Alipay: the order carries a page-pay URL signed RSA2 over the sorted param
 
 test('Alipay: a notify signed with Alipay\'s key settles the order; a replay and 10 parallel copies credit once', async () => {
   const u = await t.user();
-  const o = (await t.api('POST', '/api/v1/orders/token-pack', { token: u.key, body: { packId: 'pack-10k', qty: 2, payMethod: 'alipay' } })).body.data;
-  const n = alipayNotify({ out_trade_no: o.paymentRef, total_amount: '19.00' });
+  const o = await buyPack(t, u.key, { packId: 'pack-10k', qty: 2, payMethod: 'alipay' });
+  const n = alipayNotify({ out_trade_no: o.paymentRef!, total_amount: '19.00' });
   const first = await postAlipay(t, n);
   assert.deepEqual([first.status, first.text], [200, 'success']);
   const paid = await orderOf(t, u.key, o.id);
@@ -173,7 +176,7 @@ test('Alipay: a notify signed with Alipay\'s key settles the order; a replay and
   assert.equal(await balance(t, u.key), 20000);
 
   assert.equal((await postAlipay(t, n)).text, 'success'); // a replay is acknowledged, so Alipay stops retrying
-  const burst = await Promise.all(Array.from({ length: 10 }, (_, i) => postAlipay(t, i % 2 ? n : alipayNotify({ out_trade_no: o.paymentRef, total_amount: '19.00', trade_status: 'TRADE_FINISHED' }))));
+  const burst = await Promise.all(Array.from({ length: 10 }, (_, i) => postAlipay(t, i % 2 ? n : alipayNotify({ out_trade_no: o.paymentRef!, total_amount: '19.00', trade_status: 'TRADE_FINISHED' }))));
   assert.ok(burst.every((b) => b.status === 200 && b.text === 'success'), JSON.stringify(burst));
   assert.equal(await balance(t, u.key), 20000);
   assert.equal(await entriesFor(t, o.id), 1);
@@ -181,8 +184,8 @@ test('Alipay: a notify signed with Alipay\'s key settles the order; a replay and
 
 test('Alipay: ten parallel first notifies of a pending order credit once', async () => {
   const u = await t.user();
-  const o = (await t.api('POST', '/api/v1/orders/token-pack', { token: u.key, body: { packId: 'pack-1k', payMethod: 'alipay' } })).body.data;
-  const burst = await Promise.all(Array.from({ length: 10 }, () => postAlipay(t, alipayNotify({ out_trade_no: o.paymentRef, total_amount: '1.00' }))));
+  const o = await buyPack(t, u.key, { packId: 'pack-1k', payMethod: 'alipay' });
+  const burst = await Promise.all(Array.from({ length: 10 }, () => postAlipay(t, alipayNotify({ out_trade_no: o.paymentRef!, total_amount: '1.00' }))));
   assert.ok(burst.every((b) => b.text === 'success'), JSON.stringify(burst));
   assert.equal(await balance(t, u.key), 1000);
   assert.equal(await entriesFor(t, o.id), 1);
@@ -190,14 +193,15 @@ test('Alipay: ten parallel first notifies of a pending order credit once', async
 
 test('Alipay: a tampered, foreign or mismatched notify is refused and settles nothing', async () => {
   const u = await t.user();
-  const o = (await t.api('POST', '/api/v1/orders/token-pack', { token: u.key, body: { packId: 'pack-10k', payMethod: 'alipay' } })).body.data;
-  const good = alipayNotify({ out_trade_no: o.paymentRef, total_amount: '9.50' });
+  const o = await buyPack(t, u.key, { packId: 'pack-10k', payMethod: 'alipay' });
+  const ref = o.paymentRef!;
+  const good = alipayNotify({ out_trade_no: ref, total_amount: '9.50' });
   const refused = [
     { ...good, total_amount: '0.01' }, // changed after signing
     { ...good, trade_status: 'TRADE_SUCCESS', buyer_logon_id: 'other' },
-    alipayNotify({ out_trade_no: o.paymentRef, total_amount: '9.50' }, aliMerchant.privateKey), // not Alipay's key
-    alipayNotify({ out_trade_no: o.paymentRef, total_amount: '0.01' }), // signed, but not the order's amount
-    alipayNotify({ out_trade_no: o.paymentRef, total_amount: '9.50', app_id: '2021000000009999' }), // another app
+    alipayNotify({ out_trade_no: ref, total_amount: '9.50' }, aliMerchant.privateKey), // not Alipay's key
+    alipayNotify({ out_trade_no: ref, total_amount: '0.01' }), // signed, but not the order's amount
+    alipayNotify({ out_trade_no: ref, total_amount: '9.50', app_id: '2021000000009999' }), // another app
     alipayNotify({ out_trade_no: 'pay_unknown', total_amount: '9.50' }),
     { ...good, sign_type: 'RSA' },
     Object.fromEntries(Object.entries(good).filter(([k]) => k !== 'sign')),
@@ -208,7 +212,7 @@ test('Alipay: a tampered, foreign or mismatched notify is refused and settles no
   }
   assert.equal((await post(t, '/api/v1/payments/notify/alipay', form(good) + '&sign=x', { 'content-type': 'application/x-www-form-urlencoded' })).text, 'failure');
   // An authentic notify that reports no payment yet is acknowledged and settles nothing.
-  assert.equal((await postAlipay(t, alipayNotify({ out_trade_no: o.paymentRef, total_amount: '9.50', trade_status: 'WAIT_BUYER_PAY' }))).text, 'success');
+  assert.equal((await postAlipay(t, alipayNotify({ out_trade_no: ref, total_amount: '9.50', trade_status: 'WAIT_BUYER_PAY' }))).text, 'success');
   assert.equal((await orderOf(t, u.key, o.id)).status, 'pending');
   assert.equal(await balance(t, u.key), 0);
   // A notify far over the bound is refused by the body reader.
@@ -220,9 +224,7 @@ test('Alipay: a tampered, foreign or mismatched notify is refused and settles no
 test('WeChat Pay: the Native order call is signed by the merchant and the order carries code_url', async () => {
   const u = await t.user();
   const before = stub.orders.length;
-  const r = await t.api('POST', '/api/v1/orders/plan', { token: u.key, body: { planId: 'pro', cycle: 'month', payMethod: 'wechat' } });
-  assert.equal(r.status, 201, r.text);
-  const o = r.body.data;
+  const o = await buyPlan(t, u.key, { planId: 'pro', cycle: 'month', payMethod: 'wechat' });
   assert.equal(stub.orders.length, before + 1);
   const sent = stub.orders.at(-1);
   assert.deepEqual([sent.mchid, sent.appid, sent.out_trade_no, sent.amount.total, sent.amount.currency, sent.notify_url], [MCH_ID, WX_APP_ID, o.paymentRef, 3000, 'CNY', `${PUBLIC_URL}/api/v1/payments/notify/wechat`]);
@@ -232,19 +234,19 @@ test('WeChat Pay: the Native order call is signed by the merchant and the order 
 
 test('WeChat Pay: a platform-signed notify with an encrypted resource settles once; replays and 10 parallel copies change nothing', async () => {
   const u = await t.user();
-  const plan = (await t.api('POST', '/api/v1/orders/plan', { token: u.key, body: { planId: 'pro', cycle: 'month', payMethod: 'wechat' } })).body.data;
+  const plan = await buyPlan(t, u.key, { planId: 'pro', cycle: 'month', payMethod: 'wechat' });
   const n = wechatNotify({ out_trade_no: plan.paymentRef, amount: { total: 3000, payer_total: 3000, currency: 'CNY', payer_currency: 'CNY' } });
   const first = await postWechat(t, n);
   assert.equal(first.status, 204, first.text);
   assert.equal((await orderOf(t, u.key, plan.id)).status, 'paid');
-  const mine = (await t.api('GET', '/api/v1/me/plan', { token: u.key })).body.data;
+  const mine = await t.client(u.key).billing.myPlan();
   assert.equal(mine.planId, 'pro');
   const burst = await Promise.all(Array.from({ length: 10 }, () => postWechat(t, n)));
   assert.ok(burst.every((b) => b.status === 204), JSON.stringify(burst));
   // Settling twice would have extended the plan by another month.
-  assert.equal((await t.api('GET', '/api/v1/me/plan', { token: u.key })).body.data.expireAt, mine.expireAt);
+  assert.equal((await t.client(u.key).billing.myPlan()).expireAt, mine.expireAt);
 
-  const pack = (await t.api('POST', '/api/v1/orders/token-pack', { token: u.key, body: { packId: 'pack-100k', payMethod: 'wechat' } })).body.data;
+  const pack = await buyPack(t, u.key, { packId: 'pack-100k', payMethod: 'wechat' });
   const packNotes = Array.from({ length: 10 }, () => wechatNotify({ out_trade_no: pack.paymentRef, amount: { total: 9000, currency: 'CNY' } }));
   const r = await Promise.all(packNotes.map((x) => postWechat(t, x)));
   assert.ok(r.every((b) => b.status === 204), JSON.stringify(r));
@@ -254,7 +256,7 @@ test('WeChat Pay: a platform-signed notify with an encrypted resource settles on
 
 test('WeChat Pay: a tampered, stale, foreign or undecryptable notify is refused with FAIL and settles nothing', async () => {
   const u = await t.user();
-  const o = (await t.api('POST', '/api/v1/orders/token-pack', { token: u.key, body: { packId: 'pack-1k', payMethod: 'wechat' } })).body.data;
+  const o = await buyPack(t, u.key, { packId: 'pack-1k', payMethod: 'wechat' });
   const tx = { out_trade_no: o.paymentRef, amount: { total: 100, currency: 'CNY' } };
   const good = wechatNotify(tx);
   const cases = [
@@ -286,35 +288,33 @@ test('WeChat Pay: a tampered, stale, foreign or undecryptable notify is refused 
 test('WeChat Pay: an order call the provider refuses, or answers unsigned, is 502 5025 and stores no order', async () => {
   const u = await off.user();
   const refusedBefore = stub.refused;
-  const r = await off.api('POST', '/api/v1/orders/token-pack', { token: u.key, body: { payMethod: 'wechat' } });
-  assert.deepEqual([r.status, r.body.code], [502, '5025']);
+  await assert.rejects(buyPack(off, u.key, { payMethod: 'wechat' }), apiError(502, '5025'));
   assert.equal(stub.refused, refusedBefore + 1, 'the stub refused the wrongly signed request');
-  assert.equal((await off.api('GET', '/api/v1/orders', { token: u.key })).body.data.total, 0);
+  assert.equal((await off.client(u.key).billing.orders()).total, 0);
 
   const v = await t.user();
   stub.answerKey = wxMerchant.privateKey; // the answer is not signed by the platform
   try {
-    const a = await t.api('POST', '/api/v1/orders/token-pack', { token: v.key, body: { payMethod: 'wechat' } });
-    assert.deepEqual([a.status, a.body.code], [502, '5025']);
+    await assert.rejects(buyPack(t, v.key, { payMethod: 'wechat' }), apiError(502, '5025'));
   } finally {
     stub.answerKey = wxPlatform.privateKey;
   }
-  assert.equal((await t.api('GET', '/api/v1/orders', { token: v.key })).body.data.total, 0);
+  assert.equal((await t.client(v.key).billing.orders()).total, 0);
 });
 
 test('an unconfigured channel answers 503 5031 at order creation and stores nothing', async () => {
   const u = await off.user();
-  for (const [path, body] of [
-    ['/api/v1/orders/token-pack', { payMethod: 'alipay' }],
-    ['/api/v1/orders/plan', { planId: 'pro', cycle: 'month', payMethod: 'alipay' }],
+  for (const [what, call] of [
+    ['token-pack', () => buyPack(off, u.key, { payMethod: 'alipay' })],
+    ['plan', () => buyPlan(off, u.key, { planId: 'pro', cycle: 'month', payMethod: 'alipay' })],
   ] as const) {
-    const r = await off.api('POST', path, { token: u.key, body });
-    assert.deepEqual([r.status, r.body.code], [503, '5031'], path);
-    assert.match(r.body.message, /alipay/);
+    const e = await failure(call());
+    assert.deepEqual([e.status, e.code], [503, '5031'], what);
+    assert.match(e.message, /alipay/);
   }
-  assert.equal((await off.api('GET', '/api/v1/orders', { token: u.key })).body.data.total, 0);
+  assert.equal((await off.client(u.key).billing.orders()).total, 0);
   // Paying from the balance needs no channel.
-  assert.equal((await off.api('POST', '/api/v1/orders/plan', { token: u.key, body: { planId: 'pro', cycle: 'month', payMethod: 'token' } })).status, 201);
+  assert.equal((await buyPlan(off, u.key, { planId: 'pro', cycle: 'month', payMethod: 'token' })).status, 'paid');
   // No channel, no notify endpoint.
   assert.equal((await post(off, '/api/v1/payments/notify/alipay', 'a=1', { 'content-type': 'application/x-www-form-urlencoded' })).status, 404);
   assert.equal((await post(off, '/api/v1/payments/notify/sandbox', 'a=1', { 'content-type': 'application/x-www-form-urlencoded' })).status, 404);
@@ -335,11 +335,9 @@ const submit = (h: TestHub, action: string, fields: Record<string, string>) => p
 
 test('sandbox: pay page → signed notify → order paid and tokens credited, over HTTP; replays and tampering credit nothing more', async () => {
   const u = await s.user();
-  const r = await s.api('POST', '/api/v1/orders/token-pack', { token: u.key, body: { packId: 'pack-10k', payMethod: 'wechat' } });
-  assert.equal(r.status, 201);
-  const o = r.body.data;
-  assert.match(o.payUrl, /^\/api\/v1\/payments\/sandbox\/pay\/ord_\w+\?t=[\w-]+$/);
-  const page = await openPayPage(s, o.payUrl);
+  const o = await buyPack(s, u.key, { packId: 'pack-10k', payMethod: 'wechat' });
+  assert.match(o.payUrl!, /^\/api\/v1\/payments\/sandbox\/pay\/ord_\w+\?t=[\w-]+$/);
+  const page = await openPayPage(s, o.payUrl!);
   assert.equal(page.status, 200);
   assert.match(page.html, /10,000 tokens/);
   assert.equal(page.action, '/api/v1/payments/notify/sandbox');
@@ -360,19 +358,19 @@ test('sandbox: pay page → signed notify → order paid and tokens credited, ov
   assert.equal(await balance(s, u.key), 10000);
   assert.equal(await entriesFor(s, o.id), 1);
   // The page of a paid order offers nothing to pay; a wrong page token finds nothing.
-  assert.equal((await openPayPage(s, o.payUrl)).status, 409);
-  assert.equal((await openPayPage(s, o.payUrl.replace(/t=.*/, 't=forged'))).status, 404);
-  assert.equal((await openPayPage(s, o.payUrl.replace(/\?t=.*/, ''))).status, 404);
+  assert.equal((await openPayPage(s, o.payUrl!)).status, 409);
+  assert.equal((await openPayPage(s, o.payUrl!.replace(/t=.*/, 't=forged'))).status, 404);
+  assert.equal((await openPayPage(s, o.payUrl!.replace(/\?t=.*/, ''))).status, 404);
 });
 
 test('a pending order expires after 30 minutes; a late payment still delivers once; the administrator can still confirm', async () => {
   const u = await s.user();
-  const mk = async () => (await s.api('POST', '/api/v1/orders/token-pack', { token: u.key, body: { packId: 'pack-1k', payMethod: 'alipay' } })).body.data;
+  const mk = () => buyPack(s, u.key, { packId: 'pack-1k', payMethod: 'alipay' });
   const setBack = (id: string, minutes: number) => s.hub.ctx.em().execute(`update orders set created_at = created_at - (? * interval '1 minute') where id = ?`, [minutes, id]);
   const young = await mk();
   const old = await mk();
   const late = await mk();
-  const latePage = await openPayPage(s, late.payUrl);
+  const latePage = await openPayPage(s, late.payUrl!);
   await setBack(young.id, 29);
   await setBack(old.id, 31);
   await setBack(late.id, 31);
@@ -380,10 +378,10 @@ test('a pending order expires after 30 minutes; a late payment still delivers on
   assert.equal((await orderOf(s, u.key, young.id)).status, 'pending');
   const expired = await orderOf(s, u.key, old.id);
   assert.deepEqual([expired.status, expired.payUrl], ['expired', null]);
-  const list = (await s.api('GET', '/api/v1/orders?status=expired', { token: u.key })).body.data;
-  assert.deepEqual(list.items.map((i: any) => i.id).sort(), [old.id, late.id].sort());
-  assert.equal((await s.api('POST', `/api/v1/orders/${old.id}/cancel`, { token: u.key })).status, 409);
-  assert.equal((await openPayPage(s, old.payUrl)).status, 409);
+  const list = await s.client(u.key).billing.orders({ status: 'expired' });
+  assert.deepEqual(list.items.map((i) => i.id).sort(), [old.id, late.id].sort());
+  await assert.rejects(s.client(u.key).billing.cancelOrder(old.id), apiError(409));
+  assert.equal((await openPayPage(s, old.payUrl!)).status, 409);
 
   // A payment the provider took at the deadline still delivers, once.
   assert.equal((await submit(s, latePage.action, latePage.fields)).status, 200);
@@ -391,18 +389,17 @@ test('a pending order expires after 30 minutes; a late payment still delivers on
   assert.equal(await balance(s, u.key), 1000);
 
   // The administrator's manual override works on an expired order too, and only once.
-  const c = await s.api('POST', `/api/v1/admin/orders/${old.id}/confirm-payment`, { token: s.adminKey, body: { paymentRef: old.paymentRef } });
-  assert.equal(c.status, 200, c.text);
-  assert.equal(c.body.data.status, 'paid');
-  assert.equal((await s.api('POST', `/api/v1/admin/orders/${old.id}/confirm-payment`, { token: s.adminKey })).status, 409);
+  const c = await s.admin.admin.confirmPayment(old.id, old.paymentRef!);
+  assert.equal(c.status, 'paid');
+  await assert.rejects(s.admin.admin.confirmPayment(old.id), apiError(409));
   assert.equal(await balance(s, u.key), 2000);
 });
 
 test('the administrator\'s confirm-payment settles a channel order; the provider\'s later notify credits nothing more', async () => {
   const u = await s.user();
-  const o = (await s.api('POST', '/api/v1/orders/token-pack', { token: u.key, body: { packId: 'pack-1k', payMethod: 'alipay' } })).body.data;
-  const page = await openPayPage(s, o.payUrl);
-  assert.equal((await s.api('POST', `/api/v1/admin/orders/${o.id}/confirm-payment`, { token: s.adminKey })).body.data.status, 'paid');
+  const o = await buyPack(s, u.key, { packId: 'pack-1k', payMethod: 'alipay' });
+  const page = await openPayPage(s, o.payUrl!);
+  assert.equal((await s.admin.admin.confirmPayment(o.id)).status, 'paid');
   assert.equal((await submit(s, page.action, page.fields)).status, 200);
   assert.equal(await balance(s, u.key), 1000);
   assert.equal(await entriesFor(s, o.id), 1);

@@ -2,6 +2,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
+import { apiError } from './helpers/api-error.js';
+import type { LedgerParams, OrdersParams, PlanOrder, TokenPackOrder, TrendsParams, UserPlanBody } from '../src/client/index.js';
 
 let t: TestHub;
 before(async () => {
@@ -9,242 +11,228 @@ before(async () => {
 });
 after(() => t.close());
 
-const grant = (id: string, body: unknown) => t.api('POST', `/api/v1/admin/users/${id}/grant-token`, { token: t.adminKey, ...(body === undefined ? {} : { body }) });
-
 test('a new account has a zero balance, an empty ledger and zero-filled trends', async () => {
   const u = await t.user();
-  const b = await t.api('GET', '/api/v1/me/balance', { token: u.key });
-  assert.equal(b.status, 200);
-  assert.equal(b.body.data.balance, 0);
-  assert.equal(b.body.data.totalIncome, 0);
-  const l = await t.api('GET', '/api/v1/me/ledger', { token: u.key });
-  assert.deepEqual([l.body.data.items, l.body.data.total, l.body.data.page, l.body.data.pageSize, l.body.data.hasMore], [[], 0, 1, 20, false]);
-  const tr = await t.api('GET', '/api/v1/me/trends?range=7d', { token: u.key });
-  assert.equal(tr.status, 200);
-  assert.equal(tr.body.data.points.length, 7);
-  assert.ok(tr.body.data.points.every((p: any) => p.income === 0 && p.spent === 0));
-  assert.match(tr.body.data.points[6].date, /^\d{4}-\d\d-\d\d$/);
-  assert.equal(tr.body.data.points[6].date, new Date().toISOString().slice(0, 10));
-  assert.equal((await t.api('GET', '/api/v1/me/trends', { token: u.key })).body.data.points.length, 30);
-  for (const p of ['/api/v1/me/balance', '/api/v1/me/ledger', '/api/v1/me/trends', '/api/v1/me/plan']) {
-    assert.equal((await t.api('GET', p)).status, 401, p);
+  const c = t.client(u.key);
+  const b = await c.billing.balance();
+  assert.equal(b.balance, 0);
+  assert.equal(b.totalIncome, 0);
+  const l = await c.billing.ledger();
+  assert.deepEqual([l.items, l.total, l.page, l.pageSize, l.hasMore], [[], 0, 1, 20, false]);
+  const tr = await c.billing.trends({ range: '7d' });
+  assert.equal(tr.points.length, 7);
+  assert.ok(tr.points.every((p) => p.income === 0 && p.spent === 0));
+  assert.match(tr.points[6].date, /^\d{4}-\d\d-\d\d$/);
+  assert.equal(tr.points[6].date, new Date().toISOString().slice(0, 10));
+  assert.equal((await c.billing.trends()).points.length, 30);
+  const anon = t.client().billing;
+  for (const [name, call] of [['balance', anon.balance], ['ledger', anon.ledger], ['trends', anon.trends], ['myPlan', anon.myPlan]] as const) {
+    await assert.rejects(call(), apiError(401), name);
   }
 });
 
 test('grant-token: qty × 1000 tokens through the ledger; null or empty body grants 1000', async () => {
   const u = await t.user();
-  const g = await grant(u.id, { qty: 3 });
-  assert.equal(g.status, 200);
-  assert.deepEqual([g.body.data.tokens, g.body.data.balance, g.body.data.qty], [3000, 3000, 3]);
-  assert.equal((await grant(u.id, null)).body.data.balance, 4000);
-  assert.equal((await grant(u.id, undefined)).body.data.balance, 5000);
-  assert.equal((await grant(u.id, {})).body.data.balance, 6000);
+  const c = t.client(u.key);
+  const g = await t.admin.admin.grantTokens(u.id, 3);
+  assert.deepEqual([g.tokens, g.balance, g.qty], [3000, 3000, 3]);
+  assert.equal((await t.admin.admin.grantTokens(u.id)).balance, 4000, 'the client sends null without a qty');
+  // No body and an empty object: request shapes the client never sends.
+  assert.equal((await t.api('POST', `/api/v1/admin/users/${u.id}/grant-token`, { token: t.adminKey })).body.data.balance, 5000);
+  assert.equal((await t.api('POST', `/api/v1/admin/users/${u.id}/grant-token`, { token: t.adminKey, body: {} })).body.data.balance, 6000);
 
-  const me = await t.api('GET', '/api/v1/me', { token: u.key });
-  assert.equal(me.body.data.balance, 6000);
-  const l = await t.api('GET', '/api/v1/me/ledger?pageSize=2', { token: u.key });
-  assert.equal(l.body.data.total, 4);
-  assert.equal(l.body.data.hasMore, true);
-  assert.equal(l.body.data.items.length, 2);
-  const first = l.body.data.items[0];
+  const me = await c.me();
+  assert.equal(me.balance, 6000);
+  const l = await c.billing.ledger({ pageSize: 2 });
+  assert.equal(l.total, 4);
+  assert.equal(l.hasMore, true);
+  assert.equal(l.items.length, 2);
+  const first = l.items[0];
   assert.deepEqual([first.amount, first.type, first.balanceAfter], [1000, 'grant', 6000]);
   assert.match(first.createdAt, /^\d{4}-/);
-  const bal = await t.api('GET', '/api/v1/me/balance', { token: u.key });
-  assert.deepEqual([bal.body.data.balance, bal.body.data.totalIncome, bal.body.data.totalSpent], [6000, 6000, 0]);
-  const tr = await t.api('GET', '/api/v1/me/trends?range=7d&type=grant', { token: u.key });
-  assert.equal(tr.body.data.totals.income, 6000);
-  assert.equal(tr.body.data.points[6].income, 6000);
-  assert.equal((await t.api('GET', '/api/v1/me/trends?range=7d&type=spend', { token: u.key })).body.data.totals.income, 0);
+  const bal = await c.billing.balance();
+  assert.deepEqual([bal.balance, bal.totalIncome, bal.totalSpent], [6000, 6000, 0]);
+  const tr = await c.billing.trends({ range: '7d', type: 'grant' });
+  assert.equal(tr.totals.income, 6000);
+  assert.equal(tr.points[6].income, 6000);
+  assert.equal((await c.billing.trends({ range: '7d', type: 'spend' })).totals.income, 0);
 });
 
 test('grant-token validation and authorization', async () => {
   const u = await t.user();
-  assert.equal((await grant(u.id, { qty: 0 })).status, 400);
-  assert.equal((await grant(u.id, { qty: 101 })).status, 400);
-  assert.equal((await grant(u.id, { qty: 1.5 })).status, 400);
-  assert.equal((await grant(u.id, { qty: 1, extra: true })).status, 400);
-  assert.equal((await grant(u.id, [1])).status, 400);
-  assert.equal((await grant('usr_nobody', { qty: 1 })).status, 404);
-  const asUser = await t.api('POST', `/api/v1/admin/users/${u.id}/grant-token`, { token: u.key, body: { qty: 1 } });
-  assert.equal(asUser.status, 403);
-  assert.equal(asUser.body.code, '4031');
-  assert.equal((await t.api('GET', '/api/v1/me/balance', { token: u.key })).body.data.balance, 0);
+  for (const qty of [0, 101, 1.5]) await assert.rejects(t.admin.admin.grantTokens(u.id, qty), apiError(400), String(qty));
+  // An unknown field and an array: bodies outside the typed shape.
+  assert.equal((await t.api('POST', `/api/v1/admin/users/${u.id}/grant-token`, { token: t.adminKey, body: { qty: 1, extra: true } })).status, 400);
+  assert.equal((await t.api('POST', `/api/v1/admin/users/${u.id}/grant-token`, { token: t.adminKey, body: [1] })).status, 400);
+  await assert.rejects(t.admin.admin.grantTokens('usr_nobody', 1), apiError(404));
+  await assert.rejects(t.client(u.key).admin.grantTokens(u.id, 1), apiError(403, '4031'));
+  assert.equal((await t.client(u.key).billing.balance()).balance, 0);
 });
 
 test('ledger and trends reject unknown range and type values', async () => {
   const u = await t.user();
+  const c = t.client(u.key);
+  // The failure envelope itself: `data` is null on a 400.
   for (const q of ['range=1y', 'type=gift', 'page=0', 'pageSize=101', 'nope=1']) {
     const r = await t.api('GET', `/api/v1/me/ledger?${q}`, { token: u.key });
     assert.equal(r.status, 400, q);
     assert.equal(r.body.data, null);
   }
-  assert.equal((await t.api('GET', '/api/v1/me/trends?range=all', { token: u.key })).status, 400);
-  assert.equal((await t.api('GET', '/api/v1/me/trends?type=x', { token: u.key })).status, 400);
-  for (const q of ['range=7d', 'range=30d', 'range=90d', 'range=all', 'type=refund']) {
-    assert.equal((await t.api('GET', `/api/v1/me/ledger?${q}`, { token: u.key })).status, 200, q);
+  await assert.rejects(c.billing.trends({ range: 'all' } as unknown as TrendsParams), apiError(400));
+  await assert.rejects(c.billing.trends({ type: 'x' } as unknown as TrendsParams), apiError(400));
+  for (const q of [{ range: '7d' }, { range: '30d' }, { range: '90d' }, { range: 'all' }, { type: 'refund' }] as LedgerParams[]) {
+    await c.billing.ledger(q);
   }
 });
 
 test('plans catalogue is public; /me/plan reads free until a plan is bought', async () => {
-  const p = await t.api('GET', '/api/v1/plans');
-  assert.equal(p.status, 200);
-  const ids = p.body.data.items.map((x: any) => x.id);
+  const anon = t.client();
+  const p = await anon.billing.plans();
+  const ids = p.items.map((x) => x.id);
   assert.deepEqual(ids, ['free', 'pro', 'team']);
-  const pro = p.body.data.items[1];
+  const pro = p.items[1];
   assert.ok(pro.prices.month.tokens > 0 && pro.prices.year.cents > 0 && pro.quotas.hosts > 0);
-  const packs = await t.api('GET', '/api/v1/token-packs');
-  assert.equal(packs.body.data.items.find((x: any) => x.default).id, 'pack-1k');
+  const packs = await anon.billing.tokenPacks();
+  assert.equal(packs.items.find((x) => x.default)?.id, 'pack-1k');
   const u = await t.user();
-  const mp = await t.api('GET', '/api/v1/me/plan', { token: u.key });
-  assert.deepEqual([mp.body.data.planId, mp.body.data.active, mp.body.data.expireAt], ['free', false, null]);
+  const mp = await t.client(u.key).billing.myPlan();
+  assert.deepEqual([mp.planId, mp.active, mp.expireAt], ['free', false, null]);
 });
 
 test('plan paid with tokens: charged through the ledger, plan set, extended on renewal; short balance → 4091', async () => {
   const u = await t.user();
-  const short = await t.api('POST', '/api/v1/orders/plan', { token: u.key, body: { planId: 'pro', cycle: 'month', payMethod: 'token' } });
-  assert.equal(short.status, 429);
-  assert.equal(short.body.code, '4091');
-  assert.equal((await t.api('GET', '/api/v1/orders', { token: u.key })).body.data.total, 0, 'a refused order leaves nothing behind');
+  const c = t.client(u.key);
+  const proMonth: PlanOrder = { planId: 'pro', cycle: 'month', payMethod: 'token' };
+  await assert.rejects(c.billing.buyPlan(proMonth), apiError(429, '4091'));
+  assert.equal((await c.billing.orders()).total, 0, 'a refused order leaves nothing behind');
 
-  await grant(u.id, { qty: 70 });
-  const o = await t.api('POST', '/api/v1/orders/plan', { token: u.key, body: { planId: 'pro', cycle: 'month', payMethod: 'token' } });
-  assert.equal(o.status, 201);
-  assert.deepEqual([o.body.data.status, o.body.data.type, o.body.data.tokens, o.body.data.cycle], ['paid', 'plan', 30000, 'month']);
-  const bal = await t.api('GET', '/api/v1/me/balance', { token: u.key });
-  assert.equal(bal.body.data.balance, 40000 + 20000, 'price paid, then the first month of the plan\'s tokens granted');
-  const led = await t.api('GET', '/api/v1/me/ledger?type=plan', { token: u.key });
-  assert.deepEqual(led.body.data.items.find((e: any) => e.ref === o.body.data.id)?.amount, -30000);
-  assert.deepEqual(led.body.data.items.filter((e: any) => e.amount > 0).map((e: any) => e.amount), [20000]);
+  await t.admin.admin.grantTokens(u.id, 70);
+  const o = await c.billing.buyPlan(proMonth);
+  assert.deepEqual([o.status, o.type, o.tokens, o.cycle], ['paid', 'plan', 30000, 'month']);
+  const bal = await c.billing.balance();
+  assert.equal(bal.balance, 40000 + 20000, 'price paid, then the first month of the plan\'s tokens granted');
+  const led = await c.billing.ledger({ type: 'plan' });
+  assert.deepEqual(led.items.find((e) => e.ref === o.id)?.amount, -30000);
+  assert.deepEqual(led.items.filter((e) => e.amount > 0).map((e) => e.amount), [20000]);
 
-  const mp = await t.api('GET', '/api/v1/me/plan', { token: u.key });
-  assert.equal(mp.body.data.planId, 'pro');
-  assert.equal(mp.body.data.active, true);
+  const mp = await c.billing.myPlan();
+  assert.equal(mp.planId, 'pro');
+  assert.equal(mp.active, true);
   const day = 86_400_000;
-  assert.ok(Math.abs(mp.body.data.expireAt - (Date.now() + 30 * day)) < 60_000);
+  assert.ok(Math.abs(mp.expireAt! - (Date.now() + 30 * day)) < 60_000);
 
-  await t.api('POST', '/api/v1/orders/plan', { token: u.key, body: { planId: 'pro', cycle: 'month', payMethod: 'token' } });
-  const mp2 = await t.api('GET', '/api/v1/me/plan', { token: u.key });
-  assert.ok(Math.abs(mp2.body.data.expireAt - (mp.body.data.expireAt + 30 * day)) < 5_000, 'renewal extends from the current expiry');
-  assert.equal((await t.api('GET', '/api/v1/me/balance', { token: u.key })).body.data.balance, 30000, 'a renewal within the period grants nothing more');
-  assert.equal((await t.api('GET', '/api/v1/me/trends?range=7d', { token: u.key })).body.data.totals.spent, 60000);
+  await c.billing.buyPlan(proMonth);
+  const mp2 = await c.billing.myPlan();
+  assert.ok(Math.abs(mp2.expireAt! - (mp.expireAt! + 30 * day)) < 5_000, 'renewal extends from the current expiry');
+  assert.equal((await c.billing.balance()).balance, 30000, 'a renewal within the period grants nothing more');
+  assert.equal((await c.billing.trends({ range: '7d' })).totals.spent, 60000);
 });
 
 test('channel orders stay pending until an administrator confirms payment; then tokens or plan are delivered once', async () => {
   const u = await t.user();
-  const o = await t.api('POST', '/api/v1/orders/token-pack', { token: u.key, body: { packId: 'pack-10k', qty: 2, payMethod: 'alipay' } });
-  assert.equal(o.status, 201);
-  assert.deepEqual([o.body.data.status, o.body.data.tokens, o.body.data.amountCents, o.body.data.payMethod], ['pending', 20000, 1900, 'alipay']);
-  assert.match(o.body.data.paymentRef, /^pay_/);
-  assert.equal((await t.api('GET', '/api/v1/me/balance', { token: u.key })).body.data.balance, 0);
+  const c = t.client(u.key);
+  const o = await c.billing.buyTokenPack({ packId: 'pack-10k', qty: 2, payMethod: 'alipay' });
+  assert.deepEqual([o.status, o.tokens, o.amountCents, o.payMethod], ['pending', 20000, 1900, 'alipay']);
+  assert.match(o.paymentRef!, /^pay_/);
+  assert.equal((await c.billing.balance()).balance, 0);
 
-  const dflt = await t.api('POST', '/api/v1/orders/token-pack', { token: u.key, body: { payMethod: 'wechat' } });
-  assert.deepEqual([dflt.body.data.itemId, dflt.body.data.qty, dflt.body.data.tokens], ['pack-1k', 1, 1000]);
+  const dflt = await c.billing.buyTokenPack({ payMethod: 'wechat' });
+  assert.deepEqual([dflt.itemId, dflt.qty, dflt.tokens], ['pack-1k', 1, 1000]);
 
-  const byUser = await t.api('POST', `/api/v1/admin/orders/${o.body.data.id}/confirm-payment`, { token: u.key });
-  assert.equal(byUser.status, 403);
-  const wrongRef = await t.api('POST', `/api/v1/admin/orders/${o.body.data.id}/confirm-payment`, { token: t.adminKey, body: { paymentRef: 'pay_other' } });
-  assert.equal(wrongRef.status, 400);
-  const paid = await t.api('POST', `/api/v1/admin/orders/${o.body.data.id}/confirm-payment`, { token: t.adminKey, body: { paymentRef: o.body.data.paymentRef } });
-  assert.equal(paid.status, 200);
-  assert.equal(paid.body.data.status, 'paid');
-  assert.ok(paid.body.data.paidAt);
-  const again = await t.api('POST', `/api/v1/admin/orders/${o.body.data.id}/confirm-payment`, { token: t.adminKey });
-  assert.equal(again.status, 409);
-  assert.equal((await t.api('GET', '/api/v1/me/balance', { token: u.key })).body.data.balance, 20000);
-  const led = await t.api('GET', '/api/v1/me/ledger?type=purchase', { token: u.key });
-  assert.deepEqual([led.body.data.total, led.body.data.items[0].ref], [1, o.body.data.id]);
+  await assert.rejects(c.admin.confirmPayment(o.id), apiError(403));
+  await assert.rejects(t.admin.admin.confirmPayment(o.id, 'pay_other'), apiError(400));
+  const paid = await t.admin.admin.confirmPayment(o.id, o.paymentRef!);
+  assert.equal(paid.status, 'paid');
+  assert.ok(paid.paidAt);
+  await assert.rejects(t.admin.admin.confirmPayment(o.id), apiError(409));
+  assert.equal((await c.billing.balance()).balance, 20000);
+  const led = await c.billing.ledger({ type: 'purchase' });
+  assert.deepEqual([led.total, led.items[0].ref], [1, o.id]);
 
-  const plan = await t.api('POST', '/api/v1/orders/plan', { token: u.key, body: { planId: 'team', cycle: 'year', payMethod: 'wechat' } });
-  assert.deepEqual([plan.body.data.status, plan.body.data.amountCents], ['pending', 96000]);
-  assert.equal((await t.api('GET', '/api/v1/me/plan', { token: u.key })).body.data.planId, 'free');
-  await t.api('POST', `/api/v1/admin/orders/${plan.body.data.id}/confirm-payment`, { token: t.adminKey });
-  const mp = await t.api('GET', '/api/v1/me/plan', { token: u.key });
-  assert.equal(mp.body.data.planId, 'team');
-  assert.ok(Math.abs(mp.body.data.expireAt - (Date.now() + 365 * 86_400_000)) < 60_000);
-  assert.equal((await t.api('GET', '/api/v1/me/balance', { token: u.key })).body.data.balance, 20000 + 100000, 'paid through a channel; the plan grants its first month of tokens');
+  const plan = await c.billing.buyPlan({ planId: 'team', cycle: 'year', payMethod: 'wechat' });
+  assert.deepEqual([plan.status, plan.amountCents], ['pending', 96000]);
+  assert.equal((await c.billing.myPlan()).planId, 'free');
+  await t.admin.admin.confirmPayment(plan.id);
+  const mp = await c.billing.myPlan();
+  assert.equal(mp.planId, 'team');
+  assert.ok(Math.abs(mp.expireAt! - (Date.now() + 365 * 86_400_000)) < 60_000);
+  assert.equal((await c.billing.balance()).balance, 20000 + 100000, 'paid through a channel; the plan grants its first month of tokens');
 
-  const list = await t.api('GET', '/api/v1/orders?status=pending', { token: u.key });
-  assert.deepEqual(list.body.data.items.map((x: any) => x.id), [dflt.body.data.id]);
-  assert.equal((await t.api('GET', '/api/v1/orders?type=plan', { token: u.key })).body.data.total, 1);
-  assert.equal((await t.api('GET', '/api/v1/orders', { token: u.key })).body.data.total, 3);
+  const list = await c.billing.orders({ status: 'pending' });
+  assert.deepEqual(list.items.map((x) => x.id), [dflt.id]);
+  assert.equal((await c.billing.orders({ type: 'plan' })).total, 1);
+  assert.equal((await c.billing.orders()).total, 3);
 
-  const cancel = await t.api('POST', `/api/v1/orders/${dflt.body.data.id}/cancel`, { token: u.key });
-  assert.equal(cancel.body.data.status, 'cancelled');
-  assert.equal((await t.api('POST', `/api/v1/orders/${dflt.body.data.id}/cancel`, { token: u.key })).status, 409);
-  assert.equal((await t.api('POST', `/api/v1/admin/orders/${dflt.body.data.id}/confirm-payment`, { token: t.adminKey })).status, 409);
-  assert.equal((await t.api('POST', `/api/v1/admin/orders/ord_nothing/confirm-payment`, { token: t.adminKey })).status, 404);
+  const cancel = await c.billing.cancelOrder(dflt.id);
+  assert.equal(cancel.status, 'cancelled');
+  await assert.rejects(c.billing.cancelOrder(dflt.id), apiError(409));
+  await assert.rejects(t.admin.admin.confirmPayment(dflt.id), apiError(409));
+  await assert.rejects(t.admin.admin.confirmPayment('ord_nothing'), apiError(404));
 });
 
 test("orders: validation, and another account's order is a 404", async () => {
   const a = await t.user();
   const b = await t.user();
-  const bad: unknown[] = [
-    {},
-    { payMethod: 'token' },
-    { payMethod: 'paypal' },
-    { payMethod: 'alipay', qty: 0 },
-    { payMethod: 'alipay', qty: 100 },
-    { payMethod: 'alipay', extra: 1 },
-  ];
-  for (const body of bad) assert.equal((await t.api('POST', '/api/v1/orders/token-pack', { token: a.key, body })).status, 400, JSON.stringify(body));
-  assert.equal((await t.api('POST', '/api/v1/orders/token-pack', { token: a.key, body: { packId: 'nope', payMethod: 'alipay' } })).status, 404);
+  const ca = t.client(a.key);
+  const cb = t.client(b.key);
+  const bad: unknown[] = [{}, { payMethod: 'token' }, { payMethod: 'paypal' }, { payMethod: 'alipay', qty: 0 }, { payMethod: 'alipay', qty: 100 }, { payMethod: 'alipay', extra: 1 }];
+  for (const body of bad) await assert.rejects(ca.billing.buyTokenPack(body as TokenPackOrder), apiError(400), JSON.stringify(body));
+  await assert.rejects(ca.billing.buyTokenPack({ packId: 'nope', payMethod: 'alipay' }), apiError(404));
   const badPlan: unknown[] = [
     { planId: 'pro', cycle: 'week', payMethod: 'token' },
     { planId: 'pro', cycle: 'month' },
     { planId: 'pro', cycle: 'month', payMethod: 'cash' },
     { planId: 'free', cycle: 'month', payMethod: 'token' },
   ];
-  for (const body of badPlan) assert.equal((await t.api('POST', '/api/v1/orders/plan', { token: a.key, body })).status, 400, JSON.stringify(body));
-  assert.equal((await t.api('POST', '/api/v1/orders/plan', { token: a.key, body: { planId: 'gold', cycle: 'month', payMethod: 'alipay' } })).status, 404);
-  assert.equal((await t.api('GET', '/api/v1/orders?status=done', { token: a.key })).status, 400);
-  assert.equal((await t.api('POST', '/api/v1/orders/token-pack', { body: { payMethod: 'alipay' } })).status, 401);
+  for (const body of badPlan) await assert.rejects(ca.billing.buyPlan(body as PlanOrder), apiError(400), JSON.stringify(body));
+  await assert.rejects(ca.billing.buyPlan({ planId: 'gold', cycle: 'month', payMethod: 'alipay' }), apiError(404));
+  await assert.rejects(ca.billing.orders({ status: 'done' } as unknown as OrdersParams), apiError(400));
+  await assert.rejects(t.client().billing.buyTokenPack({ payMethod: 'alipay' }), apiError(401));
 
-  const o = await t.api('POST', '/api/v1/orders/token-pack', { token: a.key, body: { payMethod: 'alipay' } });
-  assert.equal((await t.api('GET', `/api/v1/orders/${o.body.data.id}`, { token: a.key })).status, 200);
-  assert.equal((await t.api('GET', `/api/v1/orders/${o.body.data.id}`, { token: b.key })).status, 404);
-  assert.equal((await t.api('POST', `/api/v1/orders/${o.body.data.id}/cancel`, { token: b.key })).status, 404);
-  assert.equal((await t.api('GET', '/api/v1/orders', { token: b.key })).body.data.total, 0);
+  const o = await ca.billing.buyTokenPack({ payMethod: 'alipay' });
+  assert.equal((await ca.billing.order(o.id)).id, o.id);
+  await assert.rejects(cb.billing.order(o.id), apiError(404));
+  await assert.rejects(cb.billing.cancelOrder(o.id), apiError(404));
+  assert.equal((await cb.billing.orders()).total, 0);
 });
 
 test('admin sets and clears a plan; expired plans read as free', async () => {
   const u = await t.user();
-  const path = `/api/v1/admin/users/${u.id}/plan`;
+  const c = t.client(u.key);
+  const setPlan = (body: UserPlanBody) => t.admin.admin.setPlan(u.id, body);
   const exp = Date.now() + 5 * 86_400_000;
-  const r = await t.api('PATCH', path, { token: t.adminKey, body: { planId: 'pro', planExpireAt: exp } });
-  assert.equal(r.status, 200);
-  assert.deepEqual([r.body.data.planId, r.body.data.planExpireAt], ['pro', exp]);
-  assert.deepEqual((await t.api('GET', '/api/v1/me/plan', { token: u.key })).body.data.expireAt, exp);
+  const r = await setPlan({ planId: 'pro', planExpireAt: exp });
+  assert.deepEqual([r.planId, r.planExpireAt], ['pro', exp]);
+  assert.deepEqual((await c.billing.myPlan()).expireAt, exp);
 
-  await t.api('PATCH', path, { token: t.adminKey, body: { planExpireAt: Date.now() - 1000 } });
-  const expired = await t.api('GET', '/api/v1/me/plan', { token: u.key });
-  assert.deepEqual([expired.body.data.planId, expired.body.data.active, expired.body.data.subscribedPlanId], ['free', false, 'pro']);
+  await setPlan({ planExpireAt: Date.now() - 1000 });
+  const expired = await c.billing.myPlan();
+  assert.deepEqual([expired.planId, expired.active, expired.subscribedPlanId], ['free', false, 'pro']);
 
-  const forever = await t.api('PATCH', path, { token: t.adminKey, body: { planExpireAt: null } });
-  assert.equal(forever.body.data.planExpireAt, null);
-  assert.equal((await t.api('GET', '/api/v1/me/plan', { token: u.key })).body.data.active, true);
+  const forever = await setPlan({ planExpireAt: null });
+  assert.equal(forever.planExpireAt, null);
+  assert.equal((await c.billing.myPlan()).active, true);
 
-  const cleared = await t.api('PATCH', path, { token: t.adminKey, body: { planId: null } });
-  assert.deepEqual([cleared.body.data.planId, cleared.body.data.planExpireAt], [null, null]);
+  const cleared = await setPlan({ planId: null });
+  assert.deepEqual([cleared.planId, cleared.planExpireAt], [null, null]);
 
-  assert.equal((await t.api('PATCH', path, { token: t.adminKey, body: { planId: 'gold' } })).status, 400);
-  assert.equal((await t.api('PATCH', path, { token: t.adminKey, body: { planExpireAt: 'soon' } })).status, 400);
-  assert.equal((await t.api('PATCH', path, { token: t.adminKey, body: { plan: 'pro' } })).status, 400);
-  assert.equal((await t.api('PATCH', '/api/v1/admin/users/usr_nobody/plan', { token: t.adminKey, body: { planId: 'pro' } })).status, 404);
-  const asUser = await t.api('PATCH', path, { token: u.key, body: { planId: 'pro' } });
-  assert.deepEqual([asUser.status, asUser.body.code], [403, '4031']);
+  await assert.rejects(setPlan({ planId: 'gold' }), apiError(400));
+  await assert.rejects(setPlan({ planExpireAt: 'soon' } as unknown as UserPlanBody), apiError(400));
+  await assert.rejects(setPlan({ plan: 'pro' } as UserPlanBody), apiError(400));
+  await assert.rejects(t.admin.admin.setPlan('usr_nobody', { planId: 'pro' }), apiError(404));
+  await assert.rejects(c.admin.setPlan(u.id, { planId: 'pro' }), apiError(403, '4031'));
 });
 
 test('concurrent spends never overdraw: exactly as many succeed as the balance allows', async () => {
   const u = await t.user();
-  await grant(u.id, { qty: 60 }); // 60,000 tokens: two pro months
-  const tries = await Promise.all(
-    Array.from({ length: 5 }, () => t.api('POST', '/api/v1/orders/plan', { token: u.key, body: { planId: 'pro', cycle: 'month', payMethod: 'token' } })),
-  );
-  const statuses = tries.map((r) => r.status).sort();
-  assert.deepEqual(statuses, [201, 201, 429, 429, 429]);
-  const bal = await t.api('GET', '/api/v1/me/balance', { token: u.key });
-  assert.equal(bal.body.data.balance, 60000 - 2 * 30000 + 20000, 'two months paid; the first month\'s tokens granted once');
-  const led = await t.api('GET', '/api/v1/me/ledger', { token: u.key });
-  const sum = led.body.data.items.reduce((s: number, e: any) => s + e.amount, 0);
+  const c = t.client(u.key);
+  await t.admin.admin.grantTokens(u.id, 60); // 60,000 tokens: two pro months
+  const tries = await Promise.allSettled(Array.from({ length: 5 }, () => c.billing.buyPlan({ planId: 'pro', cycle: 'month', payMethod: 'token' })));
+  const outcomes = tries.map((r) => (r.status === 'fulfilled' ? r.value.status : `${r.reason.status} ${r.reason.code}`)).sort();
+  assert.deepEqual(outcomes, ['429 4091', '429 4091', '429 4091', 'paid', 'paid']);
+  const bal = await c.billing.balance();
+  assert.equal(bal.balance, 60000 - 2 * 30000 + 20000, 'two months paid; the first month\'s tokens granted once');
+  const led = await c.billing.ledger();
+  const sum = led.items.reduce((s, e) => s + e.amount, 0);
   assert.equal(sum, 20000, 'the ledger adds up to the balance');
 });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestHub, type TestHub } from './helpers/hub.js';
+import { apiError } from './helpers/api-error.js';
 
 const BOT_SECRET = 'bot-secret-123';
 let sms: { url: string; inbox: any[]; failNext: boolean; close(): Promise<void> };
@@ -24,143 +25,147 @@ const ageCodes = () => t.hub.ctx.em().execute(`update phone_codes set created_at
 
 test('phone: send a code through the webhook, bind with it; the code is stored hashed', async () => {
   const u = await t.user();
-  const s = await t.api('POST', '/api/v1/me/phone/send-code', { token: u.key, body: { phone: '13800000001', countryCode: '86' } });
-  assert.equal(s.status, 200, s.text);
-  assert.deepEqual([s.body.data.sent, s.body.data.countryCode], [true, '+86']);
+  const c = t.client(u.key);
+  const s = await c.bindings.sendPhoneCode('13800000001', '86');
+  assert.deepEqual([s.sent, s.countryCode], [true, '+86']);
   const msg = sms.inbox.at(-1);
   assert.deepEqual([msg.to, msg.phone, msg.countryCode], ['+8613800000001', '13800000001', '+86']);
   assert.match(msg.code, /^\d{6}$/);
   const rows = await t.hub.ctx.em().execute(`select code_hash from phone_codes where user_id = ?`, [u.id]);
   assert.ok(rows.length === 1 && !rows[0].code_hash.includes(msg.code));
 
-  const wrong = await t.api('POST', '/api/v1/me/phone/bind', { token: u.key, body: { phone: '13800000001', countryCode: '+86', code: msg.code === '000000' ? '111111' : '000000' } });
-  assert.equal(wrong.status, 400);
-  const ok = await t.api('POST', '/api/v1/me/phone/bind', { token: u.key, body: { phone: '13800000001', countryCode: '+86', code: msg.code } });
-  assert.equal(ok.status, 200, ok.text);
-  assert.deepEqual(ok.body.data.phone, { countryCode: '+86', number: '138****0001' });
-  assert.equal((await t.api('POST', '/api/v1/me/phone/bind', { token: u.key, body: { phone: '13800000001', code: msg.code } })).status, 400, 'a code works once');
-  const me = await t.api('GET', '/api/v1/me', { token: u.key });
-  assert.equal(me.body.data.phone, '138****0001');
+  await assert.rejects(c.bindings.bindPhone('13800000001', msg.code === '000000' ? '111111' : '000000', '+86'), apiError(400));
+  const ok = await c.bindings.bindPhone('13800000001', msg.code, '+86');
+  assert.deepEqual(ok.phone, { countryCode: '+86', number: '138****0001' });
+  await assert.rejects(c.bindings.bindPhone('13800000001', msg.code), apiError(400), 'a code works once');
+  const me = await c.me();
+  assert.equal(me.phone, '138****0001');
 
   // Another account cannot take the same number.
   const v = await t.user();
-  const taken = await t.api('POST', '/api/v1/me/phone/send-code', { token: v.key, body: { phone: '13800000001' } });
-  assert.equal(taken.status, 409);
+  await assert.rejects(t.client(v.key).bindings.sendPhoneCode('13800000001'), apiError(409));
 });
 
 test('phone: resend waits a minute (429), five wrong codes lock the code, expired codes are refused', async () => {
   const u = await t.user();
-  const body = { phone: '13900000002' };
-  assert.equal((await t.api('POST', '/api/v1/me/phone/send-code', { token: u.key, body })).status, 200);
-  const again = await t.api('POST', '/api/v1/me/phone/send-code', { token: u.key, body });
+  const c = t.client(u.key);
+  const phone = '13900000002';
+  await c.bindings.sendPhoneCode(phone);
+  await assert.rejects(c.bindings.sendPhoneCode(phone), apiError(429));
+  // The Retry-After header: raw.
+  const again = await t.api('POST', '/api/v1/me/phone/send-code', { token: u.key, body: { phone } });
   assert.equal(again.status, 429);
   assert.ok(Number(again.headers.get('retry-after')) > 0);
-  const code = lastCodeFor('13900000002');
+  const code = lastCodeFor(phone);
   const bad = code === '000000' ? '111111' : '000000';
-  for (let i = 0; i < 5; i++) assert.equal((await t.api('POST', '/api/v1/me/phone/bind', { token: u.key, body: { ...body, code: bad } })).status, 400);
-  const locked = await t.api('POST', '/api/v1/me/phone/bind', { token: u.key, body: { ...body, code } });
-  assert.equal(locked.status, 400, 'the right code no longer works after five wrong ones');
+  for (let i = 0; i < 5; i++) await assert.rejects(c.bindings.bindPhone(phone, bad), apiError(400));
+  await assert.rejects(c.bindings.bindPhone(phone, code), apiError(400), 'the right code no longer works after five wrong ones');
 
   await ageCodes();
-  assert.equal((await t.api('POST', '/api/v1/me/phone/send-code', { token: u.key, body })).status, 200);
+  await c.bindings.sendPhoneCode(phone);
   await t.hub.ctx.em().execute(`update phone_codes set expires_at = now() - interval '1 second' where user_id = ?`, [u.id]);
-  const expired = await t.api('POST', '/api/v1/me/phone/bind', { token: u.key, body: { ...body, code: lastCodeFor('13900000002') } });
-  assert.equal(expired.status, 400);
+  await assert.rejects(c.bindings.bindPhone(phone, lastCodeFor(phone)), apiError(400));
   // A code sent for one number does not bind another.
   await ageCodes();
-  await t.api('POST', '/api/v1/me/phone/send-code', { token: u.key, body });
-  const other = await t.api('POST', '/api/v1/me/phone/bind', { token: u.key, body: { phone: '13900000003', code: lastCodeFor('13900000002') } });
-  assert.equal(other.status, 400);
+  await c.bindings.sendPhoneCode(phone);
+  await assert.rejects(c.bindings.bindPhone('13900000003', lastCodeFor(phone)), apiError(400));
 });
 
 test('phone: validation, credentials, and a failing relay → 503', async () => {
   const u = await t.user();
-  for (const body of [{}, { phone: 'abc' }, { phone: '12' }, { phone: '13800000000', countryCode: '+12345' }, { phone: '13800000000', x: 1 }]) {
-    assert.equal((await t.api('POST', '/api/v1/me/phone/send-code', { token: u.key, body })).status, 400, JSON.stringify(body));
+  const c = t.client(u.key);
+  // No phone is sent as {} (the client drops undefined fields).
+  for (const [phone, cc] of [[undefined, undefined], ['abc'], ['12'], ['13800000000', '+12345']] as Array<[string | undefined, string?]>) {
+    await assert.rejects(c.bindings.sendPhoneCode(phone as string, cc), apiError(400), JSON.stringify([phone, cc]));
   }
-  assert.equal((await t.api('POST', '/api/v1/me/phone/bind', { token: u.key, body: { phone: '13800000000' } })).status, 400);
-  assert.equal((await t.api('POST', '/api/v1/me/phone/send-code', { body: { phone: '13800000000' } })).status, 401);
+  // An unknown field: outside the typed shape.
+  assert.equal((await t.api('POST', '/api/v1/me/phone/send-code', { token: u.key, body: { phone: '13800000000', x: 1 } })).status, 400);
+  await assert.rejects(c.bindings.bindPhone('13800000000', undefined as unknown as string), apiError(400));
+  await assert.rejects(t.client().bindings.sendPhoneCode('13800000000'), apiError(401));
   sms.failNext = true;
-  const r = await t.api('POST', '/api/v1/me/phone/send-code', { token: u.key, body: { phone: '13700000004' } });
-  assert.equal(r.status, 503);
+  await assert.rejects(c.bindings.sendPhoneCode('13700000004'), apiError(503));
   // The failed send left no code behind and does not count for the resend wait.
-  assert.equal((await t.api('POST', '/api/v1/me/phone/send-code', { token: u.key, body: { phone: '13700000004' } })).status, 200);
+  await c.bindings.sendPhoneCode('13700000004');
 });
+
+// The bot's confirmation is the chat platform's webhook (a shared-secret header, no account): raw.
+const confirm = (body: unknown, secret?: string) => t.api('POST', '/api/v1/chatapp/confirm', { body, headers: secret ? { 'x-chatapp-secret': secret } : {} });
 
 test('chat platform: attempt → bot confirms the code with the shared secret → bound; unbind', async () => {
   const u = await t.user('henry');
-  const empty = await t.api('GET', '/api/v1/me/chatapp/binding', { token: u.key });
-  assert.equal(empty.body.data.bound, false);
-  const a = await t.api('POST', '/api/v1/me/chatapp/binding-attempts', { token: u.key });
-  assert.equal(a.status, 201);
-  assert.match(a.body.data.code, /^[A-Z2-9]{8}$/);
-  assert.equal(a.body.data.status, 'pending');
-  assert.equal((await t.api('GET', `/api/v1/me/chatapp/binding-attempts/${a.body.data.id}`, { token: u.key })).body.data.status, 'pending');
+  const c = t.client(u.key);
+  const empty = await c.bindings.chatapp();
+  assert.equal(empty.bound, false);
+  const a = await c.bindings.chatappAttempt();
+  assert.match(a.code, /^[A-Z2-9]{8}$/);
+  assert.equal(a.status, 'pending');
+  assert.equal((await c.bindings.chatappAttemptState(a.id)).status, 'pending');
 
-  const confirm = (body: unknown, secret?: string) => t.api('POST', '/api/v1/chatapp/confirm', { body, headers: secret ? { 'x-chatapp-secret': secret } : {} });
-  assert.equal((await confirm({ code: a.body.data.code, chatUserId: 'tg-42' })).status, 401);
-  assert.equal((await confirm({ code: a.body.data.code, chatUserId: 'tg-42' }, 'wrong')).status, 401);
+  assert.equal((await confirm({ code: a.code, chatUserId: 'tg-42' })).status, 401);
+  assert.equal((await confirm({ code: a.code, chatUserId: 'tg-42' }, 'wrong')).status, 401);
   assert.equal((await confirm({ code: 'NOPE2345', chatUserId: 'tg-42' }, BOT_SECRET)).status, 404);
-  assert.equal((await confirm({ code: a.body.data.code }, BOT_SECRET)).status, 400);
-  const ok = await confirm({ code: a.body.data.code.toLowerCase(), chatUserId: 'tg-42', displayName: 'Henry on chat' }, BOT_SECRET);
+  assert.equal((await confirm({ code: a.code }, BOT_SECRET)).status, 400);
+  const ok = await confirm({ code: a.code.toLowerCase(), chatUserId: 'tg-42', displayName: 'Henry on chat' }, BOT_SECRET);
   assert.equal(ok.status, 200, ok.text);
   assert.deepEqual([ok.body.data.bound, ok.body.data.userName], [true, 'henry']);
-  assert.equal((await confirm({ code: a.body.data.code, chatUserId: 'tg-42' }, BOT_SECRET)).status, 404, 'a code works once');
+  assert.equal((await confirm({ code: a.code, chatUserId: 'tg-42' }, BOT_SECRET)).status, 404, 'a code works once');
 
-  const att = await t.api('GET', `/api/v1/me/chatapp/binding-attempts/${a.body.data.id}`, { token: u.key });
-  assert.equal(att.body.data.status, 'bound');
-  const b = await t.api('GET', '/api/v1/me/chatapp/binding', { token: u.key });
-  assert.deepEqual([b.body.data.bound, b.body.data.chatUserId, b.body.data.displayName], [true, 'tg-42', 'Henry on chat']);
-  const all = await t.api('GET', '/api/v1/me/bindings', { token: u.key });
-  assert.deepEqual([all.body.data.chatapp.chatUserId, all.body.data.identities, all.body.data.phone], ['tg-42', [], null]);
+  const att = await c.bindings.chatappAttemptState(a.id);
+  assert.equal(att.status, 'bound');
+  const b = await c.bindings.chatapp();
+  assert.deepEqual([b.bound, b.chatUserId, b.displayName], [true, 'tg-42', 'Henry on chat']);
+  const all = await c.bindings.get();
+  assert.deepEqual([all.chatapp.chatUserId, all.identities, all.phone], ['tg-42', [], null]);
 
   // The same chat account cannot be bound to a second hub account.
   const v = await t.user();
-  const a2 = await t.api('POST', '/api/v1/me/chatapp/binding-attempts', { token: v.key });
-  assert.equal((await confirm({ code: a2.body.data.code, chatUserId: 'tg-42' }, BOT_SECRET)).status, 409);
-  assert.equal((await t.api('GET', `/api/v1/me/chatapp/binding-attempts/${a2.body.data.id}`, { token: u.key })).status, 404, "another account's attempt");
+  const a2 = await t.client(v.key).bindings.chatappAttempt();
+  assert.equal((await confirm({ code: a2.code, chatUserId: 'tg-42' }, BOT_SECRET)).status, 409);
+  await assert.rejects(c.bindings.chatappAttemptState(a2.id), apiError(404), "another account's attempt");
 
-  assert.equal((await t.api('DELETE', '/api/v1/me/chatapp/binding', { token: u.key })).status, 200);
-  assert.equal((await t.api('DELETE', '/api/v1/me/chatapp/binding', { token: u.key })).status, 404);
-  assert.equal((await t.api('GET', '/api/v1/me/chatapp/binding', { token: u.key })).body.data.bound, false);
+  assert.deepEqual(await c.bindings.unbindChatapp(), { deleted: true });
+  await assert.rejects(c.bindings.unbindChatapp(), apiError(404));
+  assert.equal((await c.bindings.chatapp()).bound, false);
 });
 
 test('chat platform: an attempt expires', async () => {
   const u = await t.user();
-  const a = await t.api('POST', '/api/v1/me/chatapp/binding-attempts', { token: u.key });
-  await t.hub.ctx.em().execute(`update chatapp_attempts set expires_at = now() - interval '1 second' where id = ?`, [a.body.data.id]);
-  assert.equal((await t.api('GET', `/api/v1/me/chatapp/binding-attempts/${a.body.data.id}`, { token: u.key })).body.data.status, 'expired');
-  const r = await t.api('POST', '/api/v1/chatapp/confirm', { body: { code: a.body.data.code, chatUserId: 'tg-7' }, headers: { 'x-chatapp-secret': BOT_SECRET } });
-  assert.equal(r.status, 404);
-  for (const p of ['/api/v1/me/bindings', '/api/v1/me/chatapp/binding', '/api/v1/me/chatapp/binding-attempts/x']) assert.equal((await t.api('GET', p)).status, 401);
+  const c = t.client(u.key);
+  const a = await c.bindings.chatappAttempt();
+  await t.hub.ctx.em().execute(`update chatapp_attempts set expires_at = now() - interval '1 second' where id = ?`, [a.id]);
+  assert.equal((await c.bindings.chatappAttemptState(a.id)).status, 'expired');
+  assert.equal((await confirm({ code: a.code, chatUserId: 'tg-7' }, BOT_SECRET)).status, 404);
+  const anon = t.client().bindings;
+  for (const [name, call] of [['bindings', () => anon.get()], ['chatapp', () => anon.chatapp()], ['attempt', () => anon.chatappAttemptState('x')]] as const) {
+    await assert.rejects(call(), apiError(401), name);
+  }
 });
 
 test('card reveal: an account with a bound phone must pass a fresh phone code as verifyToken', async () => {
   const u = await t.user();
-  await t.api('POST', `/api/v1/admin/users/${u.id}/grant-token`, { token: t.adminKey, body: { qty: 5 } });
-  const r = await t.api('POST', '/api/v1/store/redeem', { token: u.key, body: { productId: 'coffee-voucher' } });
-  await t.api('POST', `/api/v1/admin/redeems/${r.body.data.id}/deliver`, { token: t.adminKey, body: { cards: [{ no: 'N1', pwd: 'P1' }] } });
+  const c = t.client(u.key);
+  await t.admin.admin.grantTokens(u.id, 5);
+  const r = await c.billing.redeem('coffee-voucher');
+  await t.admin.admin.deliverRedeem(r.id, [{ no: 'N1', pwd: 'P1' }]);
 
-  await t.api('POST', '/api/v1/me/phone/send-code', { token: u.key, body: { phone: '13600000005' } });
-  await t.api('POST', '/api/v1/me/phone/bind', { token: u.key, body: { phone: '13600000005', code: lastCodeFor('13600000005') } });
+  await c.bindings.sendPhoneCode('13600000005');
+  await c.bindings.bindPhone('13600000005', lastCodeFor('13600000005'));
 
-  const path = `/api/v1/me/redeems/${r.body.data.id}/cards`;
-  assert.equal((await t.api('POST', path, { token: u.key, body: {} })).status, 403);
-  assert.equal((await t.api('POST', path, { token: u.key, body: { verifyToken: '999999x' } })).status, 403);
+  await assert.rejects(c.billing.cards(r.id), apiError(403));
+  await assert.rejects(c.billing.cards(r.id, '999999x'), apiError(403));
   await ageCodes();
-  await t.api('POST', '/api/v1/me/phone/send-code', { token: u.key, body: { phone: '13600000005' } });
-  const ok = await t.api('POST', path, { token: u.key, body: { verifyToken: lastCodeFor('13600000005') } });
-  assert.equal(ok.status, 200, ok.text);
-  assert.deepEqual(ok.body.data.cards, [{ no: 'N1', pwd: 'P1' }]);
-  assert.equal((await t.api('POST', path, { token: u.key, body: { verifyToken: lastCodeFor('13600000005') } })).status, 403, 'the code was consumed');
+  await c.bindings.sendPhoneCode('13600000005');
+  const ok = await c.billing.cards(r.id, lastCodeFor('13600000005'));
+  assert.deepEqual(ok.cards, [{ no: 'N1', pwd: 'P1' }]);
+  await assert.rejects(c.billing.cards(r.id, lastCodeFor('13600000005')), apiError(403), 'the code was consumed');
 });
 
 test('without SMS_WEBHOOK_URL / CHATAPP_WEBHOOK_SECRET: 503 NOT_CONFIGURED', async () => {
   const bare = await startTestHub();
   try {
     const u = await bare.user();
-    const r = await bare.api('POST', '/api/v1/me/phone/send-code', { token: u.key, body: { phone: '13800000009' } });
-    assert.deepEqual([r.status, r.body.code], [503, '5031']);
+    await assert.rejects(bare.client(u.key).bindings.sendPhoneCode('13800000009'), apiError(503, '5031'));
+    // The chat platform's webhook: raw.
     const c = await bare.api('POST', '/api/v1/chatapp/confirm', { body: { code: 'ABCDEFGH', chatUserId: 'x' }, headers: { 'x-chatapp-secret': 'x' } });
     assert.deepEqual([c.status, c.body.code], [503, '5031']);
   } finally {

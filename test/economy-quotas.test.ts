@@ -7,6 +7,8 @@ import { startTestHub, type TestHub } from './helpers/hub.js';
 import { startCluster, clusterSkipReason } from './helpers/cluster.js';
 import { pairHost, eventually } from './helpers/host.js';
 import { seedHost } from './helpers/seed.js';
+import { apiError, failure } from './helpers/api-error.js';
+import type { AgentWriteBody } from '../src/client/index.js';
 
 let t: TestHub;
 before(async () => {
@@ -16,58 +18,57 @@ before(async () => {
 });
 after(() => t.close());
 
-const agentBody = (hostId: string, name: string) => ({ name, scope: 'private', hostId, engine: 'claude-code', workDir: '' });
-const grant = (id: string, qty: number) => t.api('POST', `/api/v1/admin/users/${id}/grant-token`, { token: t.adminKey, body: { qty } });
-const balance = async (key: string) => (await t.api('GET', '/api/v1/me/balance', { token: key })).body.data.balance as number;
+const agentBody = (hostId: string, name: string): AgentWriteBody => ({ name, scope: 'private', hostId, engine: 'claude-code', workDir: '' });
+const grant = (id: string, qty: number) => t.admin.admin.grantTokens(id, qty);
+const balance = async (key: string) => (await t.client(key).billing.balance()).balance;
 
 test('agents: at the bound created, one past it → 429 4092 naming the quota; a bigger plan lifts it', async () => {
   const u = await t.user();
+  const c = t.client(u.key);
   const hostId = await seedHost(t, u.id);
-  for (const n of ['a1', 'a2']) assert.equal((await t.api('POST', '/api/v1/agents', { token: u.key, body: agentBody(hostId, n) })).status, 201);
-  const over = await t.api('POST', '/api/v1/agents', { token: u.key, body: agentBody(hostId, 'a3') });
-  assert.deepEqual([over.status, over.body.code], [429, '4092']);
-  assert.match(over.body.message, /agents \(2 on the Free plan\)/);
-  assert.equal((await t.api('GET', '/api/v1/agents/mine', { token: u.key })).body.data.total, 2, 'nothing stored');
+  for (const n of ['a1', 'a2']) assert.equal((await c.agents.create(agentBody(hostId, n))).name, n);
+  const over = await failure(c.agents.create(agentBody(hostId, 'a3')));
+  assert.deepEqual([over.status, over.code], [429, '4092']);
+  assert.match(over.message, /agents \(2 on the Free plan\)/);
+  assert.equal((await c.agents.mine()).total, 2, 'nothing stored');
 
-  const plan = await t.api('PATCH', `/api/v1/admin/users/${u.id}/plan`, { token: t.adminKey, body: { planId: 'pro', planExpireAt: Date.now() + 86_400_000 } });
-  assert.equal(plan.status, 200, plan.text);
-  assert.equal((await t.api('POST', '/api/v1/agents', { token: u.key, body: agentBody(hostId, 'a3') })).status, 201, 'pro allows 50');
+  await t.admin.admin.setPlan(u.id, { planId: 'pro', planExpireAt: Date.now() + 86_400_000 });
+  assert.equal((await c.agents.create(agentBody(hostId, 'a3'))).name, 'a3', 'pro allows 50');
 });
 
 test('hosts: one pairing on the free plan; a second pair key or a second pairing → 429 4092', async () => {
   const u = await t.user();
-  const early = await t.api('POST', '/api/v1/hosts/pair-key', { token: u.key });
-  assert.equal(early.status, 201);
+  const c = t.client(u.key);
+  const early = await c.hosts.pairKey();
   await pairHost(t, u.key);
-  const key = await t.api('POST', '/api/v1/hosts/pair-key', { token: u.key });
-  assert.deepEqual([key.status, key.body.code], [429, '4092']);
-  assert.match(key.body.message, /hosts \(1 on the Free plan\)/);
+  const key = await failure(c.hosts.pairKey());
+  assert.deepEqual([key.status, key.code], [429, '4092']);
+  assert.match(key.message, /hosts \(1 on the Free plan\)/);
   // A key made before the first pairing cannot pair a second host either.
-  const pair = await t.api('POST', '/api/v1/hosts/pair', { body: { pairKey: early.body.data.pairKey, name: 'second' } });
-  assert.deepEqual([pair.status, pair.body.code], [429, '4092']);
-  assert.equal((await t.api('GET', '/api/v1/hosts', { token: u.key })).body.data.total, 1);
+  await assert.rejects(t.client().hosts.pair(early.pairKey, 'second'), apiError(429, '4092'));
+  assert.equal((await c.hosts.list()).total, 1);
 });
 
 test('sessions per day: at the bound opened, one past it → 429 4092, nothing stored', async () => {
   const u = await t.user();
+  const c = t.client(u.key);
   const hostId = await seedHost(t, u.id);
-  const agentId = (await t.api('POST', '/api/v1/agents', { token: u.key, body: agentBody(hostId, 's') })).body.data.id;
-  for (let i = 0; i < 3; i++) assert.equal((await t.api('POST', '/api/v1/sessions', { token: u.key, body: { agentId } })).status, 201);
-  const over = await t.api('POST', '/api/v1/sessions', { token: u.key, body: { agentId } });
-  assert.deepEqual([over.status, over.body.code], [429, '4092']);
-  assert.match(over.body.message, /sessions per day \(3 on the Free plan\)/);
-  const withContent = await t.api('POST', '/api/v1/sessions', { token: u.key, body: { agentId, content: 'hi' } });
-  assert.deepEqual([withContent.status, withContent.body.code], [429, '4092']);
-  assert.equal((await t.api('GET', '/api/v1/sessions', { token: u.key })).body.data.total, 3);
+  const agentId = (await c.agents.create(agentBody(hostId, 's'))).id;
+  for (let i = 0; i < 3; i++) assert.ok('id' in (await c.sessions.create({ agentId })), 'a session (201), not a run');
+  const over = await failure(c.sessions.create({ agentId }));
+  assert.deepEqual([over.status, over.code], [429, '4092']);
+  assert.match(over.message, /sessions per day \(3 on the Free plan\)/);
+  await assert.rejects(c.sessions.create({ agentId, content: 'hi' }), apiError(429, '4092'));
+  assert.equal((await c.sessions.list()).total, 3);
   // Yesterday's sessions do not count against today.
   await t.hub.ctx.em().execute(`update sessions set created_at = now() - interval '1 day' where user_id = ?`, [u.id]);
-  assert.equal((await t.api('POST', '/api/v1/sessions', { token: u.key, body: { agentId } })).status, 201);
+  assert.ok('id' in (await c.sessions.create({ agentId })));
 });
 
 test('administrators are exempt', async () => {
-  const me = (await t.api('GET', '/api/v1/me', { token: t.adminKey })).body.data;
+  const me = await t.admin.me();
   const hostId = await seedHost(t, me.id);
-  for (let i = 0; i < 3; i++) assert.equal((await t.api('POST', '/api/v1/agents', { token: t.adminKey, body: agentBody(hostId, `adm${i}`) })).status, 201);
+  for (let i = 0; i < 3; i++) assert.equal((await t.admin.agents.create(agentBody(hostId, `adm${i}`))).name, `adm${i}`);
 });
 
 test('PLAN_QUOTAS=off: no quota bites', async () => {
@@ -76,7 +77,7 @@ test('PLAN_QUOTAS=off: no quota bites', async () => {
     await off.hub.ctx.em().execute(`update plans set quotas = quotas || '{"agents": 1}'::jsonb where id = 'free'`);
     const u = await off.user();
     const hostId = await seedHost(off, u.id);
-    for (const n of ['x', 'y', 'z']) assert.equal((await off.api('POST', '/api/v1/agents', { token: u.key, body: agentBody(hostId, n) })).status, 201);
+    for (const n of ['x', 'y', 'z']) assert.equal((await off.client(u.key).agents.create(agentBody(hostId, n))).name, n);
   } finally {
     await off.close();
   }
@@ -85,13 +86,13 @@ test('PLAN_QUOTAS=off: no quota bites', async () => {
 test('monthly tokens: granted when the plan is bought, once per 30-day period after, not again on renewal', async () => {
   const u = await t.user();
   await grant(u.id, 30); // 30,000 = a month of pro
-  const o = await t.api('POST', '/api/v1/orders/plan', { token: u.key, body: { planId: 'pro', cycle: 'quarter', payMethod: 'token' } });
-  assert.equal(o.status, 429, 'a quarter costs 81,000');
-  assert.equal((await t.api('POST', '/api/v1/orders/plan', { token: u.key, body: { planId: 'pro', cycle: 'month', payMethod: 'token' } })).status, 201);
+  const c = t.client(u.key);
+  await assert.rejects(c.billing.buyPlan({ planId: 'pro', cycle: 'quarter', payMethod: 'token' }), apiError(429), 'a quarter costs 81,000');
+  assert.equal((await c.billing.buyPlan({ planId: 'pro', cycle: 'month', payMethod: 'token' })).status, 'paid');
   assert.equal(await balance(u.key), 20000, '30,000 − 30,000 + 20,000 monthly tokens');
 
   await grant(u.id, 30);
-  assert.equal((await t.api('POST', '/api/v1/orders/plan', { token: u.key, body: { planId: 'pro', cycle: 'month', payMethod: 'token' } })).status, 201);
+  assert.equal((await c.billing.buyPlan({ planId: 'pro', cycle: 'month', payMethod: 'token' })).status, 'paid');
   assert.equal(await balance(u.key), 20000, 'a renewal in the same period grants nothing');
 
   // The next period starts: the sweep grants it exactly once.
@@ -101,9 +102,9 @@ test('monthly tokens: granted when the plan is bought, once per 30-day period af
   await Promise.all([sweeper.sweepOnce(), new PlanGrantSweeper(t.hub.ctx).sweepOnce(), new PlanGrantSweeper(t.hub.ctx).sweepOnce()]);
   await sweeper.sweepOnce();
   assert.equal(await balance(u.key), 40000);
-  const grants = (await t.api('GET', '/api/v1/me/ledger?type=plan', { token: u.key })).body.data.items.filter((e: any) => e.amount > 0);
-  assert.deepEqual(grants.map((e: any) => e.amount), [20000, 20000]);
-  const sum = (await t.api('GET', '/api/v1/me/ledger?pageSize=100', { token: u.key })).body.data.items.reduce((s: number, e: any) => s + e.amount, 0);
+  const grants = (await c.billing.ledger({ type: 'plan' })).items.filter((e) => e.amount > 0);
+  assert.deepEqual(grants.map((e) => e.amount), [20000, 20000]);
+  const sum = (await c.billing.ledger({ pageSize: 100 })).items.reduce((s, e) => s + e.amount, 0);
   assert.equal(sum, 40000, 'the ledger adds up to the balance');
 });
 
@@ -113,16 +114,16 @@ test('two nodes sweeping every 20 ms grant a new period exactly once', { skip: a
     const [a, b] = c.hubs;
     const users = await Promise.all(Array.from({ length: 5 }, (_, i) => a.user(`grant-${i}`)));
     for (const u of users) {
-      assert.equal((await b.api('PATCH', `/api/v1/admin/users/${u.id}/plan`, { token: a.adminKey, body: { planId: 'team', planExpireAt: Date.now() + 90 * 86_400_000 } })).status, 200);
+      assert.equal((await b.admin.admin.setPlan(u.id, { planId: 'team', planExpireAt: Date.now() + 90 * 86_400_000 })).planId, 'team');
     }
-    const bal = async (key: string) => (await a.api('GET', '/api/v1/me/balance', { token: key })).body.data.balance as number;
+    const bal = async (key: string) => (await a.client(key).billing.balance()).balance;
     for (const u of users) assert.equal(await bal(u.key), 100000, 'the first period on assignment');
     await a.hub.ctx.em().execute(`update users set plan_anchor_at = plan_anchor_at - interval '30 days 1 second' where id in (?)`, [users.map((u) => u.id)]);
     await eventually(async () => ((await Promise.all(users.map((u) => bal(u.key)))).every((x) => x === 200000) ? true : undefined), 10_000, 50);
     await new Promise((r) => setTimeout(r, 300)); // many more sweeps on both nodes
     for (const u of users) {
       assert.equal(await bal(u.key), 200000);
-      const items = (await b.api('GET', '/api/v1/me/ledger?type=plan', { token: u.key })).body.data.items;
+      const items = (await b.client(u.key).billing.ledger({ type: 'plan' })).items;
       assert.equal(items.length, 2, 'one entry per period');
     }
   } finally {

@@ -8,6 +8,7 @@ import type { Session, SessionPage, History, Accepted, Aborted, Cancelled, Cost,
 import type { CreateBody, SendBody, ListQuery, HistoryQuery, PatchBody as SessionPatchBody } from '../sessions/routes.js';
 import type { UserCreate, UserList } from '../accounts/routes.js';
 import type { Host, HostList, PairKey as PairKeySchema } from '../hosts/view-schemas.js';
+import type { Paired } from '../hosts/view-schemas.js';
 import type { User as UserSchema } from '../accounts/view-schemas.js';
 import type * as AccountViews from '../accounts/view-schemas.js';
 import type * as BillingViews from '../billing/view-schemas.js';
@@ -248,6 +249,8 @@ export function createClient(opts: ClientOptions) {
       /** Starts linking the provider's identity to the signed-in account (the same authorize URL as a login). */
       linkIdentity: (provider: string) => call<LoginStart>('POST', `/me/idem/${seg(provider)}/link`),
       unlinkIdentity: (provider: string) => call<{ deleted: true }>('DELETE', `/me/idem/${seg(provider)}`),
+      /** The provider's logout address; with a login's access token it also ends that login (a JSON answer, not a redirect). */
+      ssoLogout: () => call<Static<typeof AccountViews.SsoLogout>>('GET', '/auth/sso-logout'),
     },
     bindings: {
       get: () => call<Bindings>('GET', '/me/bindings'),
@@ -312,6 +315,8 @@ export function createClient(opts: ClientOptions) {
       directories: (id: string, path = '') => call<Directories>('GET', `/hosts/${seg(id)}/directories`, { query: { path } }),
       /** Applies a model configuration to the host; null reverts to the default. */
       applyModelConfig: (id: string, configId: string | null) => call<AppliedBinding>('POST', `/hosts/${seg(id)}/model-config`, { body: { configId } }),
+      /** The host CLI's pairing: a pair key (no bearer) for the host's id and its credential, shown once. */
+      pair: (pairKey: string, name?: string) => call<Static<typeof Paired>>('POST', '/hosts/pair', { body: { pairKey, name } }),
     },
     // ---- model configurations ----
     modelConfigs: {
