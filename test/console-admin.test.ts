@@ -88,7 +88,7 @@ test('the users list and the empty redemption queue', { skip }, async () => {
   assert.deepEqual(tab.pageErrors, []);
 });
 
-test('users: create one (its key shown once, and working), grant tokens, set and clear a plan, delete it', { skip }, async () => {
+test('users: create one (its key shown once, and working), grant tokens, set and clear a plan, delete it; deleting oneself is refused', { skip }, async () => {
   const { page } = tab;
   await page.getByRole('button', { name: 'Users' }).click();
   const total = (await t.admin.admin.usersSummary()).total;
@@ -130,7 +130,19 @@ test('users: create one (its key shown once, and working), grant tokens, set and
   await page.getByText('No users match.').waitFor();
   assert.equal((await t.admin.admin.users({ keyword: 'made-in-console' })).total, 0);
   assert.equal((await t.api('GET', '/api/v1/me', { token: key })).status, 401, 'its key is gone with it');
-  assert.deepEqual(tab.pageErrors, []);
+
+  // The hub refuses an administrator deleting their own account: its message is shown, the account stays.
+  const self = await t.admin.me();
+  await page.getByLabel('Search').fill('');
+  await page.getByRole('search').getByLabel('Role').selectOption('admin');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.getByRole('button', { name: `Manage ${self.name}` }).click();
+  page.once('dialog', (d) => void d.accept());
+  await page.getByRole('group', { name: `Manage ${self.name}` }).getByRole('button', { name: 'Delete user' }).click();
+  await page.getByRole('alert').filter({ hasText: 'an administrator cannot delete their own account (409, code 4090)' }).waitFor();
+  assert.equal((await t.admin.me()).id, self.id);
+  assert.deepEqual(tab.pageErrors.filter((e) => !e.includes('status of 409')), [], 'nothing failed but the refused delete');
+  tab.pageErrors.length = 0;
 });
 
 test('redemptions: the summary, one delivered with cards and one rejected with a reason (refunded), the cards revealed', { skip }, async () => {

@@ -23,7 +23,7 @@ export function CreateUser(p: { onCreated: () => void }) {
     <div class="panel">
       <form class="filters" aria-label="Create a user" onSubmit={create}>
         <label>New user’s name <input required maxLength={80} value={name} onInput={(e) => setName(e.currentTarget.value)} /></label>
-        <label>Role <select value={role} onChange={(e) => setRole(e.currentTarget.value as typeof role)}>
+        <label>New user’s role <select value={role} onChange={(e) => setRole(e.currentTarget.value as typeof role)}>
           <option value="user">user</option><option value="admin">admin</option>
         </select></label>
         <button type="submit" disabled={act.busy || !name.trim()}>{act.busy ? 'Creating…' : 'Create user'}</button>
