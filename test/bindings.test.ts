@@ -2,13 +2,12 @@
 // and its bot confirmation, the bindings view, and the phone step-up of card reveals.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { apiError } from './helpers/api-error.js';
+import { startSmsWebhook, type SmsWebhook } from './helpers/sms.js';
 
 const BOT_SECRET = 'bot-secret-123';
-let sms: { url: string; inbox: any[]; failNext: boolean; close(): Promise<void> };
+let sms: SmsWebhook;
 let t: TestHub;
 
 before(async () => {
@@ -20,7 +19,7 @@ after(async () => {
   await sms.close();
 });
 
-const lastCodeFor = (phone: string) => [...sms.inbox].reverse().find((m) => m.phone === phone)?.code as string;
+const lastCodeFor = (phone: string) => sms.lastCodeFor(phone);
 const ageCodes = () => t.hub.ctx.em().execute(`update phone_codes set created_at = now() - interval '2 minutes'`);
 
 test('phone: send a code through the webhook, bind with it; the code is stored hashed', async () => {
@@ -172,25 +171,3 @@ test('without SMS_WEBHOOK_URL / CHATAPP_WEBHOOK_SECRET: 503 NOT_CONFIGURED', asy
     await bare.close();
   }
 });
-
-async function startSmsWebhook() {
-  const state = { inbox: [] as any[], failNext: false };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      if (state.failNext) {
-        state.failNext = false;
-        res.writeHead(500).end();
-        return;
-      }
-      state.inbox.push(JSON.parse(Buffer.concat(chunks).toString()));
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return Object.assign(state, {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/sms`,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  });
-}

@@ -1,6 +1,7 @@
 // The Administration page in a real Chromium: the nav link only for
 // administrators; the review queue approves one agent and rejects another
-// with a reason; the users list.
+// with a reason; users created, granted tokens, given a plan and deleted;
+// redemptions delivered, rejected and their cards revealed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
@@ -84,5 +85,97 @@ test('the users list and the empty redemption queue', { skip }, async () => {
   await page.getByText('No users match.').waitFor();
   await page.getByRole('button', { name: 'Redemptions' }).click();
   await page.getByText('No redemptions pending.').waitFor();
+  assert.deepEqual(tab.pageErrors, []);
+});
+
+test('users: create one (its key shown once, and working), grant tokens, set and clear a plan, delete it; deleting oneself is refused', { skip }, async () => {
+  const { page } = tab;
+  await page.getByRole('button', { name: 'Users' }).click();
+  const total = (await t.admin.admin.usersSummary()).total;
+  await page.locator(`[data-users-total="${total}"]`).waitFor();
+  await page.getByLabel('New user’s name').fill('made-in-console');
+  await page.getByRole('button', { name: 'Create user' }).click();
+  const key = (await page.locator('[data-new-user-key]').textContent())!.trim();
+  const made = t.client(key);
+  assert.equal((await made.me()).name, 'made-in-console', 'the key shown signs in as the new user');
+  await page.locator(`[data-users-total="${total + 1}"]`).waitFor();
+  await page.getByRole('button', { name: 'Done' }).click();
+  assert.ok(!(await page.content()).includes(key), 'the key is not on the page any more');
+
+  await page.getByLabel('Search').fill('made-in-console');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.getByRole('button', { name: 'Manage made-in-console' }).click();
+  const manage = page.getByRole('group', { name: 'Manage made-in-console' });
+  const balance = (await made.billing.balance()).balance;
+  await manage.getByLabel('Grant quantity').fill('3');
+  await manage.getByRole('button', { name: 'Grant tokens' }).click();
+  await page.getByRole('status').filter({ hasText: 'Granted 3,000 tokens to made-in-console' }).waitFor();
+  assert.equal((await made.billing.balance()).balance, balance + 3000);
+
+  const plan = (await t.client().billing.plans()).items.find((p) => !p.free)!;
+  await manage.getByLabel('Plan').selectOption(plan.id);
+  await manage.getByLabel('Ends on').fill('2031-06-30');
+  await manage.getByRole('button', { name: 'Set plan' }).click();
+  await page.getByRole('status').filter({ hasText: `made-in-console is on ${plan.id} until 2031-06-30` }).waitFor();
+  await shot(page, 'admin-user-manage');
+  const row = async () => (await t.admin.admin.users({ keyword: 'made-in-console' })).items[0];
+  // The browser and this process share the machine's time zone: the end of that day, local time.
+  assert.deepEqual([(await row()).planId, (await row()).planExpireAt], [plan.id, new Date('2031-06-30T23:59:59').getTime()]);
+  await manage.getByRole('button', { name: 'Clear plan' }).click();
+  await page.getByRole('status').filter({ hasText: 'made-in-console has no plan now.' }).waitFor();
+  assert.deepEqual([(await row()).planId, (await row()).planExpireAt], [null, null]);
+
+  page.once('dialog', (d) => void d.accept());
+  await manage.getByRole('button', { name: 'Delete user' }).click();
+  await page.getByText('No users match.').waitFor();
+  assert.equal((await t.admin.admin.users({ keyword: 'made-in-console' })).total, 0);
+  assert.equal((await t.api('GET', '/api/v1/me', { token: key })).status, 401, 'its key is gone with it');
+
+  // The hub refuses an administrator deleting their own account: its message is shown, the account stays.
+  const self = await t.admin.me();
+  await page.getByLabel('Search').fill('');
+  await page.getByRole('search').getByLabel('Role').selectOption('admin');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.getByRole('button', { name: `Manage ${self.name}` }).click();
+  page.once('dialog', (d) => void d.accept());
+  await page.getByRole('group', { name: `Manage ${self.name}` }).getByRole('button', { name: 'Delete user' }).click();
+  await page.getByRole('alert').filter({ hasText: 'an administrator cannot delete their own account (409, code 4090)' }).waitFor();
+  assert.equal((await t.admin.me()).id, self.id);
+  assert.deepEqual(tab.pageErrors.filter((e) => !e.includes('status of 409')), [], 'nothing failed but the refused delete');
+  tab.pageErrors.length = 0;
+});
+
+test('redemptions: the summary, one delivered with cards and one rejected with a reason (refunded), the cards revealed', { skip }, async () => {
+  const { page } = tab;
+  const buyer = await t.user('redeemer');
+  await t.admin.admin.grantTokens(buyer.id, 5);
+  const mine = t.client(buyer.key);
+  const one = await mine.billing.redeem('coffee-voucher');
+  const two = await mine.billing.redeem('coffee-voucher');
+  const spent = (await mine.billing.balance()).balance;
+  await page.reload();
+  await page.getByRole('button', { name: 'Redemptions' }).click();
+  await page.locator('[data-redeems-pending="2"]').waitFor();
+  const row = (id: string) => page.locator(`tr[data-redeem="${id}"]`);
+  await row(one.id).getByLabel('Cards').fill('A-1:B-1\nA-2:B-2');
+  await row(one.id).getByRole('button', { name: 'Deliver' }).click();
+  await row(one.id).waitFor({ state: 'detached' });
+  await row(two.id).getByLabel('Reject reason').fill('out of stock today');
+  await row(two.id).getByRole('button', { name: 'Reject' }).click();
+  await page.getByText('No redemptions pending.').waitFor();
+  await page.locator('[data-redeems-pending="0"]').waitFor();
+  const [a, b] = await Promise.all([t.admin.admin.redemption(one.id), t.admin.admin.redemption(two.id)]);
+  assert.deepEqual([a.status, a.cardCount], ['delivered', 2]);
+  assert.deepEqual([b.status, b.rejectReason], ['rejected', 'out of stock today']);
+  assert.equal((await mine.billing.balance()).balance, spent + b.tokens, 'the rejected one is refunded');
+
+  // The administrator has no bound phone: the cards show without a code.
+  await page.getByLabel('Status').selectOption('delivered');
+  await row(one.id).getByRole('button', { name: 'Reveal cards' }).click();
+  const cards = row(one.id).getByRole('table', { name: 'Cards of Coffee voucher' });
+  await cards.getByRole('cell', { name: 'A-2' }).waitFor();
+  await cards.getByRole('cell', { name: 'B-1' }).waitFor();
+  assert.deepEqual((await t.admin.admin.redemptionCards(one.id)).cards, [{ no: 'A-1', pwd: 'B-1' }, { no: 'A-2', pwd: 'B-2' }]);
+  await shot(page, 'admin-redemptions');
   assert.deepEqual(tab.pageErrors, []);
 });

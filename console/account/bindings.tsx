@@ -1,23 +1,70 @@
-// What the account is bound to: phone, linked identities, the chat platform.
+// What the account is bound to: phone, linked identities, the chat platform;
+// binding a phone (code by SMS) and the chat platform (a code sent to the bot).
+import { useState } from 'preact/hooks';
 import { client } from '../session.js';
-import { Empty, ErrorBox, Loading, when } from '../ui.js';
+import { ErrorBox, Loading, when } from '../ui.js';
+import { useAction } from '../use-action.js';
 import { useLoad } from '../use-load.js';
+import { useTick } from '../use-poll.js';
+import { ChatappBind } from './chatapp.js';
+
+/** Send code → enter code → bound. */
+function PhoneBind(p: { onBound: () => void }) {
+  const [phone, setPhone] = useState('');
+  const [cc, setCc] = useState('+86');
+  const [sentTo, setSentTo] = useState<string>();
+  const [code, setCode] = useState('');
+  const act = useAction();
+  const send = async (e: Event) => {
+    e.preventDefault();
+    const s = await act.run(() => client().bindings.sendPhoneCode(phone.trim(), cc.trim() || undefined));
+    if (s) setSentTo(`${s.countryCode} ${phone.trim()}`);
+  };
+  const bind = async (e: Event) => {
+    e.preventDefault();
+    if (await act.run(() => client().bindings.bindPhone(phone.trim(), code.trim(), cc.trim() || undefined))) {
+      setSentTo(undefined);
+      setCode('');
+      p.onBound();
+    }
+  };
+  return (
+    <form class="filters" aria-label="Bind a phone" onSubmit={sentTo ? bind : send}>
+      <label>Country code <input size={5} maxLength={6} value={cc} disabled={!!sentTo} onInput={(e) => setCc(e.currentTarget.value)} /></label>
+      <label>Phone number <input required inputMode="numeric" maxLength={20} value={phone} disabled={!!sentTo} onInput={(e) => setPhone(e.currentTarget.value)} /></label>
+      {!sentTo && <button type="submit" disabled={act.busy || !phone.trim()}>{act.busy ? 'Sending…' : 'Send code'}</button>}
+      {sentTo && (
+        <>
+          <label>Code sent to {sentTo} <input required inputMode="numeric" maxLength={6} autoComplete="one-time-code" value={code} onInput={(e) => setCode(e.currentTarget.value)} /></label>
+          <button type="submit" disabled={act.busy || !code.trim()}>{act.busy ? 'Binding…' : 'Bind phone'}</button>
+          <button type="button" class="secondary" disabled={act.busy} onClick={() => { setSentTo(undefined); setCode(''); }}>Change number</button>
+        </>
+      )}
+      <ErrorBox error={act.error} />
+    </form>
+  );
+}
 
 export function BindingsCard() {
-  const b = useLoad(() => client().bindings.get(), []);
+  const [tick, reload] = useTick();
+  const b = useLoad(() => client().bindings.get(), [tick]);
+  const [phoneForm, setPhoneForm] = useState(false);
   const d = b.data;
-  const none = d && !d.phone && d.identities.length === 0 && !d.chatapp.bound;
   return (
     <section class="panel" aria-labelledby="bindings-h">
       <h2 id="bindings-h">Bindings</h2>
       <ErrorBox error={b.error} />
       {!d && b.loading && <Loading />}
-      {none && <Empty>Nothing bound to this account.</Empty>}
-      {d && !none && (
+      {d && (
         <dl class="facts">
-          <dt>Phone</dt><dd>{d.phone ? `${d.phone.countryCode ?? ''} ${d.phone.number}` : '—'}</dd>
-          <dt>Identities</dt><dd>{d.identities.length ? d.identities.map((i) => `${i.provider} (${i.displayName ?? 'linked'}, ${when(i.linkedAt)})`).join(', ') : '—'}</dd>
-          <dt>Chat platform</dt><dd>{d.chatapp.bound ? `${d.chatapp.displayName ?? d.chatapp.chatUserId} (since ${when(d.chatapp.boundAt)})` : '—'}</dd>
+          <dt>Phone</dt>
+          <dd data-phone={d.phone?.number ?? ''}>
+            {d.phone ? `${d.phone.countryCode ?? ''} ${d.phone.number}` : 'No phone bound.'}{' '}
+            {!phoneForm && <button type="button" class="secondary" onClick={() => setPhoneForm(true)}>{d.phone ? 'Change phone' : 'Bind a phone'}</button>}
+            {phoneForm && <PhoneBind onBound={() => { setPhoneForm(false); reload(); }} />}
+          </dd>
+          <dt>Identities</dt><dd>{d.identities.length ? d.identities.map((i) => `${i.provider} (${i.displayName ?? 'linked'}, ${when(i.linkedAt)})`).join(', ') : 'No linked identity.'}</dd>
+          <dt>Chat platform</dt><dd><ChatappBind binding={d.chatapp} onChange={reload} /></dd>
         </dl>
       )}
     </section>

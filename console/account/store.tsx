@@ -1,9 +1,12 @@
-// The store (products paid with tokens) and the user's redemptions.
+// The store (products paid with tokens) and the user's redemptions: a delivered
+// one's cards revealed (with the phone step-up when the hub asks), marked read.
 import type { Redemption } from '../../src/client/index.js';
+import { RevealCards } from '../reveal-cards.js';
 import { client } from '../session.js';
-import { Empty, ErrorBox, Loading, when } from '../ui.js';
+import { Badge, Empty, ErrorBox, Loading, when } from '../ui.js';
 import { useAction } from '../use-action.js';
 import { useLoad } from '../use-load.js';
+import { useTick } from '../use-poll.js';
 
 export function Store(p: { onRedeemed: () => void }) {
   const products = useLoad(() => client().billing.products(), []);
@@ -33,19 +36,31 @@ export function Store(p: { onRedeemed: () => void }) {
   );
 }
 
-function Row(p: { r: Redemption }) {
+function Row(p: { r: Redemption; onRead: () => void }) {
   const r = p.r;
+  const act = useAction();
+  const markRead = async () => {
+    if (await act.run(() => client().billing.markRead(r.id))) p.onRead();
+  };
+  // The hub marks a redemption unread when it is delivered or rejected.
+  const news = !r.read;
   return (
-    <tr>
-      <td>{when(r.createdAt)}</td><td>{r.productName} × {r.qty}</td><td class="num">{r.tokens.toLocaleString()}</td>
+    <tr data-redeem={r.id}>
+      <td>{when(r.createdAt)}</td><td>{r.productName} × {r.qty} {news && <Badge tone="warn">new</Badge>}</td><td class="num">{r.tokens.toLocaleString()}</td>
       <td><span class={`state ${r.status}`}>{r.status}</span>{r.rejectReason && <div class="muted">{r.rejectReason}</div>}</td>
       <td class="num">{r.cardCount}</td>
+      <td>
+        {r.status === 'delivered' && <RevealCards label={r.productName} reveal={(v) => client().billing.cards(r.id, v)} />}
+        {news && <button type="button" class="secondary" disabled={act.busy} onClick={markRead}>Mark read</button>}
+        <ErrorBox error={act.error} />
+      </td>
     </tr>
   );
 }
 
 export function Redemptions(p: { tick: number }) {
-  const list = useLoad(() => client().billing.redeems({ pageSize: 10 }), [p.tick]);
+  const [own, reload] = useTick();
+  const list = useLoad(() => client().billing.redeems({ pageSize: 10 }), [p.tick, own]);
   return (
     <section class="panel" aria-labelledby="redeems-h">
       <h2 id="redeems-h">Redemptions</h2>
@@ -53,8 +68,8 @@ export function Redemptions(p: { tick: number }) {
       {!list.data && list.loading && <Loading />}
       {list.data && (list.data.items.length === 0 ? <Empty>No redemptions yet.</Empty> : (
         <table class="grid" aria-label="Redemptions">
-          <thead><tr><th>When</th><th>Product</th><th class="num">Tokens</th><th>Status</th><th class="num">Cards</th></tr></thead>
-          <tbody>{list.data.items.map((r) => <Row key={r.id} r={r} />)}</tbody>
+          <thead><tr><th>When</th><th>Product</th><th class="num">Tokens</th><th>Status</th><th class="num">Cards</th><th>Actions</th></tr></thead>
+          <tbody>{list.data.items.map((r) => <Row key={r.id} r={r} onRead={reload} />)}</tbody>
         </table>
       ))}
     </section>

@@ -1,6 +1,7 @@
-// Redemptions to fulfil: deliver cards (one "number:password" per line) or reject with a reason.
+// Redemptions: the summary; deliver cards (one "number:password" per line) or reject with a reason; a delivered one's cards revealed.
 import { useState } from 'preact/hooks';
 import type { AdminRedemption } from '../../src/client/index.js';
+import { RevealCards } from '../reveal-cards.js';
 import { client } from '../session.js';
 import { Empty, ErrorBox, Loading, when } from '../ui.js';
 import { useAction } from '../use-action.js';
@@ -41,6 +42,20 @@ function Fulfil(p: { r: AdminRedemption; onDone: () => void }) {
   );
 }
 
+function Summary(p: { tick: number }) {
+  const s = useLoad(() => client().admin.redeemsSummary(), [p.tick]);
+  if (s.error) return <ErrorBox error={s.error} />;
+  if (!s.data) return <Loading />;
+  const d = s.data;
+  return (
+    <dl class="facts stats" aria-label="Redemptions summary" data-redeems-pending={d.pending}>
+      <dt>Pending</dt><dd>{d.pending}</dd><dt>Delivered</dt><dd>{d.delivered}</dd>
+      <dt>Rejected</dt><dd>{d.rejected}</dd><dt>Total</dt><dd>{d.total}</dd>
+      <dt>Tokens spent</dt><dd>{d.tokensSpent.toLocaleString()}</dd><dt>New today</dt><dd>{d.newToday}</dd>
+    </dl>
+  );
+}
+
 export function RedeemQueue() {
   const [status, setStatus] = useState<Status>('pending');
   const [tick, reload] = useTick();
@@ -48,6 +63,7 @@ export function RedeemQueue() {
   return (
     <section aria-labelledby="aredeems-h">
       <h2 id="aredeems-h">Redemptions</h2>
+      <Summary tick={tick} />
       <label>Status <select value={status} onChange={(e) => setStatus(e.currentTarget.value as Status)}>
         <option value="">All</option><option value="pending">pending</option><option value="delivered">delivered</option><option value="rejected">rejected</option>
       </select></label>
@@ -58,10 +74,18 @@ export function RedeemQueue() {
           <thead><tr><th>When</th><th>User</th><th>Product</th><th>Status</th><th>Fulfil</th></tr></thead>
           <tbody>
             {list.data.items.map((r) => (
-              <tr key={r.id}>
+              <tr key={r.id} data-redeem={r.id}>
                 <td>{when(r.createdAt)}</td><td class="muted">{r.userId}</td><td>{r.productName} × {r.qty}</td>
                 <td><span class={`state ${r.status}`}>{r.status}</span>{r.rejectReason && <div class="muted">{r.rejectReason}</div>}</td>
-                <td>{r.status === 'pending' ? <Fulfil r={r} onDone={reload} /> : `${r.cardCount} cards`}</td>
+                <td>
+                  {r.status === 'pending' && <Fulfil r={r} onDone={reload} />}
+                  {r.status === 'delivered' && (
+                    <>
+                      <p class="muted">{r.cardCount} cards, delivered {when(r.deliveredAt)}</p>
+                      <RevealCards label={r.productName} reveal={(v) => client().admin.redemptionCards(r.id, v)} />
+                    </>
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>
