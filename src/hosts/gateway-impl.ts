@@ -32,6 +32,8 @@ interface Forward {
 /** How often lastSeenAt of live channels reaches the database. */
 const PERSIST_SEEN_MS = 60_000;
 const FORWARD_MAX_AGE_MS = 5 * 60_000;
+/** Run ids a channel remembers as sent again (see resend). */
+const RESENT_MAX = 10_000;
 
 export interface ChannelTiming {
   /** Silence after which a channel is closed and the host reads offline. */
@@ -221,7 +223,10 @@ export class HostChannels implements HostGateway, ChannelOwner {
     const conn = this.local.get(m.h);
     switch (m.k) {
       case 'send':
-        if (conn && m.frame.t === 'run.start') conn.runs.add(m.frame.runId); // this channel may now speak for the run
+        if (conn && m.frame.t === 'run.start') {
+          if (conn.resent.has(m.frame.runId)) return; // sent again already: the host must not start it twice
+          conn.runs.add(m.frame.runId); // this channel may now speak for the run
+        }
         conn?.send(m.frame);
         return;
       case 'req': {
@@ -266,6 +271,26 @@ export class HostChannels implements HostGateway, ChannelOwner {
     const { rid, result } = this.pending.open(timeoutMs, frame.t === 'settings.apply');
     publishObj(this.ctx.bus, `host:${hostId}`, { k: 'req', h: hostId, node: this.node, rid, frame } satisfies HostMsg);
     return result;
+  }
+
+  heldHosts(): string[] {
+    const out: string[] = [];
+    for (const [id, c] of this.local) if (c.socket && !c.held) out.push(id);
+    return out;
+  }
+
+  carries(hostId: string, runId: string): boolean {
+    const c = this.local.get(hostId);
+    return !!c && (c.runs.has(runId) || c.resent.has(runId));
+  }
+
+  resend(hostId: string, frame: FrameOf<HubToHost, 'run.start'>): boolean {
+    const c = this.local.get(hostId);
+    if (!c || !c.socket || c.held || c.runs.has(frame.runId) || c.resent.has(frame.runId)) return false;
+    if (c.resent.size >= RESENT_MAX) c.resent.clear(); // late first copies come within seconds, not after thousands of resends
+    c.resent.add(frame.runId);
+    c.runs.add(frame.runId);
+    return c.send(frame);
   }
 
   onRunFrame(handler: (hostId: string, frame: RunFrame) => void): void {
