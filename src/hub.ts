@@ -30,6 +30,7 @@ import { buildHosts } from './hosts/index.js';
 import type { HostStore } from './hosts/store.js';
 import type { HostChannels } from './hosts/gateway-impl.js';
 import type { RunTracker } from './sessions/runs.js';
+import type { Scheduler } from './sessions/scheduler.js';
 import { RedisPresence } from './hosts/presence-redis.js';
 import { abortRunsOfLostNodes } from './bus/orphans.js';
 import { buildModelConfigs } from './model-configs/index.js';
@@ -52,8 +53,8 @@ export interface Hub {
   /** The credential caches (tests count their database lookups). */
   auth: Authenticator;
   hostStore: HostStore;
-  /** Run frames: the host channels (dropped frames) and this node's run state (loads, size), for tests. */
-  runFrames: { gateway: HostChannels; runs: RunTracker };
+  /** Run frames: the host channels (dropped frames), this node's run state (loads, size) and scheduler (reconcile), for tests. */
+  runFrames: { gateway: HostChannels; runs: RunTracker; scheduler: Scheduler };
   /** SSE accounting (tests and benches): open streams, session subscriptions, bytes held for slow readers. */
   sse: { streams(): number; subscriptions(): number; bufferedBytes(): number };
   /** The route table (the OpenAPI test checks every route is documented). */
@@ -156,7 +157,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     const port = uws.us_socket_local_port(listenSocket);
     log.info('hub listening', { host: config.host, port, database: db.embedded ? 'embedded' : 'postgresql', bus: bus.kind });
     const sse = { streams: () => api.streamsOpen, subscriptions: () => sessions.events.subscriptions, bufferedBytes: () => api.sseGauge.buffered };
-    return { port, url: `http://${config.host}:${port}`, ctx, app, auth: authenticator, hostStore: hosts.store, runFrames: { gateway: hosts.gateway, runs: sessions.runs }, sse, routes: api.routes, close };
+    return { port, url: `http://${config.host}:${port}`, ctx, app, auth: authenticator, hostStore: hosts.store, runFrames: { gateway: hosts.gateway, runs: sessions.runs, scheduler: sessions.scheduler }, sse, routes: api.routes, close };
   } catch (e) {
     await close();
     throw e;

@@ -68,6 +68,8 @@ export class HostConnection {
    * database holds open on this host. Run frames for any other run are dropped (gateway-impl.ts).
    */
   readonly runs = new Set<string>();
+  /** Runs whose run.start this channel got again from the node's reconciliation (a late first one is dropped). */
+  readonly resent = new Set<string>();
   /** Run frames received while this channel's runs were being looked up after hello (null: not looking). */
   held: RunFrame[] | null = null;
   heldBytes = 0;

@@ -32,6 +32,11 @@ interface Forward {
 /** How often lastSeenAt of live channels reaches the database. */
 const PERSIST_SEEN_MS = 60_000;
 const FORWARD_MAX_AGE_MS = 5 * 60_000;
+/** First delay, and the longest, before a presence rebuild that failed is tried again. */
+const REBUILD_RETRY_MS = 250;
+const REBUILD_RETRY_MAX_MS = 5000;
+/** Run ids a channel remembers as sent again (see resend). */
+const RESENT_MAX = 10_000;
 
 export interface ChannelTiming {
   /** Silence after which a channel is closed and the host reads offline. */
@@ -62,6 +67,8 @@ export class HostChannels implements HostGateway, ChannelOwner {
   private sweepTimer: NodeJS.Timeout;
   private lastPersist = Date.now();
   private unsubReply: () => void;
+  private unsubReconnect: () => void;
+  private closing = false;
   private readonly onHostMsg = (m: HostMsg) => this.hostMsg(m);
   private readonly limits: Limits;
   private runResolver?: (hostIds: string[]) => Promise<Array<{ hostId: string; runId: string }>>;
@@ -85,6 +92,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
       for (const c of this.waiting) if (c.hostId === hostId) c.close(CloseCodes.HOST_DELETED);
     };
     store.liveHosts = () => [...this.local.keys(), ...[...this.waiting].map((c) => c.hostId)];
+    this.unsubReconnect = ctx.bus.onReconnect(() => void this.rebuildPresence());
     this.sweepTimer = setInterval(() => this.sweep(), Math.max(250, Math.floor(timing.heartbeatTimeoutMs / 3)));
     this.sweepTimer.unref();
   }
@@ -221,7 +229,10 @@ export class HostChannels implements HostGateway, ChannelOwner {
     const conn = this.local.get(m.h);
     switch (m.k) {
       case 'send':
-        if (conn && m.frame.t === 'run.start') conn.runs.add(m.frame.runId); // this channel may now speak for the run
+        if (conn && m.frame.t === 'run.start') {
+          if (conn.resent.has(m.frame.runId)) return; // sent again already: the host must not start it twice
+          conn.runs.add(m.frame.runId); // this channel may now speak for the run
+        }
         conn?.send(m.frame);
         return;
       case 'req': {
@@ -266,6 +277,26 @@ export class HostChannels implements HostGateway, ChannelOwner {
     const { rid, result } = this.pending.open(timeoutMs, frame.t === 'settings.apply');
     publishObj(this.ctx.bus, `host:${hostId}`, { k: 'req', h: hostId, node: this.node, rid, frame } satisfies HostMsg);
     return result;
+  }
+
+  heldHosts(): string[] {
+    const out: string[] = [];
+    for (const [id, c] of this.local) if (c.socket && !c.held) out.push(id);
+    return out;
+  }
+
+  carries(hostId: string, runId: string): boolean {
+    const c = this.local.get(hostId);
+    return !!c && (c.runs.has(runId) || c.resent.has(runId));
+  }
+
+  resend(hostId: string, frame: FrameOf<HubToHost, 'run.start'>): boolean {
+    const c = this.local.get(hostId);
+    if (!c || !c.socket || c.held || c.runs.has(frame.runId) || c.resent.has(frame.runId)) return false;
+    if (c.resent.size >= RESENT_MAX) c.resent.clear(); // late first copies come within seconds, not after thousands of resends
+    c.resent.add(frame.runId);
+    c.runs.add(frame.runId);
+    return c.send(frame);
   }
 
   onRunFrame(handler: (hostId: string, frame: RunFrame) => void): void {
@@ -334,17 +365,43 @@ export class HostChannels implements HostGateway, ChannelOwner {
       if (conn.lastSeen < limit) conn.close(CloseCodes.HEARTBEAT);
       else live.push(conn.hostId);
     }
-    if (live.length) {
-      void this.presenceStore.refresh(live, this.node, this.timing.heartbeatTimeoutMs, now).then((restored) => {
-        if (restored.length) for (const h of this.restoredHandlers) this.safe(() => h(restored));
-      }, () => undefined);
-    }
+    if (live.length) void this.refreshPresence(live, now).catch(() => undefined);
     if (now - this.lastPersist >= PERSIST_SEEN_MS) {
       this.lastPersist = now;
       this.store.touchMany(live, now);
     }
     for (const conn of this.waiting) if (conn.lastSeen < limit) conn.close(CloseCodes.HELLO_TIMEOUT);
     for (const [id, f] of this.forwards) if (now - f.at > FORWARD_MAX_AGE_MS) this.forwards.delete(id);
+  }
+
+  /** Extends the presence of these hosts; entries the store lost are written again and their waiting work drains. */
+  private async refreshPresence(hostIds: string[], now: number): Promise<boolean> {
+    const { restored, ok } = await this.presenceStore.refresh(hostIds, this.node, this.timing.heartbeatTimeoutMs, now);
+    if (restored.length) for (const h of this.restoredHandlers) this.safe(() => h(restored));
+    return ok;
+  }
+
+  private rebuilding = false;
+  private rebuildAgain = false;
+  /**
+   * Publishes may have been lost (the bus reconnected: Redis restarted, perhaps empty): presence of
+   * this node's hosts is written again now rather than at the next sweep (a third of the heartbeat
+   * window away), and tried again with backoff until a pass goes through.
+   */
+  private async rebuildPresence(): Promise<void> {
+    if (this.rebuilding) return void (this.rebuildAgain = true);
+    this.rebuilding = true;
+    try {
+      for (let attempt = 0; !this.closing; attempt++) {
+        this.rebuildAgain = false;
+        const live = [...this.local.keys()];
+        const ok = !live.length || (await this.refreshPresence(live, Date.now()).catch(() => false));
+        if (ok && !this.rebuildAgain) return;
+        if (!ok) await new Promise((r) => setTimeout(r, Math.min(REBUILD_RETRY_MAX_MS, REBUILD_RETRY_MS * 2 ** Math.min(attempt, 10))).unref?.());
+      }
+    } finally {
+      this.rebuilding = false;
+    }
   }
 
   private intern(engines: Engine[]): Engine[] {
@@ -366,6 +423,8 @@ export class HostChannels implements HostGateway, ChannelOwner {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
+    this.unsubReconnect();
     clearInterval(this.sweepTimer);
     for (const conn of [...this.local.values(), ...this.waiting]) conn.close(CloseCodes.GOING_AWAY);
     this.unsubReply();

@@ -33,6 +33,19 @@ export interface HostGateway {
    * speak for these runs and for those sent to it; its run frames wait until this answers.
    */
   setRunResolver?(resolve: (hostIds: string[]) => Promise<Array<{ hostId: string; runId: string }>>): void;
+  /**
+   * Hosts whose channel this node holds, past the look-up of their open runs (hello): the node
+   * that compares what the database holds open on them with what their channels carried.
+   */
+  heldHosts?(): string[];
+  /** Whether this node's channel of the host carried the run (its run.start, or open at the hello). */
+  carries?(hostId: string, runId: string): boolean;
+  /**
+   * Sends a run.start again on this node's channel of the host, for a run whose first one never
+   * reached it; at most once per run and channel, and the first one arriving late is dropped then.
+   * False when the channel is not here or already carries the run.
+   */
+  resend?(hostId: string, frame: FrameOf<HubToHost, 'run.start'>): boolean;
   /** Run frames from hosts whose channel this node holds, only for runs bound to that host. */
   onRunFrame(handler: (hostId: string, frame: RunFrame) => void): void;
   /** A host finished its hello (ran `running` = runIds it still runs). */

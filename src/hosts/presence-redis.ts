@@ -7,7 +7,7 @@
 // (the heartbeat window) is the backstop.
 import type { Redis } from 'ioredis';
 import type { Engine } from '../../host-protocol/frames.js';
-import type { Presence, PresenceEntry } from './presence.js';
+import type { Presence, PresenceEntry, Refreshed } from './presence.js';
 import type { Logger } from '../log.js';
 
 /** A node's liveness key lives this long without renewal. */
@@ -74,6 +74,7 @@ export class RedisPresence implements Presence {
   private readonly redis: Scripts;
   private readonly nodeKey: string;
   private readonly renew: NodeJS.Timeout;
+  private readonly onReady: () => void;
   /** Parsed engine lists by their JSON: hosts mostly report the same few. */
   private engines = new Map<string, Engine[]>();
   /**
@@ -106,6 +107,9 @@ export class RedisPresence implements Presence {
     beat();
     this.renew = setInterval(beat, timing.renewMs);
     this.renew.unref();
+    // A Redis that restarted empty lost the liveness key too: every entry of this node reads offline until it is back.
+    this.onReady = beat;
+    redis.on('ready', beat);
   }
 
   async set(hostId: string, e: PresenceEntry, ttlMs: number): Promise<void> {
@@ -135,22 +139,27 @@ export class RedisPresence implements Presence {
     return p ? await p : null;
   }
 
-  async refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<string[]> {
+  async refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<Refreshed> {
     const restored: string[] = [];
+    let ok = true;
+    const failed = (err: unknown) => {
+      this.warn(err);
+      ok = false;
+    };
     for (let i = 0; i < hostIds.length; i += CHUNK) {
       const ids = hostIds.slice(i, i + CHUNK);
       const keys = ids.map((id) => this.key(id));
-      const gone = await this.redis.presenceRefresh(keys.length, ...keys, nodeId ?? '', ttlMs, lastSeenAt).catch((e) => (this.warn(e), []));
+      const gone = await this.redis.presenceRefresh(keys.length, ...keys, nodeId ?? '', ttlMs, lastSeenAt).catch((e) => (failed(e), []));
       for (const at of gone) {
         const e = this.mine.get(ids[at - 1]);
         if (!e || e.nodeId !== nodeId) continue;
-        const fresh = { ...e, lastSeenAt };
-        const ok = await this.redis.presenceSet(this.key(ids[at - 1]), e.nodeId!, fresh.running, fresh.capacity, JSON.stringify(fresh.engines), lastSeenAt, ttlMs).then(() => true, (err) => (this.warn(err), false));
-        if (ok) restored.push(ids[at - 1]);
+        const written = await this.redis.presenceSet(this.key(ids[at - 1]), e.nodeId!, e.running, e.capacity, JSON.stringify(e.engines), lastSeenAt, ttlMs)
+          .then(() => true, (err) => (failed(err), false));
+        if (written) restored.push(ids[at - 1]);
       }
       if (gone.length) this.log?.info('presence rewritten after Redis lost it', { hosts: gone.length });
     }
-    return restored;
+    return { restored, ok };
   }
 
   async patch(hostId: string, fields: Partial<Pick<PresenceEntry, 'running' | 'engines' | 'capacity'>>): Promise<void> {
@@ -189,6 +198,7 @@ export class RedisPresence implements Presence {
 
   async close(): Promise<void> {
     clearInterval(this.renew);
+    this.redis.off('ready', this.onReady);
     // Our hosts read offline at once rather than after NODE_TTL_MS.
     await this.redis.del(this.nodeKey).catch(() => {});
   }

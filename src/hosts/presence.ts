@@ -19,9 +19,10 @@ export interface Presence {
   set(hostId: string, entry: PresenceEntry, ttlMs: number): Promise<void>;
   /**
    * Extends the TTL of entries held by nodeId and stamps lastSeenAt. Answers the hosts whose
-   * entries the store had lost and were written again (a Redis that restarted empty).
+   * entries the store had lost and were written again (a Redis that restarted empty), and `ok:
+   * false` when a write failed (the store unreachable): the caller tries again.
    */
-  refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<string[]>;
+  refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<Refreshed>;
   /** Changes fields of a live entry; no-op when absent. */
   patch(hostId: string, fields: Partial<Pick<PresenceEntry, 'running' | 'engines' | 'capacity'>>): Promise<void>;
   /** Removes the entry only while nodeId still holds it (a newer channel elsewhere wins). */
@@ -29,6 +30,11 @@ export interface Presence {
   get(hostId: string): Promise<PresenceEntry | undefined>;
   getMany(hostIds: string[]): Promise<Map<string, PresenceEntry>>;
   close(): Promise<void>;
+}
+
+export interface Refreshed {
+  restored: string[];
+  ok: boolean;
 }
 
 type Stored = PresenceEntry & { expiresAt: number };
@@ -40,7 +46,7 @@ export class LocalPresence implements Presence {
     this.entries.set(hostId, { ...entry, expiresAt: Date.now() + ttlMs });
   }
 
-  async refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<string[]> {
+  async refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<Refreshed> {
     const exp = Date.now() + ttlMs;
     for (const id of hostIds) {
       const e = this.entries.get(id);
@@ -49,7 +55,7 @@ export class LocalPresence implements Presence {
         e.lastSeenAt = lastSeenAt;
       }
     }
-    return []; // in process: nothing is lost behind the node's back
+    return { restored: [], ok: true }; // in process: nothing is lost behind the node's back
   }
 
   async patch(hostId: string, fields: Partial<Pick<PresenceEntry, 'running' | 'engines' | 'capacity'>>): Promise<void> {

@@ -45,6 +45,8 @@ export function buildSessions(ctx: HubContext, api: HttpApi, gateway: HostGatewa
     stopAgentRuns: (agentId) => stopAgentRuns(ctx, gateway, events, agentId),
     start: async () => {
       scheduler.startSweep(ctx.config.hostHeartbeatTimeoutMs);
+      // As often as the channels' sweep: a run.start lost on the bus is sent again within two of its periods.
+      scheduler.startReconcile(Math.max(500, Math.floor(ctx.config.hostHeartbeatTimeoutMs / 3)));
       await scheduler.drainAll();
     },
     async close() {

@@ -116,6 +116,15 @@ function claimed(r: any): ClaimedTask {
   };
 }
 
+/** Claimed tasks read again, with what run.start needs (a run.start that never reached its host). */
+export async function readClaimed(em: Em, ids: string[]): Promise<ClaimedTask[]> {
+  if (!ids.length) return [];
+  const r = await rows(em,
+    `select ${CLAIM_COLUMNS} from session_tasks t join sessions s on s.id = t.session_id join session_messages m on m.id = t.message_id
+      where t.id in (${marks(ids.length)}) and t.status = 'running' and t.ended_at is null`, ids);
+  return r.map(claimed);
+}
+
 /**
  * Claims the next runnable tasks of a host (oldest first, one per idle session), up to its free capacity.
  * A message of a user whose balance ran out while it waited is not started: it waits (the next drain

@@ -33,6 +33,8 @@ export interface RunState {
   ready: boolean;
   /** Date.now() when this node took the run on (the duration in the run's log line). */
   since: number;
+  /** A frame of the run came from its host through this node (the host has the run). */
+  heard?: boolean;
   /** The host's run.end frame ended the run (not the hub: dispatch failure, host gone, abort). */
   hostEnded?: boolean;
   backlog: RunFrame[];

@@ -101,10 +101,22 @@ export class RunTracker {
     return this.states.has(runId);
   }
 
+  /**
+   * Whether this node heard from the host about the run, or ended it (its end may not be written
+   * yet): such a run's run.start is not sent again (scheduler.ts, reconcile). A closed run's state
+   * stays a minute after its end was written.
+   */
+  heardFrom(runId: string): boolean {
+    const st = this.states.get(runId);
+    return !!st && (st.closed || st.heard === true);
+  }
+
   handle(hostId: string, f: RunFrame): void {
     let st = this.states.get(f.runId);
-    if (!st) {
+    if (st) st.heard = true;
+    else {
       st = this.newState(f.runId, '', hostId, '', '', false);
+      st.heard = true;
       this.states.set(f.runId, st);
       st.backlog.push(f);
       void this.adopt(st);

@@ -3,11 +3,12 @@
 // whose host went away, and keeps the gateway's running count true.
 import type { HubContext } from '../context.js';
 import type { HostGateway } from '../hosts/gateway.js';
-import { claimForHost, type ClaimedTask } from './queue.js';
+import { claimForHost, readClaimed, type ClaimedTask } from './queue.js';
 import { marks, rows, tx, type Em } from './sql.js';
 import type { RunTracker } from './runs.js';
 import { isEngineSessionId } from '../../host-protocol/engine-values.js';
 import { capMode, modeFactsOf } from '../agents/usage.js';
+import type { FrameOf, HubToHost } from '../../host-protocol/frames.js';
 
 /** After a host's hello, how long its buffered run frames get before its unknown runs count as lost. */
 export const LOST_RUN_GRACE_MS = 3000;
@@ -63,19 +64,22 @@ export class Scheduler {
   async dispatch(t: ClaimedTask): Promise<void> {
     this.runs().started(t);
     try {
-      const mode = await this.runMode(t);
-      await this.gateway.send(t.hostId, {
-        t: 'run.start', runId: t.id, sessionId: t.sessionId, engine: t.engine, prompt: t.prompt, workDir: t.workDir,
-        // A value stored before it was checked (runs.ts) never reaches the engine's argv.
-        ...(t.resume && isEngineSessionId(t.resume) ? { resume: t.resume } : {}),
-        mode, ...(t.effort ? { effort: t.effort } : {}),
-      });
+      await this.gateway.send(t.hostId, await this.startFrame(t));
       if (t.acceptedAt !== undefined) this.ctx.metrics.dispatchSeconds.observe((performance.now() - t.acceptedAt) / 1000);
     } catch (e) {
       this.ctx.log.warn('dispatch failed', { runId: t.id, hostId: t.hostId, err: (e as Error).message });
       await this.runs().end(t.id, { ok: false, error: { code: 'HOST_OFFLINE', message: 'the host went offline before the run started' } });
     }
     this.countSoon(t.hostId);
+  }
+
+  private async startFrame(t: ClaimedTask): Promise<FrameOf<HubToHost, 'run.start'>> {
+    return {
+      t: 'run.start', runId: t.id, sessionId: t.sessionId, engine: t.engine, prompt: t.prompt, workDir: t.workDir,
+      // A value stored before it was checked (runs.ts) never reaches the engine's argv.
+      ...(t.resume && isEngineSessionId(t.resume) ? { resume: t.resume } : {}),
+      mode: await this.runMode(t), ...(t.effort ? { effort: t.effort } : {}),
+    };
   }
 
   /**
@@ -304,6 +308,53 @@ export class Scheduler {
     return ended;
   }
 
+  private reconcileTimer?: NodeJS.Timeout;
+
+  /**
+   * Starts the reconciliation of this node's host channels now and every `periodMs`: see reconcile.
+   * A run is judged once it has been `running` for `periodMs`, far longer than a publish takes.
+   */
+  startReconcile(periodMs: number): void {
+    const tick = () => {
+      if (this.closed) return;
+      this.reconcile(periodMs)
+        .catch((e) => this.ctx.log.error('run reconciliation failed', { err: e }))
+        .finally(() => {
+          if (!this.closed) (this.reconcileTimer = setTimeout(tick, periodMs)).unref?.();
+        });
+    };
+    (this.reconcileTimer = setTimeout(tick, periodMs)).unref?.();
+  }
+
+  /**
+   * One pass over the hosts whose channel this node holds: a run the database holds `running` on
+   * such a host (claimed over `graceMs` ago) that the channel never carried, and that the host never
+   * spoke about here, lost its run.start on the way (a publish while this node's bus subscription was
+   * down, e.g. Redis restarting): it is sent again on the channel, at most once per channel (the
+   * gateway drops a late first copy), so the host starts it once. The run stays the same run; its
+   * end is written once as always. One indexed query per 500 hosts; the prompts are read only for
+   * the rare lost run. Returns how many run.start frames were sent again.
+   */
+  async reconcile(graceMs: number): Promise<number> {
+    const held = this.gateway.heldHosts?.() ?? [];
+    let sent = 0;
+    for (let i = 0; i < held.length && !this.closed && !this.stopping(); i += SWEEP_BATCH) {
+      const ids = held.slice(i, i + SWEEP_BATCH);
+      const open = await rows<{ id: string; host_id: string }>(this.em(),
+        `select id, host_id from session_tasks where host_id in (${marks(ids.length)}) and status = 'running' and ended_at is null
+          and started_at < now() - make_interval(secs => ?) order by started_at limit ${SWEEP_BATCH}`, [...ids, graceMs / 1000]);
+      const lost = open.filter((t) => !this.gateway.carries?.(t.host_id, t.id) && !this.runs().heardFrom(t.id));
+      if (!lost.length) continue;
+      for (const t of await readClaimed(this.em(), lost.map((x) => x.id))) {
+        if (this.gateway.carries?.(t.hostId, t.id) || this.runs().heardFrom(t.id)) continue; // arrived meanwhile
+        if (!this.gateway.resend?.(t.hostId, await this.startFrame(t))) continue;
+        sent++;
+        this.ctx.log.warn('run.start never reached the host\'s channel: sent again', { runId: t.id, hostId: t.hostId, sessionId: t.sessionId });
+      }
+    }
+    return sent;
+  }
+
   /** Drains every host with waiting work (hub start: hosts that reconnected before this ran). */
   async drainAll(): Promise<void> {
     const hosts = await rows<{ host_id: string }>(this.em(), `select distinct host_id from session_tasks where status = 'queued'`);
@@ -313,6 +364,7 @@ export class Scheduler {
   async close(): Promise<void> {
     this.closed = true;
     if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    if (this.reconcileTimer) clearTimeout(this.reconcileTimer);
     if (this.countTimer) clearTimeout(this.countTimer);
     await Promise.allSettled([...this.draining.values()]);
   }
