@@ -67,7 +67,7 @@ const pct = (xs: number[]) => {
 const ms = (ns: number) => Math.round(ns / 1e4) / 100;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Sim {
+export interface Sim {
   host: FakeHost;
   agentId: string;
   sessions: string[];
@@ -85,7 +85,8 @@ async function inlineHub(): Promise<BenchHub> {
   };
 }
 
-async function setup(t: BenchHub, key: string): Promise<Sim[]> {
+/** 20 paired hosts (heartbeating, capacity 5) with an agent and 5 sessions each. */
+export async function setup(t: BenchHub, key: string): Promise<Sim[]> {
   const sims: Sim[] = [];
   for (let i = 0; i < HOSTS; i++) {
     const { hostId, credential } = await pairHost(t, key, `bench-${i}`);
@@ -106,7 +107,7 @@ async function setup(t: BenchHub, key: string): Promise<Sim[]> {
 }
 
 /** Calls `onStart` for every run.start a host receives (decoded once more here, off the helper's list). */
-function onRunStart(h: FakeHost, onStart: (f: { runId: string; sessionId: string }) => void) {
+export function onRunStart(h: FakeHost, onStart: (f: { runId: string; sessionId: string }) => void) {
   h.ws.on('message', (data: Buffer) => {
     const d = decodeHubFrame(data);
     if (d.frame?.t === 'run.start') onStart(d.frame);

@@ -69,26 +69,32 @@ async function childHub(n: number, channelOnly: boolean): Promise<void> {
     HostChannels.prototype.onHostDown = () => {};
   }
   const { startTestHub } = await import('../test/helpers/hub.js');
-  const { hashSecret } = await import('../src/hosts/credentials.js');
   const t = await startTestHub({ logLevel: 'warn' });
   const u = await t.user('bench');
+  const credentials = await seedHosts(t.hub.ctx.em().getConnection(), u.id, n);
+  serveChild(t.hub.port, credentials, () => t.close());
+}
+
+/** Inserts `n` hosts of `userId` straight into the database (pairing each over the API is slow); their credentials. */
+export async function seedHosts(conn: { execute(sql: string, params: unknown[]): Promise<unknown> }, userId: string, n: number): Promise<string[]> {
+  const { hashSecret } = await import('../src/hosts/credentials.js');
   const credentials: string[] = [];
-  const conn = t.hub.ctx.em().getConnection();
+  const tag = randomBytes(3).toString('hex'); // a second call on one database makes new ids
   for (let i = 0; i < n; i += 1000) {
     const ids: string[] = [];
     const hashes: string[] = [];
     for (let j = i; j < Math.min(n, i + 1000); j++) {
       const c = `ahh_bench${randomBytes(16).toString('hex')}`;
       credentials.push(c);
-      ids.push(`hst_bench${j}`);
+      ids.push(`hst_bench${tag}${j}`);
       hashes.push(hashSecret(c));
     }
     await conn.execute(
       `insert into hosts (id, user_id, name, credential_hash, engines, capacity) values ${ids.map(() => `(?, ?, ?, ?, '[]'::jsonb, 1)`).join(',')}`,
-      ids.flatMap((id, k) => [id, u.id, id, hashes[k]]),
+      ids.flatMap((id, k) => [id, userId, id, hashes[k]]),
     );
   }
-  serveChild(t.hub.port, credentials, () => t.close());
+  return credentials;
 }
 
 async function childBare(): Promise<void> {

@@ -8,12 +8,14 @@
 //   ← {t: 'open', id}             → {t: 'open', id, n}: tasks queued or running
 //   ← {t: 'loop-reset'}           starts an event-loop delay window
 //   ← {t: 'loop-read'}            → {t: 'loop', loop: {p99, max}} (ms) since the reset
-//   ← {t: 'stats'}                → {t: 'stats', rss, streams, sseBuffered}: RSS (bytes) and SSE accounting
+//   ← {t: 'stats'}                → {t: 'stats', rss, heap, streams, sseBuffered}: RSS and heap+external (bytes, after a GC under --expose-gc) and SSE accounting
+//   ← {t: 'seed', n}              → {t: 'seeded', credentials}: n hosts of the bench user inserted straight into the database
 //   ← {t: 'close'}                closes the hub and exits
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startTestHub } from '../test/helpers/hub.js';
+import { seedHosts } from './hosts.js';
 
 const config = JSON.parse(process.env.BENCH_HUB_CONFIG ?? '{}');
 const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0, ...config });
@@ -21,13 +23,18 @@ const u = process.env.BENCH_HUB_USER === '0' ? undefined : await t.user('bench')
 const conn = t.hub.ctx.em().getConnection();
 const loop = monitorEventLoopDelay({ resolution: 1 });
 loop.enable();
-process.on('message', async (m: { t: string; id?: number }) => {
+const gc = (globalThis as { gc?: () => void }).gc;
+process.on('message', async (m: { t: string; id?: number; n?: number }) => {
   if (m.t === 'profile' && prof) {
     prof.connect();
     await prof.post('Profiler.enable');
     await prof.post('Profiler.start');
+  } else if (m.t === 'seed') {
+    process.send!({ t: 'seeded', credentials: await seedHosts(conn, u!.id, m.n ?? 0) });
   } else if (m.t === 'stats') {
-    process.send!({ t: 'stats', rss: process.memoryUsage().rss, streams: t.hub.sse.streams(), sseBuffered: t.hub.sse.bufferedBytes() });
+    gc?.();
+    const mem = process.memoryUsage();
+    process.send!({ t: 'stats', rss: mem.rss, heap: mem.heapUsed + mem.external, streams: t.hub.sse.streams(), sseBuffered: t.hub.sse.bufferedBytes() });
   } else if (m.t === 'loop-reset') {
     loop.reset();
   } else if (m.t === 'loop-read') {

@@ -22,6 +22,12 @@ export interface BenchHub {
   profile(): void;
   /** The hub's event-loop delay: 'reset' starts a window, 'read' ends it (child hub only). */
   loopDelay?(op: 'reset' | 'read'): Promise<LoopDelay | undefined>;
+  /** The hub process's id, for its CPU time in /proc (child hub only). */
+  pid?: number;
+  /** The hub's RSS and JS heap + external memory in bytes, after a GC when the child runs with --expose-gc (child hub only). */
+  stats?(): Promise<{ rss: number; heap: number }>;
+  /** Inserts `n` hosts of the bench user straight into the database; their credentials (child hub only). */
+  seedHosts?(n: number): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -29,9 +35,9 @@ export interface BenchHub {
  * Forks a hub. `config`: overrides of the test hub's config (JSON-safe); `user: false` skips the
  * bench user (a second node of one database). BENCH_HUB_ARGS adds Node flags to the child.
  */
-export async function forkHub(opts: { config?: Record<string, unknown>; user?: boolean; name?: string } = {}): Promise<BenchHub> {
+export async function forkHub(opts: { config?: Record<string, unknown>; user?: boolean; name?: string; nodeArgs?: string[] } = {}): Promise<BenchHub> {
   const child = fork(new URL('./hub-child.ts', import.meta.url), [], {
-    execArgv: ['--import', 'tsx', ...(process.env.BENCH_HUB_ARGS?.split(' ').filter(Boolean) ?? [])],
+    execArgv: ['--import', 'tsx', ...(opts.nodeArgs ?? []), ...(process.env.BENCH_HUB_ARGS?.split(' ').filter(Boolean) ?? [])],
     env: { ...process.env, BENCH_HUB_CONFIG: JSON.stringify(opts.config ?? {}), BENCH_HUB_USER: opts.user === false ? '0' : '1' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -39,6 +45,12 @@ export async function forkHub(opts: { config?: Record<string, unknown>; user?: b
   child.on('exit', (code, signal) => void (!closing && console.error(`bench hub ${opts.name ?? ''} exited early: code ${code}, signal ${signal}`)));
   const waiters = new Map<number, (n: number) => void>();
   let loopWaiter: ((l: LoopDelay) => void) | undefined;
+  /** Waiters of the one-answer requests (stats, seed), by the answer's tag. */
+  const answers = new Map<string, (m: any) => void>();
+  const ask = <T>(msg: object, tag: string) => new Promise<T>((res) => {
+    answers.set(tag, (m) => (answers.delete(tag), res(m)));
+    child.send(msg);
+  });
   let seq = 0;
   const ready = await new Promise<{ url: string; key: string; adminKey: string }>((res, rej) => {
     child.once('exit', (c) => rej(new Error(`bench hub ${opts.name ?? ''} exited: ${c}`)));
@@ -46,6 +58,7 @@ export async function forkHub(opts: { config?: Record<string, unknown>; user?: b
       if (m.t === 'ready') res(m);
       else if (m.t === 'open') waiters.get(m.id)?.(m.n);
       else if (m.t === 'loop') loopWaiter?.(m.loop);
+      else answers.get(m.t)?.(m);
     });
   });
   return {
@@ -56,6 +69,9 @@ export async function forkHub(opts: { config?: Record<string, unknown>; user?: b
       child.send({ t: 'open', id });
     }),
     profile: () => void child.send({ t: 'profile' }),
+    pid: child.pid,
+    stats: () => ask<{ rss: number; heap: number }>({ t: 'stats' }, 'stats'),
+    seedHosts: async (n) => (await ask<{ credentials: string[] }>({ t: 'seed', n }, 'seeded')).credentials,
     loopDelay: (op) => new Promise((res) => {
       if (op === 'reset') return void child.send({ t: 'loop-reset' }, () => res(undefined));
       loopWaiter = (l) => ((loopWaiter = undefined), res(l));
