@@ -31,7 +31,7 @@ test('deleting an account stops its agent-host with "pair again" and its credent
   const u = await t.user();
   const home = join(tmp, 'home');
   const env = { AGENT_HOST_HOME: home, CLAUDE_BIN: makeFakeClaude(tmp), CLAUDE_CONFIG_DIR: join(tmp, 'claude-config') };
-  const key = (await t.api('POST', '/api/v1/hosts/pair-key', { token: u.key })).body.data.pairKey;
+  const { pairKey: key } = await t.client(u.key).hosts.pairKey();
   const p = spawnAgentHost(['run', '--hub', t.url, '--pair-key', key, '--name', 'doomed', '--work-root', tmp], env);
   procs.push(p);
   await p.waitFor(/connected to \S+ as hst_\w+/);
@@ -42,8 +42,7 @@ test('deleting an account stops its agent-host with "pair again" and its credent
   const bystander = await pairHost(t, other.key, 'bystander');
   const stays = await connectFakeHost(t, bystander.credential);
 
-  const del = await t.api('DELETE', `/api/v1/admin/users/${u.id}`, { token: t.adminKey });
-  assert.equal(del.status, 200, del.text);
+  assert.deepEqual(await t.admin.admin.deleteUser(u.id), { deleted: true });
 
   await p.waitFor(/pair again/, 10_000);
   assert.equal(await p.wait(), 1, 'the CLI stops instead of reconnecting');
@@ -68,7 +67,7 @@ test('two nodes: deleting an account on node A closes its host channel held by n
   const u = await a.user();
   const h = await pairHost(a, u.key, 'on-b');
   const fake = await connectFakeHost(b, h.credential);
-  assert.equal((await a.api('DELETE', `/api/v1/admin/users/${u.id}`, { token: a.adminKey })).status, 200);
+  assert.deepEqual(await a.admin.admin.deleteUser(u.id), { deleted: true });
   assert.equal(await closeCode(fake.closed), CloseCodes.HOST_DELETED.code);
   assert.equal(await refusedWith(connectFakeHost(b, h.credential)), 401, 'node B refuses the credential it had cached');
   assert.equal(await refusedWith(connectFakeHost(a, h.credential)), 401);

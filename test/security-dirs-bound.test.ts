@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { spawnAgentHost, eventually, type AgentHostProcess } from './helpers/host.js';
+import type { AcceptedRun, Client } from '../src/client/index.js';
 
 const FAKE = fileURLToPath(new URL('./fixtures/fake-claude.mjs', import.meta.url));
 const MiB = 1024 * 1024;
@@ -18,7 +19,7 @@ const COUNT = 5000;
 let t: TestHub;
 let host: AgentHostProcess;
 let tmp: string;
-let user: { id: string; key: string };
+let c: Client;
 let hostId: string;
 let agentId: string;
 // Two long segments: every entry's path repeats them (~650 bytes per entry + its ~250-byte name).
@@ -34,15 +35,11 @@ before(async () => {
     await Promise.all(Array.from({ length: Math.min(250, COUNT - i) }, (_, k) => mkdir(join(root, deep, nameOf(i + k)))));
   }
   t = await startTestHub();
-  user = await t.user();
-  const pk = (await t.api('POST', '/api/v1/hosts/pair-key', { token: user.key })).body.data.pairKey;
+  c = t.client((await t.user()).key);
+  const { pairKey: pk } = await c.hosts.pairKey();
   host = spawnAgentHost(['run', '--hub', t.url, '--pair-key', pk, '--work-root', root, '--capacity', '2'], { AGENT_HOST_HOME: join(tmp, 'home'), CLAUDE_BIN: FAKE });
   hostId = (await host.waitFor(/connected to \S+ as hst_\w+/)).match(/hst_\w+/)![0];
-  const a = await eventually(async () => {
-    const r = await t.api('POST', '/api/v1/agents', { token: user.key, body: { name: 'lister', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' } });
-    return r.status === 201 ? r : undefined;
-  });
-  agentId = a.body.data.id;
+  agentId = (await eventually(() => c.agents.create({ name: 'lister', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' }))).id;
 });
 
 after(async () => {
@@ -53,38 +50,35 @@ after(async () => {
 });
 
 test('a listing of many long-named directories is truncated with a flag; the channel and a run on it carry on', async () => {
-  const opened = await t.api('POST', '/api/v1/sessions', { token: user.key, body: { agentId, content: 'slow [sleep:2500]' } });
-  assert.equal(opened.status, 202, opened.text);
-  const sessionId = opened.body.sessionId;
-  assert.equal(opened.body.status, 'processing');
+  const opened = (await c.sessions.create({ agentId, content: 'slow [sleep:2500]' })) as AcceptedRun;
+  const sessionId = opened.sessionId;
+  assert.ok(sessionId, 'a 202 with the run');
+  assert.equal(opened.status, 'processing');
 
-  const r = await t.api('GET', `/api/v1/hosts/${hostId}/directories?path=${encodeURIComponent(deep)}`, { token: user.key });
-  assert.equal(r.status, 200, r.text.slice(0, 500));
-  const d = r.body.data;
+  const d = await c.hosts.directories(hostId, deep);
   assert.equal(d.truncated, true);
   assert.ok(d.entries.length > 0 && d.entries.length < COUNT, `${d.entries.length} entries`);
-  const bytes = d.entries.reduce((n: number, e: { name: string; path: string }) => n + Buffer.byteLength(e.name) + Buffer.byteLength(e.path), 0);
+  const bytes = d.entries.reduce((n, e) => n + Buffer.byteLength(e.name) + Buffer.byteLength(e.path), 0);
   assert.ok(bytes <= MiB, `${bytes} bytes of names and paths`);
   // The first ones in order, each with its path under the listed directory.
-  d.entries.forEach((e: { name: string; path: string }, i: number) => {
+  d.entries.forEach((e, i) => {
     assert.equal(e.name, nameOf(i));
     assert.equal(e.path, `${deep}/${nameOf(i)}`);
   });
 
   // A small listing is complete and says nothing about truncation.
-  const small = (await t.api('GET', `/api/v1/hosts/${hostId}/directories`, { token: user.key })).body.data;
-  assert.deepEqual(small.entries.map((e: { name: string }) => e.name).sort(), ['a'.repeat(200), 'proj']);
+  const small = await c.hosts.directories(hostId);
+  assert.deepEqual(small.entries.map((e) => e.name).sort(), ['a'.repeat(200), 'proj']);
   assert.notEqual(small.truncated, true);
 
   // The channel never dropped, and the run finished normally on it.
   await eventually(async () => {
-    const s = (await t.api('GET', `/api/v1/sessions/${sessionId}`, { token: user.key })).body.data;
+    const s = await c.sessions.get(sessionId);
     return s.status === 'active' && s.pendingRuns === 0;
   }, 20_000);
-  const h = (await t.api('GET', `/api/v1/sessions/${sessionId}/messages?limit=20`, { token: user.key })).body.data;
-  const items = h.items ?? h;
-  assert.equal(items.at(-1).content, 'echo: slow [sleep:2500]');
-  assert.ok(!items.some((m: { interrupted?: boolean }) => m.interrupted), 'the run was not interrupted');
+  const { items } = await c.sessions.messages(sessionId, { limit: 20 });
+  assert.equal(items.at(-1)?.content, 'echo: slow [sleep:2500]');
+  assert.ok(!items.some((m) => m.interrupted), 'the run was not interrupted');
   assert.doesNotMatch(host.output(), /disconnected/, host.output());
-  assert.equal((await t.api('GET', `/api/v1/hosts/${hostId}`, { token: user.key })).body.data.status !== 'offline', true);
+  assert.notEqual((await c.hosts.get(hostId)).status, 'offline');
 });

@@ -14,6 +14,7 @@ import { isEngineSessionId } from '../host-protocol/engine-values.js';
 import type { HostToHub } from '../host-protocol/frames.js';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, spawnAgentHost, eventually, type AgentHostProcess, type FakeHost } from './helpers/host.js';
+import type { AcceptedRun, SessionView } from '../src/client/index.js';
 
 const FAKE = fileURLToPath(new URL('./fixtures/fake-claude.mjs', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'sec-engine-args-'));
@@ -91,30 +92,31 @@ test('a hostile host reports engineSessionId "--dangerously-skip-permissions": t
   const user = await t.user();
   const { hostId, credential } = await pairHost(t, user.key, 'hostile');
   const fake: FakeHost = await connectFakeHost(t, credential, { capacity: 1 });
-  const a = await eventually(async () => {
-    const r = await t.api('POST', '/api/v1/agents', { token: user.key, body: { name: 'inj', hostId, engine: 'claude-code', workDir: 'proj' } });
-    return r.status === 201 ? r : undefined;
-  });
-  const agentId = a.body.data.id;
+  const c = t.client(user.key);
+  const { id: agentId } = await eventually(() => c.agents.create({ name: 'inj', hostId, engine: 'claude-code', workDir: 'proj' }));
+  /** A message that started or queued a run: the plain 202. */
+  const started = async (p: Promise<SessionView | AcceptedRun>) => {
+    const r = (await p) as AcceptedRun;
+    assert.ok(r.sessionId && r.taskId, 'a 202 with the run');
+    return r;
+  };
+  const active = () => eventually(async () => (await c.sessions.get(sid)).status === 'active', 10_000, 25);
 
   // Turn 1 runs on the hostile host, which reports a flag as its engine session id.
-  const c = await t.api('POST', '/api/v1/sessions', { token: user.key, body: { agentId, content: 'turn one' } });
-  assert.equal(c.status, 202, c.text);
-  const sid = c.body.sessionId;
+  const sid = (await started(c.sessions.create({ agentId, content: 'turn one' }))).sessionId;
   const start1: any = await fake.next((f) => f.t === 'run.start');
   fake.send({ t: 'run.init', runId: start1.runId, engineSessionId: HOSTILE, model: 'm' });
   fake.send({ t: 'run.end', runId: start1.runId, ok: true, engineSessionId: HOSTILE, usage: { inputTokens: 1, outputTokens: 1 } });
-  await eventually(async () => (await t.api('GET', `/api/v1/sessions/${sid}`, { token: user.key })).body.data.status === 'active', 10_000, 25);
+  await active();
   const stored = await t.hub.ctx.em().getConnection().execute(`select engine_session_id from sessions where id = ?`, [sid]);
   assert.equal(stored[0].engine_session_id, null, 'the hostile id must not be stored');
 
   // Turn 2 on the same hostile channel: run.start carries no resume.
-  const r2 = await t.api('POST', `/api/v1/sessions/${sid}/messages`, { token: user.key, body: { content: 'turn two' } });
-  assert.equal(r2.status, 202, r2.text);
+  await started(c.sessions.send(sid, { content: 'turn two' }));
   const start2: any = await fake.next((f) => f.t === 'run.start' && (f as any).runId !== start1.runId);
   assert.equal(start2.resume, undefined);
   fake.send({ t: 'run.end', runId: start2.runId, ok: true, engineSessionId: `${UUID}\u0000` });
-  await eventually(async () => (await t.api('GET', `/api/v1/sessions/${sid}`, { token: user.key })).body.data.status === 'active', 10_000, 25);
+  await active();
 
   // A value stored before this check existed (or by any other path) is dropped at dispatch too.
   await t.hub.ctx.em().getConnection().execute(`update sessions set engine_session_id = ? where id = ?`, [HOSTILE, sid]);
@@ -126,19 +128,14 @@ test('a hostile host reports engineSessionId "--dangerously-skip-permissions": t
   savePairing({ hub: t.url, hostId, credential, name: 'hostile' }, { AGENT_HOST_HOME: home });
   agentHost = spawnAgentHost(['run', '--work-root', workRoot, '--capacity', '1'], { AGENT_HOST_HOME: home, CLAUDE_BIN: FAKE, FAKE_CLAUDE_LOG: logFile });
   await agentHost.waitFor(/connected to /);
-  const r3 = await eventually(async () => {
-    const r = await t.api('POST', `/api/v1/sessions/${sid}/messages`, { token: user.key, body: { content: 'turn three' } });
-    return r.status === 202 ? r : undefined;
-  });
-  assert.equal(r3.status, 202);
+  await eventually(() => started(c.sessions.send(sid, { content: 'turn three' })));
   const run = await eventually(async () => claudeRuns().find((x) => x.prompt === 'turn three'), 15_000, 25);
   assert.ok(!run.argv.some((x) => x.includes('dangerously')), run.argv.join(' '));
   assert.ok(!run.argv.some((x) => x.startsWith('--resume')), run.argv.join(' '));
-  await eventually(async () => (await t.api('GET', `/api/v1/sessions/${sid}`, { token: user.key })).body.data.status === 'active', 10_000, 25);
+  await active();
 
   // Turn 4: the engine's own UUID from turn 3 is kept and passed as --resume=<uuid>.
-  const r4 = await t.api('POST', `/api/v1/sessions/${sid}/messages`, { token: user.key, body: { content: 'turn four' } });
-  assert.equal(r4.status, 202, r4.text);
+  await started(c.sessions.send(sid, { content: 'turn four' }));
   const run4 = await eventually(async () => claudeRuns().find((x) => x.prompt === 'turn four'), 15_000, 25);
   const resume = run4.argv.find((x) => x.startsWith('--resume'));
   assert.ok(resume && /^--resume=[0-9a-f-]{36}$/.test(resume), run4.argv.join(' '));

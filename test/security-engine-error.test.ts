@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import { openSse } from './helpers/sse.js';
+import type { SessionView } from '../src/client/index.js';
 
 let t: TestHub;
 let host: FakeHost;
@@ -23,13 +24,12 @@ test("an engine's error text is scrubbed and bounded before a session's user see
   const u = await t.user();
   const { hostId, credential } = await pairHost(t, u.key, 'leaky');
   host = await connectFakeHost(t, credential, { capacity: 1 });
-  const agent = await eventually(async () => {
-    const r = await t.api('POST', '/api/v1/agents', { token: u.key, body: { name: 'leaky', hostId, engine: 'claude-code', workDir: 'w' } });
-    return r.status === 201 ? r.body.data : undefined;
-  });
-  const c = await t.api('POST', '/api/v1/sessions', { token: u.key, body: { agentId: agent.id } });
-  assert.equal(c.status, 201, c.text);
-  const sid = c.body.data.id;
+  const uc = t.client(u.key);
+  const agent = await eventually(() => uc.agents.create({ name: 'leaky', hostId, engine: 'claude-code', workDir: 'w' }));
+  const c = (await uc.sessions.create({ agentId: agent.id })) as SessionView;
+  assert.equal(c.status, 'active', 'the 201 of a session without content');
+  const sid = c.id;
+  // Raw: the streamed send (Accept: text/event-stream) is read frame by frame.
   const sse = await openSse(`${t.url}/api/v1/sessions/${sid}/messages`, {
     method: 'POST', headers: { authorization: `Bearer ${u.key}`, 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify({ content: 'go' }),
   });

@@ -15,6 +15,7 @@ import { newId } from '../src/ids.js';
 import { hashSecret } from '../src/accounts/keys.js';
 import { signAccessToken } from '../src/accounts/tokens.js';
 import { CloseCodes } from '../host-protocol/version.js';
+import { ApiError } from '../src/client/index.js';
 
 const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
 const skip = !process.env.DATABASE_URL ? 'DATABASE_URL is not set (two hubs share one PostgreSQL database)' : !hasRedisServer ? 'no redis-server binary to start a Redis this test may stop' : undefined;
@@ -83,7 +84,12 @@ after(async () => {
   await dropDb();
 });
 
-const status = async (hub: TestHub, token: string) => (await hub.api('GET', '/api/v1/me/keys', { token })).status;
+/** 200 when `token` still opens an authenticated read on `hub`, else the ApiError's status (401 once revoked). */
+const status = (hub: TestHub, token: string) =>
+  hub.client(token).keys.list().then(() => 200, (e: unknown) => {
+    if (e instanceof ApiError) return e.status;
+    throw e;
+  });
 const closeCode = (h: FakeHost, ms: number) => Promise.race([h.closed.then((c) => c.code), new Promise<string>((r) => setTimeout(() => r('still open'), ms))]);
 const upgradeStatus = (hub: TestHub, credential: string) => connectFakeHost(hub, credential).then((h) => (h.close(), 101), (e: { status?: number }) => e.status);
 
@@ -100,7 +106,7 @@ interface Victims {
 /** Credentials and channels of every kind, all used on node B first so B has them cached. */
 async function victims(): Promise<Victims> {
   const owner = await a.user();
-  const second = (await a.api('POST', '/api/v1/me/keys', { token: owner.key, body: { name: 'second' } })).body.data;
+  const second = await a.client(owner.key).keys.create('second');
   // A login (what the OIDC callback creates): a session row and an access token signed with the shared secret.
   const sid = newId('lgn');
   await a.hub.ctx.em().getConnection().execute(`insert into auth_sessions (id, user_id, refresh_hash, expires_at) values (?, ?, ?, now() + interval '1 day')`, [sid, owner.id, hashSecret(randomBytes(16).toString('hex'))]);
@@ -110,23 +116,24 @@ async function victims(): Promise<Victims> {
   const channel = await connectFakeHost(b, host.credential);
   const h2 = await pairHost(a, doomed.key, 'host-of-deleted-user');
   const hostOfUser = await connectFakeHost(b, h2.credential);
-  const deleted = (await a.api('POST', '/api/v1/me/keys', { token: owner.key, body: { name: 'to-delete' } })).body.data;
+  const deleted = await a.client(owner.key).keys.create('to-delete');
   for (const tok of [owner.key, second.key, jwt, doomed.key, deleted.key]) assert.equal(await status(b, tok), 200, 'warm on B');
   return { deleted: deleted.key, refreshed: { old: second.key, id: second.id, owner: owner.key }, jwt, userKey: doomed.key, user: doomed.id, host: { ...host, owner: owner.key, channel }, hostOfUser };
 }
 
 /** On node A while Redis is down: every kind of revocation. */
 async function revokeAll(v: Victims, deletedKeyId: string): Promise<void> {
-  assert.equal((await a.api('DELETE', `/api/v1/me/keys/${deletedKeyId}`, { token: v.refreshed.owner })).status, 200);
-  assert.equal((await a.api('POST', `/api/v1/me/keys/${v.refreshed.id}/refresh`, { token: v.refreshed.owner })).status, 200);
-  assert.equal((await a.api('POST', '/api/v1/auth/logout', { token: v.jwt })).status, 200);
-  assert.equal((await a.api('DELETE', `/api/v1/hosts/${v.host.hostId}`, { token: v.host.owner })).status, 200);
-  assert.equal((await a.api('DELETE', `/api/v1/admin/users/${v.user}`, { token: a.adminKey })).status, 200);
+  const owner = a.client(v.refreshed.owner);
+  assert.deepEqual(await owner.keys.remove(deletedKeyId), { deleted: true });
+  assert.equal((await owner.keys.refresh(v.refreshed.id)).id, v.refreshed.id);
+  assert.deepEqual(await a.client(v.jwt).auth.logout(), { loggedOut: true });
+  assert.deepEqual(await a.client(v.host.owner).hosts.remove(v.host.hostId), { deleted: true });
+  assert.deepEqual(await a.admin.admin.deleteUser(v.user), { deleted: true });
 }
 
 async function keyIdOf(owner: string, name: string): Promise<string> {
-  const keys = (await a.api('GET', '/api/v1/me/keys', { token: owner })).body.data.items;
-  return keys.find((k: { name: string }) => k.name === name).id;
+  const { items } = await a.client(owner).keys.list();
+  return items.find((k) => k.name === name)!.id;
 }
 
 async function refusedEverywhere(hub: TestHub, v: Victims): Promise<boolean> {

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { useCluster, clusterSkipReason } from './helpers/cluster.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import type { AcceptedRun, SessionView } from '../src/client/index.js';
 
 const hosts: FakeHost[] = [];
 after(() => {
@@ -16,6 +17,12 @@ after(() => {
 });
 
 const settle = () => new Promise((r) => setTimeout(r, 600));
+/** A session started with its first message: the plain 202 of its run. */
+async function started(p: Promise<SessionView | AcceptedRun>): Promise<AcceptedRun> {
+  const r = (await p) as AcceptedRun;
+  assert.ok(r.sessionId && r.taskId, 'a 202 with the run');
+  return r;
+}
 
 /** The victim's run on host A (via hub `va`), the attacker's host B on hub `vb`: every forged frame is dropped. */
 async function forgedFramesAreDropped(va: TestHub, vb: TestHub): Promise<void> {
@@ -26,13 +33,9 @@ async function forgedFramesAreDropped(va: TestHub, vb: TestHub): Promise<void> {
   const hostA = await connectFakeHost(va, a.credential, { capacity: 1 });
   const hostB = await connectFakeHost(vb, b.credential, { capacity: 1 });
   hosts.push(hostA, hostB);
-  const agent = await eventually(async () => {
-    const r = await va.api('POST', '/api/v1/agents', { token: victim.key, body: { name: 'victim-agent', hostId: a.hostId, engine: 'claude-code', workDir: 'w' } });
-    return r.status === 201 ? r.body.data : undefined;
-  });
-  const c = await va.api('POST', '/api/v1/sessions', { token: victim.key, body: { agentId: agent.id, content: 'turn one' } });
-  assert.equal(c.status, 202, c.text);
-  const sid = c.body.sessionId;
+  const vc = va.client(victim.key);
+  const agent = await eventually(() => vc.agents.create({ name: 'victim-agent', hostId: a.hostId, engine: 'claude-code', workDir: 'w' }));
+  const sid = (await started(vc.sessions.create({ agentId: agent.id, content: 'turn one' }))).sessionId;
   const start: any = await hostA.next((f) => f.t === 'run.start');
   const runId = start.runId as string;
   hostA.send({ t: 'run.init', runId, model: 'real-model' });
@@ -48,14 +51,11 @@ async function forgedFramesAreDropped(va: TestHub, vb: TestHub): Promise<void> {
   const db = va.hub.ctx.em().getConnection();
   const task = (await db.execute(`select status, input_tokens, output_tokens, model from session_tasks where id = ?`, [runId]))[0];
   assert.equal(task.status, 'running', 'a foreign run.end must not end the run');
-  const s = await va.api('GET', `/api/v1/sessions/${sid}`, { token: victim.key });
-  assert.equal(s.body.data.status, 'processing');
+  assert.equal((await vc.sessions.get(sid)).status, 'processing');
 
   // A second message waits: the host has capacity 1 and its run still runs.
-  const m2 = await va.api('POST', `/api/v1/sessions/${sid}/messages`, { token: victim.key, body: { content: 'turn two' } });
-  assert.equal(m2.status, 202, m2.text);
-  const c2 = await va.api('POST', '/api/v1/sessions', { token: victim.key, body: { agentId: agent.id, content: 'other session' } });
-  assert.equal(c2.status, 202, c2.text);
+  await started(vc.sessions.send(sid, { content: 'turn two' }));
+  await started(vc.sessions.create({ agentId: agent.id, content: 'other session' }));
   await settle();
   assert.equal(hostA.frames.filter((f) => f.t === 'run.start').length, 1, 'the capacity-1 host must not be double-booked');
 
@@ -70,8 +70,7 @@ async function forgedFramesAreDropped(va: TestHub, vb: TestHub): Promise<void> {
   const texts = (await db.execute(`select content from session_messages where session_id = ? and role = 'assistant'`, [sid])).map((r: any) => r.content as string);
   assert.deepEqual(texts, ['real answer']);
   assert.ok(!texts.some((x) => x.includes('INJECTED')));
-  const ag = await va.api('GET', `/api/v1/agents/${encodeURIComponent(agent.id)}`, { token: victim.key });
-  assert.equal(ag.body.data.modelName, 'real-model');
+  assert.equal((await vc.market.get(agent.id)).modelName, 'real-model');
   // Now, and only now, the next run starts.
   await hostA.next((f) => f.t === 'run.start' && (f as any).runId !== runId);
 }
@@ -104,11 +103,9 @@ test('after a reconnect the host speaks for its open runs (looked up once), anot
   const first = await connectFakeHost(t, a.credential, { capacity: 1 });
   const hostB = await connectFakeHost(t, b.credential, { capacity: 1 });
   hosts.push(first, hostB);
-  const agent = await eventually(async () => {
-    const r = await t.api('POST', '/api/v1/agents', { token: victim.key, body: { name: 'reconnecting', hostId: a.hostId, engine: 'claude-code', workDir: 'w' } });
-    return r.status === 201 ? r.body.data : undefined;
-  });
-  const c = await t.api('POST', '/api/v1/sessions', { token: victim.key, body: { agentId: agent.id, content: 'long turn' } });
+  const vc = t.client(victim.key);
+  const agent = await eventually(() => vc.agents.create({ name: 'reconnecting', hostId: a.hostId, engine: 'claude-code', workDir: 'w' }));
+  const c = await started(vc.sessions.create({ agentId: agent.id, content: 'long turn' }));
   const start: any = await first.next((f) => f.t === 'run.start');
   // A new channel of the same host takes over (the old one is REPLACED, the run goes on).
   const second = await connectFakeHost(t, a.credential, { capacity: 1, running: [start.runId] });
@@ -119,6 +116,6 @@ test('after a reconnect the host speaks for its open runs (looked up once), anot
   second.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 2, outputTokens: 2 } });
   const db = t.hub.ctx.em().getConnection();
   await eventually(async () => (await db.execute(`select status from session_tasks where id = ?`, [start.runId]))[0].status === 'completed', 10_000, 25);
-  const texts = (await db.execute(`select content from session_messages where session_id = ? and role = 'assistant'`, [c.body.sessionId])).map((r: any) => r.content);
+  const texts = (await db.execute(`select content from session_messages where session_id = ? and role = 'assistant'`, [c.sessionId])).map((r: any) => r.content);
   assert.deepEqual(texts, ['from the new channel']);
 });

@@ -12,6 +12,8 @@ import { startTestHub, type TestHub } from './helpers/hub.js';
 import { useCluster, clusterSkipReason } from './helpers/cluster.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
+import { apiError } from './helpers/api-error.js';
+import { ApiError, type SessionView } from '../src/client/index.js';
 
 const ROUNDS = 20;
 const SETTINGS_REPLY_MS = 60;
@@ -71,22 +73,26 @@ class WatchedHost {
 }
 
 interface Node {
-  api: TestHub['api'];
+  client: TestHub['client'];
   hub: TestHub['hub'];
 }
+
+/** A call's outcome as a status: 200 when it succeeded, else the ApiError's status and code. */
+const outcome = (p: Promise<unknown>) =>
+  p.then(() => ({ status: 200, code: undefined as string | undefined, message: '' }), (e: unknown) => {
+    if (e instanceof ApiError) return { status: e.status, code: e.code, message: e.message };
+    throw e;
+  });
 
 async function setup(owner: Node, t: { url: string }, key: string) {
   const { credential } = await pairHost(t, key);
   const host = await new WatchedHost().connect(t, credential);
-  const agent = await eventually(async () => {
-    const r = await owner.api('POST', '/api/v1/agents', { token: key, body: { name: 'race', scope: 'private', hostId: host.hostId, engine: 'claude-code', workDir: 'w' } });
-    return r.status === 201 ? r.body.data : undefined;
-  }, 10_000, 50);
-  const c = await owner.api('POST', '/api/v1/model-configs', { token: key, body: { name: 'cfg', apiType: 'anthropic', baseUrl: 'https://llm.example', apiKey: 'sk-race-0123456789', modelName: 'm1' } });
-  assert.equal(c.status, 201, c.text);
-  const s = await owner.api('POST', '/api/v1/sessions', { token: key, body: { agentId: agent.id } });
-  assert.equal(s.status, 201, s.text);
-  return { host, configId: c.body.data.id as string, sessionId: s.body.data.id as string };
+  const c = owner.client(key);
+  const agent = await eventually(() => c.agents.create({ name: 'race', scope: 'private', hostId: host.hostId, engine: 'claude-code', workDir: 'w' }), 10_000, 50);
+  const config = await c.modelConfigs.create({ name: 'cfg', apiType: 'anthropic', baseUrl: 'https://llm.example', apiKey: 'sk-race-0123456789', modelName: 'm1' });
+  const s = (await c.sessions.create({ agentId: agent.id })) as SessionView;
+  assert.equal(s.status, 'active', 'the 201 of a session without content');
+  return { host, configId: config.id, sessionId: s.id };
 }
 
 async function taskStatus(n: Node, taskId: string): Promise<string | undefined> {
@@ -115,17 +121,19 @@ async function settle(n: Node, host: WatchedHost) {
  */
 async function race(key: string, sendVia: Node, applyVia: Node, dbVia: Node, s: Awaited<ReturnType<typeof setup>>, rounds = ROUNDS) {
   const { host, configId, sessionId } = s;
-  const send = (i: number) => sendVia.api('POST', `/api/v1/sessions/${sessionId}/messages`, { token: key, body: { content: `m${i}` } });
-  const apply = (i: number) => applyVia.api('POST', `/api/v1/hosts/${host.hostId}/model-config`, { token: key, body: { configId: i % 2 ? null : configId } });
+  const send = async (i: number) => {
+    const m = await sendVia.client(key).sessions.send(sessionId, { content: `m${i}` });
+    assert.ok(m.taskId, 'a 202 with the run');
+    return m;
+  };
+  const apply = (i: number) => applyVia.client(key).hosts.applyModelConfig(host.hostId, i % 2 ? null : configId);
 
   // 1. A message accepted, then at once an apply: 409 host busy, every time.
   for (let i = 0; i < rounds; i++) {
     const m = await send(i);
-    assert.equal(m.status, 202, m.text);
-    assert.equal(m.body.status, 'processing', m.text);
-    const a = await apply(i);
-    assert.equal(a.status, 409, `round ${i}: apply right after an accepted message answered ${a.status} ${a.text}`);
-    assert.equal(a.body.code, '4095');
+    assert.equal(m.status, 'processing', JSON.stringify(m));
+    // round i: an apply right after an accepted message is refused, host busy.
+    await assert.rejects(apply(i), apiError(409, '4095'));
     await settle(dbVia, host);
   }
 
@@ -135,24 +143,21 @@ async function race(key: string, sendVia: Node, applyVia: Node, dbVia: Node, s: 
     const a = apply(i);
     await eventually(async () => host.settingsSeen > seen, 10_000, 2);
     const m = await send(i);
-    assert.equal(m.status, 202, m.text);
-    assert.deepEqual({ status: m.body.status, queueReason: m.body.queueReason }, { status: 'queued', queueReason: 'host_capacity' }, `round ${i}`);
-    const ar = await a;
-    assert.equal(ar.status, 200, ar.text);
-    await eventually(async () => host.starts.includes(m.body.taskId), 10_000, 5);
-    assert.equal(await taskStatus(dbVia, m.body.taskId), 'running');
+    assert.deepEqual({ status: m.status, queueReason: m.queueReason }, { status: 'queued', queueReason: 'host_capacity' }, `round ${i}`);
+    await a;
+    await eventually(async () => host.starts.includes(m.taskId), 10_000, 5);
+    assert.equal(await taskStatus(dbVia, m.taskId), 'running');
     await settle(dbVia, host);
   }
 
   // 3. Both at once: either may win, never both at the host at the same time.
   const outcomes = new Set<string>();
   for (let i = 0; i < rounds; i++) {
-    const [m, a] = await Promise.all([send(i), apply(i)]);
-    assert.equal(m.status, 202, m.text);
-    assert.ok(a.status === 200 || (a.status === 409 && a.body.code === '4095'), `apply: ${a.status} ${a.text}`);
-    if (a.status === 409) assert.equal(m.body.status, 'processing', 'a refused apply means the run had started');
-    outcomes.add(`${a.status}/${m.body.status}`);
-    await eventually(async () => host.starts.includes(m.body.taskId), 10_000, 5);
+    const [m, a] = await Promise.all([send(i), outcome(apply(i))]);
+    assert.ok(a.status === 200 || (a.status === 409 && a.code === '4095'), `apply: ${a.status} ${a.code} ${a.message}`);
+    if (a.status === 409) assert.equal(m.status, 'processing', 'a refused apply means the run had started');
+    outcomes.add(`${a.status}/${m.status}`);
+    await eventually(async () => host.starts.includes(m.taskId), 10_000, 5);
     await settle(dbVia, host);
   }
   assert.deepEqual(host.violations, [], 'a run and a settings write overlapped on the host');
@@ -202,13 +207,13 @@ describe('two nodes with Redis', async () => {
     open.push(s.host.h);
     for (let i = 0; i < 5; i++) {
       const seen = s.host.settingsSeen;
-      const ap = b.api('POST', `/api/v1/hosts/${s.host.hostId}/model-config`, { token: u.key, body: { configId: s.configId } });
+      const ap = b.client(u.key).hosts.applyModelConfig(s.host.hostId, s.configId);
       await eventually(async () => s.host.settingsSeen > seen, 10_000, 2);
       // Node A owns the host's channel: its drain must not start the message before B's lease ends.
-      const m = await a.api('POST', `/api/v1/sessions/${s.sessionId}/messages`, { token: u.key, body: { content: `lease ${i}` } });
-      assert.equal(m.body.status, 'queued', m.text);
-      assert.equal((await ap).status, 200);
-      await eventually(async () => s.host.starts.includes(m.body.taskId), 10_000, 5);
+      const m = await a.client(u.key).sessions.send(s.sessionId, { content: `lease ${i}` });
+      assert.equal(m.status, 'queued', JSON.stringify(m));
+      await ap;
+      await eventually(async () => s.host.starts.includes(m.taskId), 10_000, 5);
       await settle(a, s.host);
     }
     assert.deepEqual(s.host.violations, []);

@@ -14,6 +14,7 @@ import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import { openSse } from './helpers/sse.js';
 import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
+import type { AcceptedRun, Client, SessionView } from '../src/client/index.js';
 
 const redis = process.env.DATABASE_URL ? await redisUrlOrSkip() : undefined;
 const redisUrl = redis && 'url' in redis ? redis.url : undefined;
@@ -34,6 +35,8 @@ after(async () => {
 
 interface Setup {
   user: { id: string; key: string };
+  /** The typed client signed in as the user. */
+  c: Client;
   host: FakeHost;
   agentId: string;
 }
@@ -42,11 +45,9 @@ async function setup(): Promise<Setup> {
   const user = await t.user();
   const { hostId, credential } = await pairHost(t, user.key);
   const host = await connectFakeHost(t, credential, { capacity: 50 });
-  const a = await eventually(async () => {
-    const r = await t.api('POST', '/api/v1/agents', { token: user.key, body: { name: 'helper', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' } });
-    return r.status === 201 ? r : undefined;
-  }, 5000, 20);
-  return { user, host, agentId: a.body.data.id };
+  const c = t.client(user.key);
+  const a = await eventually(() => c.agents.create({ name: 'helper', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' }), 5000, 20);
+  return { user, c, host, agentId: a.id };
 }
 
 /** Subscriptions to session topics: the hub's own count and, with Redis, the channels Redis holds for this hub. */
@@ -91,17 +92,16 @@ function rawRequest(method: string, path: string, key: string, body: unknown, le
 
 /** A session whose turn is running on the fake host (its stream stays open). */
 async function runningSession(s: Setup): Promise<string> {
-  const c = await t.api('POST', '/api/v1/sessions', { token: s.user.key, body: { agentId: s.agentId, content: 'work' } });
-  assert.equal(c.status, 202, c.text);
-  const id = c.body.sessionId ?? c.body.data?.sessionId;
+  const id = ((await s.c.sessions.create({ agentId: s.agentId, content: 'work' })) as AcceptedRun).sessionId;
+  assert.ok(id, 'a 202 with the run');
   await s.host.next((f: any) => f.t === 'run.start' && f.sessionId === id);
   return id;
 }
 
 async function idleSession(s: Setup): Promise<string> {
-  const c = await t.api('POST', '/api/v1/sessions', { token: s.user.key, body: { agentId: s.agentId } });
-  assert.equal(c.status, 201, c.text);
-  return c.body.data.id;
+  const ses = (await s.c.sessions.create({ agentId: s.agentId })) as SessionView;
+  assert.equal(ses.status, 'active', 'the 201 of a session without content');
+  return ses.id;
 }
 
 for (const leave of ['sent', 'first-byte'] as const) {
@@ -184,6 +184,7 @@ test(`an account holds at most SSE_MAX_STREAMS_PER_ACCOUNT (${CAP}) open streams
     assert.equal(r.status, 200);
     open.push(r);
   }
+  // Raw below: stream requests (Accept: text/event-stream), which the typed client does not make.
   const over = await t.api('GET', `/api/v1/sessions/${sid}/events`, { token: s.user.key });
   assert.equal(over.status, 429);
   assert.equal(over.body.code, '4296');
@@ -196,8 +197,7 @@ test(`an account holds at most SSE_MAX_STREAMS_PER_ACCOUNT (${CAP}) open streams
   assert.equal(send.body.code, '4296');
   const create = await t.api('POST', '/api/v1/sessions', { token: s.user.key, headers: { accept: 'text/event-stream' }, body: { agentId: s.agentId, content: 'hi' } });
   assert.equal(create.status, 429);
-  const hist = await t.api('GET', `/api/v1/sessions/${idle}/messages`, { token: s.user.key });
-  assert.equal(hist.body.data.items.length, 0, 'the refused message was not accepted');
+  assert.equal((await s.c.sessions.messages(idle)).items.length, 0, 'the refused message was not accepted');
   assert.equal(s.host.frames.filter((f) => f.t === 'run.start').length, starts, 'nothing was dispatched');
 
   // Another account is not affected.

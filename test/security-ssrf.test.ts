@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, spawnAgentHost, makeFakeClaude, eventually, type AgentHostProcess } from './helpers/host.js';
+import { apiError, failure } from './helpers/api-error.js';
+import type { ModelTestInput } from '../src/client/index.js';
 
 const KEY = 'sk-ssrf-KEY-0123456789abcdef';
 
@@ -39,8 +41,8 @@ let u: { id: string; key: string };
 let ou: { id: string; key: string };
 let tmp: string;
 const procs: AgentHostProcess[] = [];
-const draft = (baseUrl: string, extra: Record<string, unknown> = {}) => ({ apiType: 'anthropic', baseUrl, apiKey: KEY, modelName: 'm', ...extra });
-const probe = (hub: TestHub, token: string, body: unknown) => hub.api('POST', '/api/v1/model-configs/test', { token, body });
+const draft = (baseUrl: string, extra: Partial<ModelTestInput> = {}): ModelTestInput => ({ apiType: 'anthropic', baseUrl, apiKey: KEY, modelName: 'm', ...extra });
+const probe = (hub: TestHub, token: string, body: ModelTestInput) => hub.client(token).modelConfigs.test(body);
 
 before(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'ssrf-'));
@@ -84,12 +86,10 @@ const REFUSED_BY_DEFAULT = [
 
 test('default: each refused class gets a refusal reason, and the loopback endpoint sees no connection', async () => {
   for (const base of [...REFUSED_ALWAYS, ...REFUSED_BY_DEFAULT, `http://127.0.0.1:${stub.port}`, `http://[::ffff:127.0.0.1]:${stub.port}`]) {
-    const r = await probe(strict, u.key, draft(base));
-    assert.equal(r.status, 200, r.text);
-    const d = r.body.data;
+    const d = await probe(strict, u.key, draft(base));
     assert.equal(d.ok, false, `${base}: ${JSON.stringify(d)}`);
     assert.equal(d.reason, 'network', base);
-    assert.match(d.error, /refused/, `${base}: the answer says the address was refused, not that a connection failed: ${d.error}`);
+    assert.match(d.error ?? '', /refused/, `${base}: the answer says the address was refused, not that a connection failed: ${d.error}`);
     assert.equal(typeof d.latencyMs, 'number');
   }
   assert.equal(stub.connections(), 0, 'no connection reached the loopback endpoint');
@@ -97,23 +97,23 @@ test('default: each refused class gets a refusal reason, and the loopback endpoi
 
 test('default: a name resolving to 127.0.0.1 (localhost) is refused after DNS resolution, without a connection', async () => {
   const before = stub.connections();
-  const d = (await probe(strict, u.key, draft(`http://localhost:${stub.port}`))).body.data;
+  const d = await probe(strict, u.key, draft(`http://localhost:${stub.port}`));
   assert.deepEqual([d.ok, d.reason], [false, 'network'], JSON.stringify(d));
-  assert.match(d.error, /refused/);
-  assert.match(d.error, /127\.0\.0\.1|::1/, 'the answer names the resolved address');
+  assert.match(d.error ?? '', /refused/);
+  assert.match(d.error ?? '', /127\.0\.0\.1|::1/, 'the answer names the resolved address');
   assert.equal(stub.connections(), before);
 });
 
 test('MODEL_TEST_ALLOW_PRIVATE=1 opens loopback, but metadata addresses stay refused', async () => {
-  const ok = (await probe(open, ou.key, draft(`http://127.0.0.1:${stub.port}`))).body.data;
+  const ok = await probe(open, ou.key, draft(`http://127.0.0.1:${stub.port}`));
   assert.equal(ok.ok, true, JSON.stringify(ok));
   assert.equal(ok.replyPreview, 'pong');
-  const viaName = (await probe(open, ou.key, draft(`http://localhost:${stub.port}`))).body.data;
+  const viaName = await probe(open, ou.key, draft(`http://localhost:${stub.port}`));
   assert.equal(viaName.ok, true, JSON.stringify(viaName));
   for (const base of REFUSED_ALWAYS) {
-    const d = (await probe(open, ou.key, draft(base))).body.data;
+    const d = await probe(open, ou.key, draft(base));
     assert.deepEqual([d.ok, d.reason], [false, 'network'], `${base}: ${JSON.stringify(d)}`);
-    assert.match(d.error, /refused/, base);
+    assert.match(d.error ?? '', /refused/, base);
   }
 });
 
@@ -125,9 +125,9 @@ test('a redirect towards a metadata address is not followed', async () => {
   });
   await new Promise<void>((r) => hops.listen(0, '127.0.0.1', r));
   try {
-    const d = (await probe(open, ou.key, draft(`http://127.0.0.1:${(hops.address() as AddressInfo).port}`))).body.data;
+    const d = await probe(open, ou.key, draft(`http://127.0.0.1:${(hops.address() as AddressInfo).port}`));
     assert.equal(d.ok, false, JSON.stringify(d));
-    assert.match(d.error, /redirect/);
+    assert.match(d.error ?? '', /redirect/);
   } finally {
     hops.closeAllConnections();
     hops.close();
@@ -137,44 +137,43 @@ test('a redirect towards a metadata address is not followed', async () => {
 test('hostId: the probe runs on the caller\'s own host (a real CLI), reaching a model server on its loopback', async () => {
   const root = join(tmp, 'root');
   await mkdir(root, { recursive: true });
-  const key = (await strict.api('POST', '/api/v1/hosts/pair-key', { token: u.key })).body.data.pairKey;
+  const uc = strict.client(u.key);
+  const { pairKey: key } = await uc.hosts.pairKey();
   const env = { AGENT_HOST_HOME: join(tmp, 'home'), CLAUDE_BIN: makeFakeClaude(tmp), CLAUDE_CONFIG_DIR: join(tmp, 'claude-config') };
   const p = spawnAgentHost(['run', '--hub', strict.url, '--pair-key', key, '--work-root', root], env);
   procs.push(p);
   const hostId = (await p.waitFor(/connected to \S+ as hst_\w+/)).match(/hst_\w+/)![0];
-  await eventually(async () => (await strict.api('GET', `/api/v1/hosts/${hostId}`, { token: u.key })).body?.data?.status === 'online');
+  await eventually(async () => (await uc.hosts.get(hostId)).status === 'online');
 
   const hitsBefore = stub.hits();
-  const viaHub = (await probe(strict, u.key, draft(`http://127.0.0.1:${stub.port}`))).body.data;
+  const viaHub = await probe(strict, u.key, draft(`http://127.0.0.1:${stub.port}`));
   assert.equal(viaHub.ok, false, 'the hub itself still refuses the loopback');
   assert.equal(stub.hits(), hitsBefore);
 
   // A stored configuration: the decrypted key travels to the host in the frame only.
-  const c = (await strict.api('POST', '/api/v1/model-configs', { token: u.key, body: { name: 'local proxy', apiType: 'anthropic', baseUrl: `http://127.0.0.1:${stub.port}`, apiKey: KEY, modelName: 'm' } })).body.data;
+  const c = await uc.modelConfigs.create({ name: 'local proxy', apiType: 'anthropic', baseUrl: `http://127.0.0.1:${stub.port}`, apiKey: KEY, modelName: 'm' });
   const r = await probe(strict, u.key, { id: c.id, hostId });
-  assert.equal(r.status, 200, r.text);
-  assert.equal(r.body.data.ok, true, JSON.stringify(r.body.data));
-  assert.equal(r.body.data.replyPreview, 'pong');
-  assert.equal(r.body.data.authMode, 'bearer');
-  assert.equal(typeof r.body.data.latencyMs, 'number');
+  assert.equal(r.ok, true, JSON.stringify(r));
+  assert.equal(r.replyPreview, 'pong');
+  assert.equal(r.authMode, 'bearer');
+  assert.equal(typeof r.latencyMs, 'number');
   assert.equal(stub.hits(), hitsBefore + 1, 'the host reached the endpoint');
   assert.ok(!p.output().includes(KEY), 'the key is never printed by the host');
 
   // Metadata addresses stay refused on the host too.
-  const meta = (await probe(strict, u.key, { ...draft('http://169.254.169.254'), hostId })).body.data;
+  const meta = await probe(strict, u.key, { ...draft('http://169.254.169.254'), hostId });
   assert.deepEqual([meta.ok, meta.reason], [false, 'network'], JSON.stringify(meta));
-  assert.match(meta.error, /refused/);
+  assert.match(meta.error ?? '', /refused/);
 
   // Another user's host id reads as not found; a bad draft is still a 400 before anything is sent.
   const other = await strict.user();
-  const foreign = await probe(strict, other.key, { ...draft(`http://127.0.0.1:${stub.port}`), hostId });
-  assert.equal(foreign.status, 404, foreign.text);
+  await assert.rejects(probe(strict, other.key, { ...draft(`http://127.0.0.1:${stub.port}`), hostId }), apiError(404));
   assert.equal(stub.hits(), hitsBefore + 1);
-  assert.equal((await probe(strict, u.key, { ...draft('ftp://x'), hostId })).status, 400);
+  await assert.rejects(probe(strict, u.key, { ...draft('ftp://x'), hostId }), apiError(400));
 
   // A paired host with no channel: a clear 409, not a hang or a 500.
   const offline = await pairHost(strict, u.key, 'offline-box');
-  const off = await probe(strict, u.key, { ...draft(`http://127.0.0.1:${stub.port}`), hostId: offline.hostId });
-  assert.equal(off.status, 409, off.text);
-  assert.match(off.text, /offline/);
+  const off = await failure(probe(strict, u.key, { ...draft(`http://127.0.0.1:${stub.port}`), hostId: offline.hostId }));
+  assert.equal(off.status, 409, off.message);
+  assert.match(off.message, /offline/);
 });

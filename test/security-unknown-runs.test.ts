@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import type { AcceptedRun } from '../src/client/index.js';
 
 let t: TestHub;
 const hosts: FakeHost[] = [];
@@ -25,15 +26,13 @@ test('frames for unknown runs: no query, no state, counted, the channel stays up
   hosts.push(host);
   const { gateway, runs } = t.hub.runFrames;
   // A real run of this host, ended: frames for it afterwards are unknown too.
-  const agent = await eventually(async () => {
-    const r = await t.api('POST', '/api/v1/agents', { token: u.key, body: { name: 'noisy', hostId, engine: 'claude-code', workDir: 'w' } });
-    return r.status === 201 ? r.body.data : undefined;
-  });
-  const c = await t.api('POST', '/api/v1/sessions', { token: u.key, body: { agentId: agent.id, content: 'hi' } });
-  assert.equal(c.status, 202, c.text);
+  const uc = t.client(u.key);
+  const agent = await eventually(() => uc.agents.create({ name: 'noisy', hostId, engine: 'claude-code', workDir: 'w' }));
+  const c = (await uc.sessions.create({ agentId: agent.id, content: 'hi' })) as AcceptedRun;
+  assert.ok(c.sessionId && c.taskId, 'a 202 with the run');
   const start: any = await host.next((f) => f.t === 'run.start');
   host.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
-  await eventually(async () => (await t.api('GET', `/api/v1/sessions/${c.body.sessionId}`, { token: u.key })).body.data.status === 'active', 10_000, 25);
+  await eventually(async () => (await uc.sessions.get(c.sessionId)).status === 'active', 10_000, 25);
 
   const loads0 = runs.loads;
   const dropped0 = gateway.droppedRunFrames;
