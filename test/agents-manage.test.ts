@@ -2,7 +2,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
-import { ApiError, createClient } from '../src/client/index.js';
+import { apiError } from './helpers/api-error.js';
+import type { AgentWriteBody, MineParams } from '../src/client/index.js';
 
 let t: TestHub;
 before(async () => {
@@ -14,6 +15,7 @@ const enc = encodeURIComponent;
 
 test('create with defaults: 201, private, free, online, version 1, id contains "/"', async () => {
   const u = await t.user('Carol Smith');
+  // Raw: checks the 201 status itself.
   const r = await t.api('POST', '/api/v1/agents', { token: u.key, body: {} });
   assert.equal(r.status, 201);
   const a = r.body.data;
@@ -34,19 +36,13 @@ test('create with defaults: 201, private, free, online, version 1, id contains "
   for (const k of ['usageCount', 'sessionCount', 'runs', 'cost', 'earn', 'favoriteCount']) assert.equal(a[k], 0, k);
   assert.match(a.createdAt, /^\d{4}-\d\d-\d\dT/);
   // a second agent of the same name gets a unique id
-  const r2 = await t.api('POST', '/api/v1/agents', { token: u.key, body: {} });
-  assert.equal(r2.body.data.id, 'carol-smith/new-agent-2');
+  assert.equal((await t.client(u.key).agents.create({})).id, 'carol-smith/new-agent-2');
 });
 
 test('create: writable fields map to the agent object; private forces pay=free', async () => {
   const u = await t.user();
   const host = await seedHost(t, u.id, ['claude-code'], 'box-1');
-  const r = await t.api('POST', '/api/v1/agents', {
-    token: u.key,
-    body: { name: 'Reviewer', displayName: 'Code Reviewer', desc: 'reviews code', tags: ['ts', 'review'], cat: 'coding', scope: 'private', pay: 'paid', hostId: host, engine: 'claude-code', workDir: 'src/app', expectedInput: 'a diff', expectedOutput: 'comments' },
-  });
-  assert.equal(r.status, 201, r.text);
-  const a = r.body.data;
+  const a = await t.client(u.key).agents.create({ name: 'Reviewer', displayName: 'Code Reviewer', desc: 'reviews code', tags: ['ts', 'review'], cat: 'coding', scope: 'private', pay: 'paid', hostId: host, engine: 'claude-code', workDir: 'src/app', expectedInput: 'a diff', expectedOutput: 'comments' });
   assert.equal(a.displayName, 'Code Reviewer');
   assert.equal(a.description, 'reviews code');
   assert.deepEqual(a.tags, ['ts', 'review']);
@@ -61,18 +57,18 @@ test('create: writable fields map to the agent object; private forces pay=free',
 });
 
 test('create: draft disables by default; public submit → reviewing/pending', async () => {
-  const u = await t.user();
-  const d = await t.api('POST', '/api/v1/agents', { token: u.key, body: { name: 'd', step: 'draft' } });
-  assert.equal(d.body.data.usageStatus, 'draft');
-  assert.equal(d.body.data.enable, false);
-  const p = await t.api('POST', '/api/v1/agents', { token: u.key, body: { name: 'p', scope: 'public', pay: 'paid', step: 'submit' } });
-  assert.equal(p.body.data.usageStatus, 'reviewing');
-  assert.equal(p.body.data.reviewStatus, 'pending');
-  assert.equal(p.body.data.pricing, 'paid');
-  assert.equal(p.body.data.version, 1);
-  const n = await t.api('POST', '/api/v1/agents', { token: u.key, body: { name: 'n', scope: 'public' } });
-  assert.equal(n.body.data.usageStatus, 'offline');
-  assert.equal(n.body.data.reviewStatus, undefined);
+  const c = t.client((await t.user()).key);
+  const d = await c.agents.create({ name: 'd', step: 'draft' });
+  assert.equal(d.usageStatus, 'draft');
+  assert.equal(d.enable, false);
+  const p = await c.agents.create({ name: 'p', scope: 'public', pay: 'paid', step: 'submit' });
+  assert.equal(p.usageStatus, 'reviewing');
+  assert.equal(p.reviewStatus, 'pending');
+  assert.equal(p.pricing, 'paid');
+  assert.equal(p.version, 1);
+  const n = await c.agents.create({ name: 'n', scope: 'public' });
+  assert.equal(n.usageStatus, 'offline');
+  assert.equal(n.reviewStatus, undefined);
 });
 
 test('create: validation errors are 400; foreign or missing host is 404', async () => {
@@ -80,7 +76,6 @@ test('create: validation errors are 400; foreign or missing host is 404', async 
   const other = await t.user();
   const mine = await seedHost(t, u.id, ['claude-code']);
   const theirs = await seedHost(t, other.id, ['claude-code']);
-  const post = (body: unknown) => t.api('POST', '/api/v1/agents', { token: u.key, body });
   const cases: Array<[unknown, number]> = [
     [{ model: 'gpt' }, 400],
     [{ extra: 1 }, 400],
@@ -109,123 +104,131 @@ test('create: validation errors are 400; foreign or missing host is 404', async 
     [{ hostId: theirs, engine: 'claude-code' }, 404],
     [{ hostId: 'hst_missing', engine: 'claude-code' }, 404],
   ];
+  const c = t.client(u.key);
   for (const [body, status] of cases) {
-    const r = await post(body);
-    assert.equal(r.status, status, `${JSON.stringify(body).slice(0, 80)} → ${r.status} ${r.text}`);
-    assert.equal(r.body.data, null);
+    await assert.rejects(c.agents.create(body as AgentWriteBody), apiError(status), JSON.stringify(body).slice(0, 80));
   }
+  // Raw: the exact failure envelope (data: null), for a schema failure and a domain one.
+  for (const [body, status] of [[{ model: 'gpt' }, 400], [{ hostId: theirs, engine: 'claude-code' }, 404]] as const) {
+    const r = await t.api('POST', '/api/v1/agents', { token: u.key, body });
+    assert.deepEqual([r.status, r.body.data], [status, null], r.text);
+  }
+  // Raw: a content type other than JSON.
   const ct = await t.api('POST', '/api/v1/agents', { token: u.key, raw: '{}', headers: { 'content-type': 'text/plain' } });
   assert.equal(ct.status, 400);
-  assert.equal((await t.api('POST', '/api/v1/agents', { body: {} })).status, 401);
+  await assert.rejects(t.client().agents.create({}), apiError(401));
 });
 
 test('PATCH: partial update, only-step submit bumps version, paired host check, 404 for others', async () => {
   const u = await t.user();
   const host = await seedHost(t, u.id, ['claude-code', 'codex']);
-  const c = await t.api('POST', '/api/v1/agents', { token: u.key, body: { name: 'pa', scope: 'public' } });
-  const id = enc(c.body.data.id);
-  const p1 = await t.api('PATCH', `/api/v1/agents/${id}`, { token: u.key, body: { desc: 'new desc', hostId: host, engine: 'codex' } });
-  assert.equal(p1.status, 200, p1.text);
-  assert.equal(p1.body.data.description, 'new desc');
-  assert.equal(p1.body.data.engine, 'codex');
-  assert.equal(p1.body.data.name, 'pa');
-  assert.equal(p1.body.data.version, 1);
-  const s = await t.api('PATCH', `/api/v1/agents/${id}`, { token: u.key, body: { step: 'submit' } });
-  assert.equal(s.body.data.usageStatus, 'reviewing');
-  assert.equal(s.body.data.reviewStatus, 'pending');
-  assert.equal(s.body.data.version, 2);
-  assert.equal((await t.api('PATCH', `/api/v1/agents/${id}`, { token: u.key, body: { hostId: host } })).status, 400);
-  assert.equal((await t.api('PATCH', `/api/v1/agents/${id}`, { token: u.key, body: { model: 'x' } })).status, 400);
-  assert.equal((await t.api('PATCH', `/api/v1/agents/${id}`, { token: u.key, body: { workDir: 'x/..' } })).status, 400);
+  const c = t.client(u.key);
+  const { id } = await c.agents.create({ name: 'pa', scope: 'public' });
+  const p1 = await c.agents.update(id, { desc: 'new desc', hostId: host, engine: 'codex' });
+  assert.equal(p1.description, 'new desc');
+  assert.equal(p1.engine, 'codex');
+  assert.equal(p1.name, 'pa');
+  assert.equal(p1.version, 1);
+  const s = await c.agents.update(id, { step: 'submit' });
+  assert.equal(s.usageStatus, 'reviewing');
+  assert.equal(s.reviewStatus, 'pending');
+  assert.equal(s.version, 2);
+  await assert.rejects(c.agents.update(id, { hostId: host }), apiError(400));
+  await assert.rejects(c.agents.update(id, { model: 'x' } as AgentWriteBody), apiError(400));
+  await assert.rejects(c.agents.update(id, { workDir: 'x/..' }), apiError(400));
   // unbinding: both empty
-  const ub = await t.api('PATCH', `/api/v1/agents/${id}`, { token: u.key, body: { hostId: '', engine: '' } });
-  assert.equal(ub.body.data.hostId, '');
-  assert.equal(ub.body.data.engine, undefined);
+  const ub = await c.agents.update(id, { hostId: '', engine: '' });
+  assert.equal(ub.hostId, '');
+  assert.equal(ub.engine, undefined);
   // private forces free on update
-  const pr = await t.api('PATCH', `/api/v1/agents/${id}`, { token: u.key, body: { scope: 'private', pay: 'paid' } });
-  assert.equal(pr.body.data.pricing, 'free');
-  assert.equal(pr.body.data.usageStatus, 'online');
-  assert.equal(pr.body.data.reviewStatus, undefined);
+  const pr = await c.agents.update(id, { scope: 'private', pay: 'paid' });
+  assert.equal(pr.pricing, 'free');
+  assert.equal(pr.usageStatus, 'online');
+  assert.equal(pr.reviewStatus, undefined);
 
-  const other = await t.user();
-  for (const [m, path] of [['PATCH', ''], ['DELETE', ''], ['GET', '/manage'], ['GET', '/stats'], ['GET', '/share-link'], ['GET', '/invites'], ['POST', '/invites/refresh'], ['POST', '/share-link/refresh']] as const) {
-    const r = await t.api(m, `/api/v1/agents/${id}${path}`, { token: other.key, body: m === 'PATCH' ? { desc: 'x' } : undefined });
-    assert.equal(r.status, 404, `${m} ${path}`);
-  }
-  assert.equal((await t.api('PATCH', `/api/v1/agents/${'x'.repeat(121)}`, { token: u.key, body: {} })).status, 400);
-  assert.equal((await t.api('GET', `/api/v1/agents/nobody%2Fnothing/manage`, { token: u.key })).status, 404);
+  const o = t.client((await t.user()).key);
+  const foreign: Array<[string, () => Promise<unknown>]> = [
+    ['PATCH', () => o.agents.update(id, { desc: 'x' })],
+    ['DELETE', () => o.agents.remove(id)],
+    ['manage', () => o.agents.manage(id)],
+    ['stats', () => o.agents.stats(id)],
+    ['share-link', () => o.agents.shareLink(id)],
+    ['invites', () => o.agents.invites(id)],
+    ['invites/refresh', () => o.agents.refreshInvite(id)],
+    ['share-link/refresh', () => o.agents.refreshShareLink(id)],
+  ];
+  for (const [name, call] of foreign) await assert.rejects(call(), apiError(404), name);
+  await assert.rejects(c.agents.update('x'.repeat(121), {}), apiError(400));
+  await assert.rejects(c.agents.manage('nobody/nothing'), apiError(404));
 });
 
 test('manage view has lastUsedAt null, hostId, workDir, hostName', async () => {
   const u = await t.user();
   const host = await seedHost(t, u.id, ['claude-code'], 'desk');
-  const c = await t.api('POST', '/api/v1/agents', { token: u.key, body: { name: 'mv', hostId: host, engine: 'claude-code', workDir: 'w' } });
-  const m = await t.api('GET', `/api/v1/agents/${enc(c.body.data.id)}/manage`, { token: u.key });
-  assert.equal(m.status, 200);
-  assert.equal(m.body.data.lastUsedAt, null);
-  assert.equal(m.body.data.hostId, host);
-  assert.equal(m.body.data.hostName, 'desk');
-  assert.equal(m.body.data.workDir, 'w');
-  assert.equal(m.body.data.id, c.body.data.id);
+  const c = t.client(u.key);
+  const made = await c.agents.create({ name: 'mv', hostId: host, engine: 'claude-code', workDir: 'w' });
+  const m = await c.agents.manage(made.id);
+  assert.equal(m.lastUsedAt, null);
+  assert.equal(m.hostId, host);
+  assert.equal(m.hostName, 'desk');
+  assert.equal(m.workDir, 'w');
+  assert.equal(m.id, made.id);
 });
 
 test('DELETE → 204 with no body; then 404 everywhere', async () => {
   const u = await t.user();
-  const c = await t.api('POST', '/api/v1/agents', { token: u.key, body: { name: 'gone' } });
-  const id = enc(c.body.data.id);
-  const d = await t.api('DELETE', `/api/v1/agents/${id}`, { token: u.key });
+  const c = t.client(u.key);
+  const { id } = await c.agents.create({ name: 'gone' });
+  // Raw: checks the 204 status and the empty body themselves.
+  const d = await t.api('DELETE', `/api/v1/agents/${enc(id)}`, { token: u.key });
   assert.equal(d.status, 204);
   assert.equal(d.text, '');
-  assert.equal((await t.api('GET', `/api/v1/agents/${id}`, { token: u.key })).status, 404);
-  assert.equal((await t.api('GET', `/api/v1/agents/${id}/manage`, { token: u.key })).status, 404);
-  assert.equal((await t.api('DELETE', `/api/v1/agents/${id}`, { token: u.key })).status, 404);
+  await assert.rejects(c.market.get(id), apiError(404));
+  await assert.rejects(c.agents.manage(id), apiError(404));
+  await assert.rejects(c.agents.remove(id), apiError(404));
 });
 
 test('mine: filters, sorts, paging, management fields', async () => {
   const u = await t.user();
   const host = await seedHost(t, u.id, ['claude-code', 'codex'], 'rig');
-  const mk = (body: object) => t.api('POST', '/api/v1/agents', { token: u.key, body });
-  await mk({ name: 'alpha', desc: 'finds bugs', hostId: host, engine: 'claude-code' });
-  await mk({ name: 'beta', scope: 'public', pay: 'paid', step: 'submit', hostId: host, engine: 'codex' });
-  await mk({ name: 'gamma', step: 'draft' });
-  await mk({ name: 'delta', enable: false });
-  const other = await t.user();
-  await t.api('POST', '/api/v1/agents', { token: other.key, body: { name: 'alpha' } });
-  const mine = (qs = '') => t.api('GET', `/api/v1/agents/mine${qs}`, { token: u.key });
-  const all = await mine();
-  assert.equal(all.status, 200);
-  assert.equal(all.body.data.total, 4);
-  assert.equal(all.body.data.page, 1);
-  assert.equal(all.body.data.pageSize, 20);
-  assert.equal(all.body.data.hasMore, false);
-  assert.ok(all.body.data.items.every((a: any) => 'hostName' in a && 'hostUp' in a));
-  const names = async (qs: string) => (await mine(qs)).body.data.items.map((a: any) => a.name).sort();
-  assert.deepEqual(await names('?keyword=BUGS'), ['alpha']);
-  assert.deepEqual(await names('?usageStatus=draft,reviewing'), ['beta', 'gamma']);
-  assert.deepEqual(await names('?scope=public'), ['beta']);
-  assert.deepEqual(await names('?pay=paid'), ['beta']);
-  assert.deepEqual(await names('?engine=codex'), ['beta']);
-  assert.deepEqual(await names(`?hostId=${host}`), ['alpha', 'beta']);
-  assert.deepEqual(await names('?enable=false'), ['delta', 'gamma']);
-  assert.deepEqual(await names('?enable=true'), ['alpha', 'beta']);
-  const p = await mine('?pageSize=3&page=2&sort=recent');
-  assert.equal(p.body.data.items.length, 1);
-  assert.equal(p.body.data.hasMore, false);
-  const p1 = await mine('?pageSize=3&sort=recent');
-  assert.equal(p1.body.data.hasMore, true);
-  assert.equal(p1.body.data.items[0].name, 'delta');
-  for (const s of ['sessions', 'runs', 'cost', 'earn']) assert.equal((await mine(`?sort=${s}`)).status, 200);
-  for (const bad of ['?enable=yes', '?pageSize=101', '?pageSize=0', '?page=0', '?sort=name', '?usageStatus=gone', `?keyword=${'k'.repeat(101)}`, '?scope=x']) {
-    assert.equal((await mine(bad)).status, 400, bad);
-  }
-  assert.equal((await t.api('GET', '/api/v1/agents/mine')).status, 401);
+  const c = t.client(u.key);
+  await c.agents.create({ name: 'alpha', desc: 'finds bugs', hostId: host, engine: 'claude-code' });
+  await c.agents.create({ name: 'beta', scope: 'public', pay: 'paid', step: 'submit', hostId: host, engine: 'codex' });
+  await c.agents.create({ name: 'gamma', step: 'draft' });
+  await c.agents.create({ name: 'delta', enable: false });
+  await t.client((await t.user()).key).agents.create({ name: 'alpha' });
+  const all = await c.agents.mine();
+  assert.equal(all.total, 4);
+  assert.equal(all.page, 1);
+  assert.equal(all.pageSize, 20);
+  assert.equal(all.hasMore, false);
+  assert.ok(all.items.every((a) => 'hostName' in a && 'hostUp' in a));
+  const names = async (q: MineParams) => (await c.agents.mine(q)).items.map((a) => a.name).sort();
+  assert.deepEqual(await names({ keyword: 'BUGS' }), ['alpha']);
+  assert.deepEqual(await names({ usageStatus: 'draft,reviewing' }), ['beta', 'gamma']);
+  assert.deepEqual(await names({ scope: 'public' }), ['beta']);
+  assert.deepEqual(await names({ pay: 'paid' }), ['beta']);
+  assert.deepEqual(await names({ engine: 'codex' }), ['beta']);
+  assert.deepEqual(await names({ hostId: host }), ['alpha', 'beta']);
+  assert.deepEqual(await names({ enable: 'false' }), ['delta', 'gamma']);
+  assert.deepEqual(await names({ enable: 'true' }), ['alpha', 'beta']);
+  const p = await c.agents.mine({ pageSize: 3, page: 2, sort: 'recent' });
+  assert.equal(p.items.length, 1);
+  assert.equal(p.hasMore, false);
+  const p1 = await c.agents.mine({ pageSize: 3, sort: 'recent' });
+  assert.equal(p1.hasMore, true);
+  assert.equal(p1.items[0].name, 'delta');
+  for (const sort of ['sessions', 'runs', 'cost', 'earn'] as const) await c.agents.mine({ sort });
+  const bads: Array<Record<string, string | number>> = [{ enable: 'yes' }, { pageSize: 101 }, { pageSize: 0 }, { page: 0 }, { sort: 'name' }, { usageStatus: 'gone' }, { keyword: 'k'.repeat(101) }, { scope: 'x' }];
+  for (const bad of bads) await assert.rejects(c.agents.mine(bad as MineParams), apiError(400), JSON.stringify(bad));
+  await assert.rejects(t.client().agents.mine(), apiError(401));
 });
 
 test('overview, stats summary, per-agent stats, ai-fill', async () => {
   const u = await t.user();
-  const c = createClient({ baseUrl: t.url, token: u.key });
-  const a = await t.api('POST', '/api/v1/agents', { token: u.key, body: { name: 'o1' } });
-  await t.api('POST', '/api/v1/agents', { token: u.key, body: { name: 'o2', step: 'draft' } });
+  const c = t.client(u.key);
+  const a = await c.agents.create({ name: 'o1' });
+  await c.agents.create({ name: 'o2', step: 'draft' });
   const ov = await c.agents.overview();
   assert.equal(ov.total, 2);
   assert.equal(ov.byStatus.draft, 1);
@@ -233,7 +236,7 @@ test('overview, stats summary, per-agent stats, ai-fill', async () => {
   const ss = await c.agents.statsSummary();
   assert.equal(ss.agents, 2);
   assert.equal(ss.sessionCount, 0);
-  const st = await c.agents.stats(a.body.data.id);
+  const st = await c.agents.stats(a.id);
   assert.equal(st.sharedWith, 0);
   assert.equal(st.lastUsedAt, null);
   const text = 'Reviews TypeScript pull requests and finds bugs in TypeScript code.';
@@ -242,5 +245,5 @@ test('overview, stats summary, per-agent stats, ai-fill', async () => {
   assert.ok(f.tags.includes('typescript'));
   assert.ok(f.displayName.length > 0 && f.displayName.length <= 80);
   assert.deepEqual(await c.agents.aiFill({ text }), f);
-  await assert.rejects(c.agents.aiFill({ text: '' }), (e: unknown) => e instanceof ApiError && e.status === 400);
+  await assert.rejects(c.agents.aiFill({ text: '' }), apiError(400));
 });

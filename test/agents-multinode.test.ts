@@ -5,13 +5,13 @@ import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
 import { seedHost } from './helpers/seed.js';
+import { apiError } from './helpers/api-error.js';
 
 const redis = await redisUrlOrSkip();
 const skip = 'skip' in redis ? redis.skip : !process.env.DATABASE_URL ? 'DATABASE_URL is not set (two hubs need one shared PostgreSQL)' : undefined;
 
 let A: TestHub;
 let B: TestHub;
-const enc = encodeURIComponent;
 
 before(async () => {
   if (skip) return;
@@ -32,27 +32,32 @@ async function eventually(check: () => Promise<boolean>, ms = 3000): Promise<voi
   }
 }
 
+/** Whether the call fails with a 404 (any other failure is thrown). */
+const notFound = (p: Promise<unknown>) => p.then(() => false, (e: unknown) => apiError(404)(e));
+
 test('market caches on another node follow writes made on this one', { skip }, async () => {
   const owner = await A.user('node-owner');
   const fan = await A.user();
   const host = await seedHost(A, owner.id);
-  const c = await A.api('POST', '/api/v1/agents', { token: owner.key, body: { name: 'roaming', scope: 'public', step: 'submit', hostId: host, engine: 'claude-code' } });
-  assert.equal(c.status, 201, c.text);
-  const id = enc(c.body.data.id);
-  assert.equal((await B.api('GET', `/api/v1/agents/${id}`)).status, 404);
-  await A.api('POST', `/api/v1/admin/agents/${id}/approve`, { token: A.adminKey });
-  await eventually(async () => (await B.api('GET', `/api/v1/agents/${id}`)).status === 200);
+  const onA = A.client(owner.key);
+  const fanA = A.client(fan.key);
+  const fanB = B.client(fan.key);
+  const anonB = B.client();
+  const { id } = await onA.agents.create({ name: 'roaming', scope: 'public', step: 'submit', hostId: host, engine: 'claude-code' });
+  await assert.rejects(anonB.market.get(id), apiError(404));
+  await A.admin.admin.approveAgent(id);
+  await eventually(async () => (await anonB.market.get(id).catch(() => undefined)) !== undefined);
 
   // warm B's per-user cache, then favorite through A
-  assert.equal((await B.api('GET', `/api/v1/agents/${id}`, { token: fan.key })).body.data.favorited, false);
-  await A.api('POST', `/api/v1/agents/${id}/favorite`, { token: fan.key });
+  assert.equal((await fanB.market.get(id)).favorited, false);
+  await fanA.market.favorite(id, true);
   await eventually(async () => {
-    const d = (await B.api('GET', `/api/v1/agents/${id}`, { token: fan.key })).body.data;
+    const d = await fanB.market.get(id);
     return d.favorited === true && d.favoriteCount === 1;
   });
 
   // a substantive change on A unlists it on B
-  await A.api('PATCH', `/api/v1/agents/${id}`, { token: owner.key, body: { desc: 'changed on A' } });
-  await eventually(async () => (await B.api('GET', `/api/v1/agents/${id}`)).status === 404);
-  await eventually(async () => (await B.api('GET', '/api/v1/agents')).body.data.total === 0);
+  await onA.agents.update(id, { desc: 'changed on A' });
+  await eventually(() => notFound(anonB.market.get(id)));
+  await eventually(async () => (await anonB.market.list()).total === 0);
 });

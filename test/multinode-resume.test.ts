@@ -9,6 +9,7 @@ import { useCluster, clusterSkipReason } from './helpers/cluster.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import { openSse } from './helpers/sse.js';
 import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
+import type { SessionView } from '../src/client/index.js';
 
 const skip = await clusterSkipReason();
 
@@ -22,15 +23,14 @@ test('a reader resuming on another node than the host\'s gets the missed events,
   const { credential } = await pairHost(a, u.key);
   host = await connectFakeHost(a, credential, { capacity: 2 });
   const h = host;
-  const agent = await eventually(async () => {
-    const r = await a.api('POST', '/api/v1/agents', { token: u.key, body: { name: 'resume', scope: 'private', hostId: h.hostId, engine: 'claude-code' } });
-    return r.status === 201 ? r.body.data : undefined;
-  }, 10_000, 50);
+  // The host's engines reach its record shortly after hello.
+  const agent = await eventually(() => a.client(u.key).agents.create({ name: 'resume', scope: 'private', hostId: h.hostId, engine: 'claude-code' }), 10_000, 50);
   // Runs missing from the hello's `running` list are failed LOST_RUN_GRACE_MS after it (scheduler.ts).
   await new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS + 300));
-  const sid = (await b.api('POST', '/api/v1/sessions', { token: u.key, body: { agentId: agent.id } })).body.data.id;
-  const sent = await b.api('POST', `/api/v1/sessions/${sid}/messages`, { token: u.key, body: { content: 'stream' } });
-  assert.equal(sent.status, 202, sent.text);
+  const onB = b.client(u.key);
+  const sid = ((await onB.sessions.create({ agentId: agent.id })) as SessionView).id; // no content: the 201 session
+  const sent = await onB.sessions.send(sid, { content: 'stream' });
+  assert.equal(sent.sessionId, sid);
   const start: any = await h.next((f) => f.t === 'run.start');
   const auth = { authorization: `Bearer ${u.key}` };
 

@@ -8,15 +8,22 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { apiError, failure } from './helpers/api-error.js';
 import { capMode, modeAllowed, defaultModeFor } from '../src/agents/modes.js';
+import type { AcceptedRun, AgentWriteBody, Client, NewSession, SessionView } from '../src/client/index.js';
 
-const S = '/api/v1/sessions';
 let t: TestHub;
 let owner: { id: string; key: string };
 let guest: { id: string; key: string };
+let own: Client;
+let gst: Client;
 let host: FakeHost;
 let agentId: string;
-const A = () => `/api/v1/agents/${encodeURIComponent(agentId)}`;
+const ceiling = (maxGuestMode: AgentWriteBody['maxGuestMode']) => own.agents.update(agentId, { maxGuestMode });
+/** A session created without content (the 201). */
+const made = (p: Promise<SessionView | AcceptedRun>) => p as Promise<SessionView>;
+/** A message that started or queued a run (the plain 202). */
+const accepted = (p: Promise<SessionView | AcceptedRun>) => p as Promise<AcceptedRun>;
 
 /** While set, every run.start is answered at once (ok), so the single slot frees up for the next. */
 let answering = true;
@@ -33,23 +40,21 @@ function autoEnd(h: FakeHost) {
   });
 }
 const startOf = (runId: string) => host.next((f) => f.t === 'run.start' && (f as any).runId === runId) as Promise<any>;
-const idle = (key: string, sid: string) =>
-  eventually(async () => (await t.api('GET', `${S}/${sid}`, { token: key })).body.data.status === 'active', 10_000, 20);
+const idle = (c: Client, sid: string) => eventually(async () => (await c.sessions.get(sid)).status === 'active', 10_000, 20);
 
 before(async () => {
   t = await startTestHub();
   owner = await t.user('mode-owner');
   guest = await t.user('mode-guest');
+  own = t.client(owner.key);
+  gst = t.client(guest.key);
   const { credential, hostId } = await pairHost(t, owner.key);
   host = await connectFakeHost(t, credential, { capacity: 1 });
   autoEnd(host);
-  const a = await eventually(async () => {
-    const r = await t.api('POST', '/api/v1/agents', { token: owner.key, body: { name: 'modes', hostId, engine: 'claude-code' } });
-    return r.status === 201 ? r : undefined;
-  });
-  agentId = a.body.data.id;
-  const { token } = (await t.api('GET', `${A()}/share-link`, { token: owner.key })).body.data;
-  assert.equal((await t.api('POST', `/api/v1/invites/${token}/decide`, { token: guest.key, body: { accept: true } })).status, 200);
+  // The host's engines reach its record shortly after hello.
+  agentId = (await eventually(() => own.agents.create({ name: 'modes', hostId, engine: 'claude-code' }))).id;
+  const { token } = await own.agents.shareLink(agentId);
+  await gst.invites.decide(token, true);
 });
 after(async () => {
   host?.close();
@@ -57,100 +62,82 @@ after(async () => {
 });
 
 test('a new agent lets others use default and plan only; the owner sees and sets maxGuestMode', async () => {
-  const m = await t.api('GET', `${A()}/manage`, { token: owner.key });
-  assert.equal(m.body.data.maxGuestMode, 'default');
-  const mine = await t.api('GET', '/api/v1/agents/mine', { token: owner.key });
-  assert.equal(mine.body.data.items[0].maxGuestMode, 'default');
-  const bad = await t.api('PATCH', A(), { token: owner.key, body: { maxGuestMode: 'bypassPermissions' } });
-  assert.equal(bad.status, 400);
-  const p = await t.api('PATCH', A(), { token: owner.key, body: { maxGuestMode: 'accept-edits' } });
-  assert.equal(p.status, 200, p.text);
-  assert.equal(p.body.data.maxGuestMode, 'accept-edits');
-  const back = await t.api('PATCH', A(), { token: owner.key, body: { maxGuestMode: 'default' } });
-  assert.equal(back.body.data.maxGuestMode, 'default');
+  assert.equal((await own.agents.manage(agentId)).maxGuestMode, 'default');
+  assert.equal((await own.agents.mine()).items[0].maxGuestMode, 'default');
+  await assert.rejects(ceiling('bypassPermissions' as AgentWriteBody['maxGuestMode']), apiError(400));
+  assert.equal((await ceiling('accept-edits')).maxGuestMode, 'accept-edits');
+  assert.equal((await ceiling('default')).maxGuestMode, 'default');
 });
 
 test('a guest above the ceiling: 403 4032 on create, PATCH and options.permissionMode; nothing is stored or sent', async () => {
   const startsBefore = host.frames.filter((f) => f.t === 'run.start').length;
-  const sessionsBefore = (await t.api('GET', S, { token: guest.key })).body.data.total;
-  for (const body of [
+  const sessionsBefore = (await gst.sessions.list()).total;
+  const bodies: NewSession[] = [
     { agentId, mode: 'auto' },
     { agentId, mode: 'accept-edits' },
     { agentId, mode: 'auto', content: 'hi' },
     { agentId, content: 'hi', options: { permissionMode: 'auto' } },
     { agentId, content: 'hi', options: { permissionMode: 'accept-edits' } },
-  ]) {
-    const r = await t.api('POST', S, { token: guest.key, body });
-    assert.equal(r.status, 403, `${JSON.stringify(body)} → ${r.text}`);
-    assert.equal(r.body.code, '4032');
-    assert.match(r.body.message, /mode/);
+  ];
+  for (const body of bodies) {
+    const e = await failure(gst.sessions.create(body));
+    assert.deepEqual([e.status, e.code], [403, '4032'], `${JSON.stringify(body)} → ${e.message}`);
+    assert.match(e.message, /mode/);
   }
-  assert.equal((await t.api('GET', S, { token: guest.key })).body.data.total, sessionsBefore, 'no session was created');
+  assert.equal((await gst.sessions.list()).total, sessionsBefore, 'no session was created');
 
-  const c = await t.api('POST', S, { token: guest.key, body: { agentId, mode: 'plan' } });
-  assert.equal(c.status, 201, c.text);
-  const sid = c.body.data.id;
-  for (const mode of ['auto', 'accept-edits']) {
-    const r = await t.api('PATCH', `${S}/${sid}`, { token: guest.key, body: { mode } });
-    assert.equal(r.status, 403, r.text);
-    assert.equal(r.body.code, '4032');
-    const s = await t.api('POST', `${S}/${sid}/messages`, { token: guest.key, body: { content: 'x', options: { permissionMode: mode } } });
-    assert.equal(s.status, 403, s.text);
+  const sid = (await made(gst.sessions.create({ agentId, mode: 'plan' }))).id;
+  for (const mode of ['auto', 'accept-edits'] as const) {
+    await assert.rejects(gst.sessions.update(sid, { mode }), apiError(403, '4032'));
+    await assert.rejects(gst.sessions.send(sid, { content: 'x', options: { permissionMode: mode } }), apiError(403));
   }
-  assert.equal((await t.api('GET', `${S}/${sid}`, { token: guest.key })).body.data.mode, 'plan');
-  assert.equal((await t.api('GET', `${S}/${sid}/messages`, { token: guest.key })).body.data.total, 0);
+  assert.equal((await gst.sessions.get(sid)).mode, 'plan');
+  assert.equal((await gst.sessions.messages(sid)).total, 0);
   assert.equal(host.frames.filter((f) => f.t === 'run.start').length, startsBefore, 'no run.start went out');
 
   // Within the ceiling everything works.
-  assert.equal((await t.api('PATCH', `${S}/${sid}`, { token: guest.key, body: { mode: 'default' } })).status, 200);
-  const ok = await t.api('POST', `${S}/${sid}/messages`, { token: guest.key, body: { content: 'plan please', options: { permissionMode: 'plan' } } });
-  assert.equal(ok.status, 202, ok.text);
-  assert.equal((await startOf(ok.body.taskId)).mode, 'plan');
-  await idle(guest.key, sid);
+  await gst.sessions.update(sid, { mode: 'default' });
+  const ok = await gst.sessions.send(sid, { content: 'plan please', options: { permissionMode: 'plan' } });
+  assert.equal((await startOf(ok.taskId)).mode, 'plan');
+  await idle(gst, sid);
 });
 
 test('the owner uses every mode on their own agent; a raised ceiling opens it to guests', async () => {
-  const o = await t.api('POST', S, { token: owner.key, body: { agentId, mode: 'auto', content: 'owner run' } });
-  assert.equal(o.status, 202, o.text);
-  assert.equal((await startOf(o.body.taskId)).mode, 'auto');
-  await idle(owner.key, o.body.sessionId);
+  const o = await accepted(own.sessions.create({ agentId, mode: 'auto', content: 'owner run' }));
+  assert.equal((await startOf(o.taskId)).mode, 'auto');
+  await idle(own, o.sessionId);
 
-  assert.equal((await t.api('PATCH', A(), { token: owner.key, body: { maxGuestMode: 'auto' } })).status, 200);
-  const g = await t.api('POST', S, { token: guest.key, body: { agentId, mode: 'auto', content: 'guest run' } });
-  assert.equal(g.status, 202, g.text);
-  assert.equal((await startOf(g.body.taskId)).mode, 'auto');
-  await idle(guest.key, g.body.sessionId);
-  assert.equal((await t.api('PATCH', A(), { token: owner.key, body: { maxGuestMode: 'default' } })).status, 200);
+  await ceiling('auto');
+  const g = await accepted(gst.sessions.create({ agentId, mode: 'auto', content: 'guest run' }));
+  assert.equal((await startOf(g.taskId)).mode, 'auto');
+  await idle(gst, g.sessionId);
+  await ceiling('default');
 });
 
 test('the ceiling lowered after a session (or a queued message) was accepted: the run goes out capped', async () => {
-  assert.equal((await t.api('PATCH', A(), { token: owner.key, body: { maxGuestMode: 'auto' } })).status, 200);
-  const c = await t.api('POST', S, { token: guest.key, body: { agentId, mode: 'auto' } });
-  assert.equal(c.status, 201, c.text);
-  const sid = c.body.data.id;
+  await ceiling('auto');
+  const sid = (await made(gst.sessions.create({ agentId, mode: 'auto' }))).id;
   // Hold the host's only slot with an owner run that is not answered yet, so the guest's message waits.
   answering = false;
-  const hold = await t.api('POST', S, { token: owner.key, body: { agentId, content: 'hold the slot' } });
-  assert.equal(hold.status, 202);
-  await startOf(hold.body.taskId);
+  const hold = await accepted(own.sessions.create({ agentId, content: 'hold the slot' }));
+  assert.ok(hold.taskId);
+  await startOf(hold.taskId);
 
-  const q = await t.api('POST', `${S}/${sid}/messages`, { token: guest.key, body: { content: 'queued while auto was allowed', options: { permissionMode: 'auto' } } });
-  assert.equal(q.status, 202, q.text);
-  assert.equal(q.body.status, 'queued');
-  assert.equal((await t.api('PATCH', A(), { token: owner.key, body: { maxGuestMode: 'plan' } })).status, 200);
+  const q = await gst.sessions.send(sid, { content: 'queued while auto was allowed', options: { permissionMode: 'auto' } });
+  assert.equal(q.status, 'queued');
+  await ceiling('plan');
 
-  host.send({ t: 'run.end', runId: hold.body.taskId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
-  const start = await startOf(q.body.taskId);
+  host.send({ t: 'run.end', runId: hold.taskId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+  const start = await startOf(q.taskId);
   assert.equal(start.mode, 'plan', 'capped to the ceiling at dispatch');
   host.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
-  await idle(guest.key, sid);
+  await idle(gst, sid);
   // The session's own default is above the ceiling now: the next turn is capped too.
-  const n = await t.api('POST', `${S}/${sid}/messages`, { token: guest.key, body: { content: 'no override' } });
-  assert.equal(n.status, 202, n.text);
-  const ns = await startOf(n.body.taskId);
+  const n = await gst.sessions.send(sid, { content: 'no override' });
+  const ns = await startOf(n.taskId);
   assert.equal(ns.mode, 'plan');
   host.send({ t: 'run.end', runId: ns.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
-  await idle(guest.key, sid);
+  await idle(gst, sid);
   answering = true;
 });
 
@@ -168,11 +155,9 @@ test('the rule: owner unlimited, others up to the ceiling, unknown values count 
 });
 
 test('a ceiling of plan: a guest\'s new session starts in plan, default is refused', async () => {
-  assert.equal((await t.api('PATCH', A(), { token: owner.key, body: { maxGuestMode: 'plan' } })).status, 200);
-  const c = await t.api('POST', S, { token: guest.key, body: { agentId } });
-  assert.equal(c.status, 201, c.text);
-  assert.equal(c.body.data.mode, 'plan');
-  assert.equal((await t.api('POST', S, { token: guest.key, body: { agentId, mode: 'default' } })).status, 403);
-  assert.equal((await t.api('POST', S, { token: owner.key, body: { agentId } })).body.data.mode, 'default');
-  assert.equal((await t.api('PATCH', A(), { token: owner.key, body: { maxGuestMode: 'default' } })).status, 200);
+  await ceiling('plan');
+  assert.equal((await made(gst.sessions.create({ agentId }))).mode, 'plan');
+  await assert.rejects(gst.sessions.create({ agentId, mode: 'default' }), apiError(403));
+  assert.equal((await made(own.sessions.create({ agentId }))).mode, 'default');
+  await ceiling('default');
 });

@@ -6,6 +6,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
+import type { SessionView } from '../src/client/index.js';
 
 const skip = process.env.DATABASE_URL ? false : 'needs DATABASE_URL (two hubs share one database)';
 let db: { url: string | undefined; drop(): Promise<void> } | undefined;
@@ -19,19 +20,18 @@ after(async () => {
 });
 
 test('a run whose host vanished with its node is ended with HOST_DISCONNECTED after the heartbeat window', { skip, timeout: 30_000 }, async () => {
-  const WINDOW = 1000;
+  // Hosts ping every max(1 s, window/3) (the protocol's minimum is 1 s): a window under 3 s reads on-time hosts as silent.
+  const WINDOW = 3000;
   const a = await startTestHub({ databaseUrl: db!.url, hostHeartbeatTimeoutMs: WINDOW, nodeId: 'sweep-a' });
   const user = await a.user();
   const { hostId, credential } = await pairHost(a, user.key);
   const host = await connectFakeHost(a, credential, { capacity: 2 });
-  const agent = await eventually(async () => {
-    const r = await a.api('POST', '/api/v1/agents', { token: user.key, body: { name: 'sweep', scope: 'private', hostId, engine: 'claude-code' } });
-    return r.status === 201 ? r.body.data : undefined;
-  }, 5000, 20);
-  const s = (await a.api('POST', '/api/v1/sessions', { token: user.key, body: { agentId: agent.id } })).body.data.id;
-  const sent = await a.api('POST', `/api/v1/sessions/${s}/messages`, { token: user.key, body: { content: 'long job' } });
-  assert.equal(sent.status, 202, sent.text);
-  assert.equal(sent.body.status, 'processing');
+  const onA = a.client(user.key);
+  // The host's engines reach its record shortly after hello.
+  const agent = await eventually(() => onA.agents.create({ name: 'sweep', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
+  const s = ((await onA.sessions.create({ agentId: agent.id })) as SessionView).id; // no content: the 201 session
+  const sent = await onA.sessions.send(s, { content: 'long job' });
+  assert.equal(sent.status, 'processing');
   await eventually(async () => host.frames.some((f) => f.t === 'run.start'), 5000, 10);
 
   // Node A goes away while shutting down (it never handles its hosts' disconnects then): the run stays `running`.
@@ -39,9 +39,10 @@ test('a run whose host vanished with its node is ended with HOST_DISCONNECTED af
   host.close();
   const conn = () => b!.hub.ctx.em().getConnection();
   b = await startTestHub({ databaseUrl: db!.url, hostHeartbeatTimeoutMs: WINDOW, nodeId: 'sweep-b' });
-  const task = async () => (await conn().execute(`select status, error_code, ended_at from session_tasks where id = ?`, [sent.body.taskId]))[0];
+  const task = async () => (await conn().execute(`select status, error_code, ended_at from session_tasks where id = ?`, [sent.taskId]))[0];
   assert.equal((await task()).status, 'running', 'the dead node left the run running');
-  assert.equal((await b.api('GET', `/api/v1/sessions/${s}`, { token: user.key })).body.data.status, 'processing');
+  const onB = b.client(user.key);
+  assert.equal((await onB.sessions.get(s)).status, 'processing');
 
   // Not before the host has been absent for the window (as this node saw it)…
   await new Promise((r) => setTimeout(r, WINDOW / 3));
@@ -54,8 +55,8 @@ test('a run whose host vanished with its node is ended with HOST_DISCONNECTED af
   assert.equal(ended.status, 'failed');
   assert.equal(ended.error_code, 'HOST_DISCONNECTED');
   const view = await eventually(async () => {
-    const r = await b!.api('GET', `/api/v1/sessions/${s}`, { token: user.key });
-    return r.body.data.status === 'active' ? r.body.data : undefined;
+    const v = await onB.sessions.get(s);
+    return v.status === 'active' ? v : undefined;
   }, 5000, 20);
   assert.equal(view.status, 'active');
 });
