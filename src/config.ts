@@ -116,6 +116,9 @@ function loadPayments(env: NodeJS.ProcessEnv): PaymentsConfig {
 /** A configuration mistake: the message names the variable; main.ts prints it and exits 2, no stack trace. */
 export class ConfigError extends Error {}
 
+/** The shortest heartbeat window: two of the hosts' fastest pings (one a second). */
+export const MIN_HEARTBEAT_WINDOW_MS = 2000;
+
 function int(env: NodeJS.ProcessEnv, name: string, dflt: number): number {
   const v = env[name];
   if (v === undefined || v === '') return dflt;
@@ -208,6 +211,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   if (env.PLAN_QUOTAS !== undefined && env.PLAN_QUOTAS !== '' && env.PLAN_QUOTAS !== 'on' && env.PLAN_QUOTAS !== 'off') throw new ConfigError(`PLAN_QUOTAS must be on or off, got ${JSON.stringify(env.PLAN_QUOTAS)}`);
   if (!Number.isSafeInteger(cfg.starterTokens) || cfg.starterTokens < 0) throw new ConfigError(`STARTER_TOKENS must be a whole number ≥ 0, got ${JSON.stringify(env.STARTER_TOKENS)}`);
+  // Hosts ping at most once a second (the protocol's floor): a shorter window judges on-time hosts silent.
+  if (cfg.hostHeartbeatTimeoutMs < MIN_HEARTBEAT_WINDOW_MS) {
+    throw new ConfigError(`HOST_HEARTBEAT_TIMEOUT_MS must be at least ${MIN_HEARTBEAT_WINDOW_MS} (hosts ping at most once a second), got ${JSON.stringify(env.HOST_HEARTBEAT_TIMEOUT_MS)}`);
+  }
   if (!(cfg.ownerShare >= 0 && cfg.ownerShare <= 1)) throw new ConfigError(`OWNER_SHARE must be a number from 0 to 1, got ${JSON.stringify(env.OWNER_SHARE)}`);
   if (cfg.databaseUrl && !cfg.secretKey) {
     throw new ConfigError('SECRET_KEY is required when DATABASE_URL is set (several nodes must share one key)');

@@ -19,6 +19,7 @@ for (const [env, message] of [
   [{ BODY_LIMIT: '1MB' }, 'BODY_LIMIT must be a number, got "1MB"'],
   [{ PLAN_QUOTAS: 'maybe' }, 'PLAN_QUOTAS must be on or off, got "maybe"'],
   [{ OWNER_SHARE: '2' }, 'OWNER_SHARE must be a number from 0 to 1, got "2"'],
+  [{ HOST_HEARTBEAT_TIMEOUT_MS: '1000' }, 'HOST_HEARTBEAT_TIMEOUT_MS must be at least 2000 (hosts ping at most once a second), got "1000"'],
 ] as Array<[Record<string, string>, string]>) {
   test(`${Object.keys(env)[0]}=${Object.values(env)[0]} → exit 2 with "${message}", no stack trace`, () => {
     const r = start(env);
