@@ -1,7 +1,8 @@
 // Cross-node dispatch: a host's channel on node A, clients posting messages
-// on node B, at a fixed rate (default 300 messages/s); measured from the
+// on node B, at a fixed rate (default 1,000 messages/s); measured from the
 // client's send to the host receiving `run.start`. The baseline in the same
-// run: clients on node A itself. Each hub node runs in a process of its own
+// run: clients on node A itself; the target (issue 15) is cross-node p99 ≤
+// same-node p99 + 3 ms. Each hub node runs in a process of its own
 // (bench/hub-child.ts) on one PostgreSQL database and one Redis (needs
 // DATABASE_URL and REDIS_URL); this process holds the client and the host (an
 // in-process protocol client that ends each run at once).
@@ -40,6 +41,8 @@ export interface CrossNodeResult {
   figures: Figure[];
   /** Cross-node p99 over same-node p99, end to end. */
   ratioP99?: number;
+  /** Cross-node p99 minus same-node p99 (ms), end to end at the measured rate: the target's figure. */
+  deltaP99?: number;
 }
 
 /** Open-loop publishes at `rate` from `from` to a subscriber on `to`; latency publish → delivery. */
@@ -73,6 +76,10 @@ async function busHop(target: string, from: Bus, to: Bus, rate: number, seconds:
 
 const SESSIONS = 80;
 const TARGET_P99_MS = 15;
+/** Cross-node p99 may exceed the same-node p99 of the same run by this much (issue 15). */
+const TARGET_OVER_SAME_MS = 3;
+/** A same-node p99 above this, or messages not dispatched, is a saturated baseline. */
+const BASELINE_SATURATED_MS = 10;
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -82,7 +89,7 @@ const r2 = (x: number) => Math.round(x * 100) / 100;
 
 export async function run(opts: { seconds?: number; rate?: number; write?: boolean } = {}): Promise<CrossNodeResult> {
   const seconds = opts.seconds ?? Number(process.env.BENCH_SECONDS ?? 5);
-  const rate = opts.rate ?? Number(process.env.BENCH_RATE ?? 300);
+  const rate = opts.rate ?? Number(process.env.BENCH_RATE ?? 1000);
   const low = Number(process.env.BENCH_RATE_LOW ?? 40);
   const redis = await redisUrlOrSkip();
   const skipped = 'skip' in redis ? redis.skip : !process.env.DATABASE_URL ? 'DATABASE_URL is not set' : undefined;
@@ -186,7 +193,7 @@ export async function run(opts: { seconds?: number; rate?: number; write?: boole
     // Below saturation, where the difference is the cross-node hop and not queueing.
     const sameLow = await measure('same node: client on A, host on A', a, low);
     const crossLow = await measure('cross node: client on B, host on A', b, low);
-    const result: CrossNodeResult = { seconds, hop, figures: [same, cross, sameLow, crossLow], ratioP99: r2(cross.p99ms / same.p99ms) };
+    const result: CrossNodeResult = { seconds, hop, figures: [same, cross, sameLow, crossLow], ratioP99: r2(cross.p99ms / same.p99ms), deltaP99: r2(cross.p99ms - same.p99ms) };
     if (opts.write) writeResults(result, rate);
     return result;
   } finally {
@@ -196,6 +203,15 @@ export async function run(opts: { seconds?: number; rate?: number; write?: boole
     await a?.close();
     await db.drop();
   }
+}
+
+/** The issue-15 line: cross − same p99 against its target, or why the same-node baseline cannot judge it. */
+function crossVerdict(r: CrossNodeResult): string {
+  const [same, cross] = r.figures;
+  const saturated = !(same.p99ms <= BASELINE_SATURATED_MS) || same.dispatched < same.sent;
+  const head = `Target (issue 15): at ${same.rate}/s, cross-node p99 ≤ same-node p99 + ${TARGET_OVER_SAME_MS} ms. Same node ${same.p99ms} ms (baseline), cross node ${cross.p99ms} ms: cross − same = ${r.deltaP99} ms (${r.ratioP99}×)`;
+  if (saturated) return `${head}; the same-node baseline is saturated (p99 ${same.p99ms} ms, ${same.sent - same.dispatched} of ${same.sent} not dispatched): measures the machine, not the hub.`;
+  return `${head}: ${r.deltaP99! <= TARGET_OVER_SAME_MS && cross.dispatched === cross.sent ? 'met' : 'NOT met'}.`;
 }
 
 function writeResults(r: CrossNodeResult, rate: number): void {
@@ -217,6 +233,8 @@ function writeResults(r: CrossNodeResult, rate: number): void {
       ...r.figures.map((f) => `| ${f.target} | ${f.rate} | ${f.sent} | ${f.dispatched} | ${f.errors} | ${f.p50ms} | ${f.p99ms} | ${f.maxms} |`),
       '',
       `Cross-node hop p99 ${r.hop[1].p99ms} ms (target ≤ ${TARGET_P99_MS} ms: ${r.hop[1].p99ms <= TARGET_P99_MS ? 'met' : 'NOT met'}). End to end at ${rate}/s, cross-node p99 ${r.figures[1].p99ms} ms vs same-node ${r.figures[0].p99ms} ms (ratio ${r.ratioP99}; target ≤ ${TARGET_P99_MS} ms: ${r.figures[1].p99ms <= TARGET_P99_MS ? 'met' : 'NOT met'}); at ${r.figures[2].rate}/s, cross-node p99 ${r.figures[3].p99ms} ms vs same-node ${r.figures[2].p99ms} ms. "errors" counts messages refused or skipped because the session's previous message was not yet dispatched (the node is saturated).`,
+      '',
+      crossVerdict(r),
       '',
     );
   }

@@ -35,7 +35,7 @@ function machine(): string {
 }
 
 /** The machine's CPU time counters (Linux /proc/stat): total and the part the hypervisor gave to other guests. */
-function cpuTimes(): { total: number; steal: number } | undefined {
+export function cpuTimes(): { total: number; steal: number } | undefined {
   try {
     const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
     // user nice system idle iowait irq softirq steal (guest times are inside user/nice)
@@ -46,7 +46,7 @@ function cpuTimes(): { total: number; steal: number } | undefined {
 }
 
 /** Share of the CPU time stolen by the hypervisor between two readings, e.g. "3 %". */
-function stolen(a: ReturnType<typeof cpuTimes>, b: ReturnType<typeof cpuTimes>): string {
+export function stolen(a: ReturnType<typeof cpuTimes>, b: ReturnType<typeof cpuTimes>): string {
   if (!a || !b || b.total <= a.total) return 'n/a';
   return `${Math.round(((b.steal - a.steal) / (b.total - a.total)) * 100)} %`;
 }

@@ -1,0 +1,49 @@
+// PostgreSQL CPU time spent for one database's connections, for "PostgreSQL
+// CPU milliseconds per message" (issue 15): the summed utime + stime of its
+// backends, read from /proc/<pid>/stat (PostgreSQL on this machine) before
+// and after a phase. Backends come from pg_stat_activity, split by
+// application_name so the hub's and the bare relay's are told apart; a
+// backend that exits between two readings loses its time (pools keep theirs).
+import { readFileSync } from 'node:fs';
+import { execSync } from 'node:child_process';
+import pg from 'pg';
+
+const TICKS = (() => {
+  try {
+    return Number(execSync('getconf CLK_TCK', { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** utime + stime of a process in ms, or 0 when it is gone or not visible. */
+function cpuMs(pid: number): number {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state)
+    return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+export interface PgCpu {
+  /** CPU ms so far of the backends whose application_name is (`app`) or is not (`!app`) the given one. */
+  read(app: string, not?: boolean): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function pgCpu(databaseUrl: string): Promise<PgCpu> {
+  const c = new pg.Client({ connectionString: databaseUrl, application_name: 'bench_pg_cpu' });
+  await c.connect();
+  return {
+    async read(app, not = false) {
+      const r = await c.query(
+        `select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and (application_name = $1) = $2`,
+        [app, !not],
+      );
+      return r.rows.reduce((sum: number, row: { pid: number }) => sum + cpuMs(row.pid), 0);
+    },
+    close: () => c.end(),
+  };
+}
