@@ -12,8 +12,9 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const RESULTS = join(ROOT, 'bench', 'RESULTS.md');
+// STARTUP_ROOT: another checkout whose `npm start` to time (a baseline: an older commit exported beside this one).
+const ROOT = process.env.STARTUP_ROOT ?? fileURLToPath(new URL('..', import.meta.url));
+const RESULTS = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
 const TARGET = { first: 5, restart: 2, rssPg: 150 };
 const SECRET = 'bench-startup-secret-key-0123456789abcdef0123';
 
@@ -49,16 +50,15 @@ function descendants(pid: number): number[] {
   return out;
 }
 
-/** The hub process under `npm start`: node running scripts/start.mjs (not the `sh -c` around it). */
+/** The hub process under `npm start`: the deepest node process (npm → sh → node, and tsx's own child in older checkouts). */
 function hubPid(root: number): number {
-  const pid = descendants(root).find((p) => {
+  const pid = descendants(root).filter((p) => {
     try {
-      const [exe, script] = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
-      return /(^|\/)node$/.test(exe) && script === 'scripts/start.mjs';
+      return /(^|\/)node$/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0')[0]);
     } catch {
       return false;
     }
-  });
+  }).pop();
   if (!pid) throw new Error('hub process not found under npm start');
   return pid;
 }
@@ -181,7 +181,7 @@ export async function run(opts: { write?: boolean } = {}): Promise<void> {
       : `| ${name} | not run (no DATABASE_URL) | | | | ${target} |`;
   const lines = [
     '',
-    `## startup — \`npm start\` until /api/v1/health answers (median of ${runs})`,
+    `## startup — \`npm start\` until /api/v1/health answers (median of ${runs})${process.env.STARTUP_ROOT ? ` — in ${ROOT}` : ''}`,
     '',
     `${new Date().toISOString()}; ${cpus().length} × ${cpus()[0]?.model?.trim()}; load average before ${load0.map((x) => x.toFixed(2)).join(' ')}, after ${loadavg().map((x) => x.toFixed(2)).join(' ')}; CPU stolen by the hypervisor during the runs ${stealOf(stat0, procStat())}.`,
     '',
