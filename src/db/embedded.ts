@@ -19,8 +19,8 @@ export interface Embedded {
   close(): Promise<void>;
 }
 
-/** dataDir ':memory:' keeps nothing on disk (tests). */
-export async function startEmbedded(dataDir: string, log?: Logger): Promise<Embedded> {
+/** dataDir ':memory:' keeps nothing on disk (tests). `template`: where a new data directory's template comes from (tests pass their own). */
+export async function startEmbedded(dataDir: string, log?: Logger, template: () => Blob | undefined = readTemplate): Promise<Embedded> {
   const { PGlite } = await import('@electric-sql/pglite');
   let dir: string | undefined;
   if (dataDir !== ':memory:') {
@@ -33,10 +33,10 @@ export async function startEmbedded(dataDir: string, log?: Logger): Promise<Embe
   }
   let db: PGlite | undefined;
   let origin: Embedded['origin'] = dir && existsSync(join(dir, 'PG_VERSION')) ? 'existing' : 'initdb';
-  const template = dir && origin === 'initdb' ? readTemplate() : undefined;
-  if (dir && template) {
+  const tarball = dir && origin === 'initdb' ? template() : undefined;
+  if (dir && tarball) {
     try {
-      db = await PGlite.create({ dataDir: dir, loadDataDir: template });
+      db = await PGlite.create({ dataDir: dir, loadDataDir: tarball });
       origin = 'template';
     } catch (e) {
       // A damaged template costs the slow path, not the start: clear what it half wrote (the directory held no database).
