@@ -1,5 +1,6 @@
 // `npm run build`: the hub (dist/main.js) and the agent-host CLI
-// (dist/host-cli/main.js, the package's `bin`), ESM for Node 20. Dependencies
+// (dist/host-cli/main.js, the package's `bin`), the embedded database's
+// template maker (dist/pglite-template.js, see src/db/template.ts), ESM for Node 20. Dependencies
 // stay external (uWS is a native binding). Worker files that other modules
 // load by path are emitted as entries of their own beside them.
 import { existsSync } from 'node:fs';
@@ -8,6 +9,7 @@ import { defineConfig } from 'tsup';
 const entry: Record<string, string> = {
   main: 'src/main.ts',
   'host-cli/main': 'src/host-cli/main.ts',
+  'pglite-template': 'src/db/template-build.ts',
 };
 if (existsSync('src/model-configs/vault-worker.mjs')) entry['model-configs/vault-worker'] = 'src/model-configs/vault-worker.mjs';
 

@@ -56,10 +56,11 @@ shopt -s nullglob
 BLOCKS=("$WORK"/[0-9][0-9]-*.sh)
 [ "${#BLOCKS[@]}" -ge 2 ] || { say "README.md has no marked first-conversation blocks" >&2; exit 1; }
 
-# 2. A fresh hub: embedded database in a temporary DATA_DIR, a port the system picks.
+# 2. A fresh hub: embedded database in a temporary DATA_DIR, a port the system picks;
+# `npm start`'s own command (scripts/start.mjs), without npm between it and $HUB_PID.
 env -u DATABASE_URL -u REDIS_URL -u ADMIN_API_KEY -u SECRET_KEY \
   PORT=0 HOST=127.0.0.1 DATA_DIR="$WORK/data" LOG_LEVEL=info \
-  node --import tsx src/main.ts </dev/null >"$WORK/hub.log" 2>&1 &
+  node scripts/start.mjs </dev/null >"$WORK/hub.log" 2>&1 &
 HUB_PID=$!
 PORT=
 for _ in $(seq 1 600); do

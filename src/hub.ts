@@ -10,7 +10,6 @@ import { HttpApi } from './server/http.js';
 import { Cors } from './server/cors.js';
 import { openDatabase } from './db/orm.js';
 import { LocalBus } from './bus/local.js';
-import { RedisBus } from './bus/redis.js';
 import type { Bus } from './bus/bus.js';
 import { RateLimits } from './ratelimit/policy.js';
 import { MemoryLimiter } from './ratelimit/limiter.js';
@@ -81,7 +80,9 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     const db = await openDatabase(config, log);
     onShutdown('database', () => db.close());
     const metrics = new HubMetrics();
-    const bus: Bus = config.redisUrl ? await RedisBus.connect(config.redisUrl, { prefix: config.redisPrefix, log }) : new LocalBus();
+    // ioredis is loaded only with REDIS_URL: a single node never pays for it (start-up time, memory).
+    const redis = config.redisUrl ? await (await import('./bus/redis.js')).RedisBus.connect(config.redisUrl, { prefix: config.redisPrefix, log }) : undefined;
+    const bus: Bus = redis ?? new LocalBus();
     onShutdown('bus', () => bus.close());
     // Domains publish and subscribe through the counting decorator; the transport itself is used below only for its Redis client.
     const ctx: HubContext = { config, log, orm: db.orm, bus: countedBus(bus, metrics), secrets, metrics, em: () => db.orm.em.fork() };
@@ -91,7 +92,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     const accounts = new AccountService(ctx, authenticator);
     await ensureAdministrator(ctx, accounts);
 
-    const limits = new RateLimits(config, bus instanceof RedisBus ? new RedisLimiter(bus.client, (k) => bus.key(k), log) : new MemoryLimiter());
+    const limits = new RateLimits(config, redis ? new RedisLimiter(redis.client, (k) => redis.key(k), log) : new MemoryLimiter());
     onShutdown('rate limits', () => limits.close());
     const failedAuth = new FailedAuth(limits.limiter, config);
     const drain = new Drain();
@@ -110,7 +111,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
     const planGrants = new PlanGrantSweeper(ctx);
     onShutdown('plan grants', () => planGrants.close());
     planGrants.start();
-    const hosts = buildHosts(ctx, api, bus instanceof RedisBus ? new RedisPresence(bus.client, (k) => bus.key(k), config.nodeId, log) : undefined, failedAuth);
+    const hosts = buildHosts(ctx, api, redis ? new RedisPresence(redis.client, (k) => redis.key(k), config.nodeId, log) : undefined, failedAuth);
     onShutdown('hosts', () => hosts.close());
     accounts.onHostsRemoved = (list) => hosts.service.removed(list);
     if (hosts.presence instanceof RedisPresence) abortRunsOfLostNodes(hosts.gateway, hosts.presence, config.nodeId, log);
@@ -135,7 +136,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
       queueDepth: () => queueDepth(ctx),
       streamsOpen: () => api.streamsOpen,
       pool: () => poolOf(db.orm),
-      redisPing: bus instanceof RedisBus ? () => timedPing(() => bus.client.ping()) : undefined,
+      redisPing: redis ? () => timedPing(() => redis.client.ping()) : undefined,
     };
 
     const app = uws.App();

@@ -2,18 +2,26 @@
 // process, exposed on a loopback port so MikroORM's ordinary PostgreSQL
 // driver talks to it. One SQL dialect everywhere. PGlite serves one
 // connection at a time, hence the pool of one (see db/orm.ts).
+// PGlite is imported here on demand: a hub on PostgreSQL never loads it.
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import type { PGlite } from '@electric-sql/pglite';
 import { ensurePrivateDir, restrictUmask, tightenTree } from '../data-dir.js';
+import type { Logger } from '../log.js';
+import { readTemplate } from './template.js';
 
 export interface Embedded {
   url: string;
+  /** How the data directory came to be: found on disk, loaded from the template (db/template.ts), or made by initdb. */
+  origin: 'existing' | 'template' | 'initdb';
+  /** The data directory as a gzipped tarball (the template is made from one). */
+  dump(): Promise<Blob>;
   close(): Promise<void>;
 }
 
-/** dataDir ':memory:' keeps nothing on disk (tests). */
-export async function startEmbedded(dataDir: string): Promise<Embedded> {
+/** dataDir ':memory:' keeps nothing on disk (tests). `template`: where a new data directory's template comes from (tests pass their own). */
+export async function startEmbedded(dataDir: string, log?: Logger, template: () => Blob | undefined = readTemplate): Promise<Embedded> {
+  const { PGlite } = await import('@electric-sql/pglite');
   let dir: string | undefined;
   if (dataDir !== ':memory:') {
     dir = join(dataDir, 'pg');
@@ -23,18 +31,39 @@ export async function startEmbedded(dataDir: string): Promise<Embedded> {
     ensurePrivateDir(dir);
     tightenTree(dir);
   }
-  const db = await PGlite.create(dir ? { dataDir: dir } : {});
+  let db: PGlite | undefined;
+  let origin: Embedded['origin'] = dir && existsSync(join(dir, 'PG_VERSION')) ? 'existing' : 'initdb';
+  const tarball = dir && origin === 'initdb' ? template() : undefined;
+  if (dir && tarball) {
+    try {
+      db = await PGlite.create({ dataDir: dir, loadDataDir: tarball });
+      origin = 'template';
+    } catch (e) {
+      // A damaged template costs the slow path, not the start: clear what it half wrote (the directory held no database).
+      log?.warn('the embedded database template could not be loaded; initialising from scratch', { err: e });
+      rmSync(dir, { recursive: true, force: true });
+      ensurePrivateDir(dir);
+    }
+  }
+  if (!db) {
+    if (origin === 'initdb' && dir) log?.info('initialising the embedded database — first start takes a while', { dataDir });
+    db = await PGlite.create(dir ? { dataDir: dir } : {});
+  }
   // PGlite sets its files' modes itself (0666, whatever the umask): take group/world bits off once it
   // has written them, and again at close. In between the 0700 directory keeps everyone else out.
   if (dir) tightenTree(dir);
+  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
   const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1' });
   await server.start();
   const [host, port] = server.getServerConn().split(':');
+  const pg = db;
   return {
     url: `postgresql://postgres@${host}:${port}/postgres`,
+    origin,
+    dump: () => pg.dumpDataDir('gzip'),
     async close() {
       await server.stop();
-      await db.close();
+      await pg.close();
       if (dir) tightenTree(dir);
     },
   };

@@ -15,14 +15,15 @@ export const DB_ACQUIRE_TIMEOUT_MS = 5000;
 export interface Database {
   orm: MikroORM;
   embedded: boolean;
+  /** The embedded database's data directory as a gzipped tarball (db/template.ts makes the template with it). */
+  dumpEmbedded?(): Promise<Blob>;
   close(): Promise<void>;
 }
 
 export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'dbPoolSize'>>, log: Logger): Promise<Database> {
   // Never the database URL in a line: it may carry a password.
-  if (!cfg.databaseUrl) log.info('initialising the embedded database — first start takes a while', { dataDir: cfg.dataDir });
   const t0 = performance.now();
-  const embedded = cfg.databaseUrl ? undefined : await startEmbedded(cfg.dataDir);
+  const embedded = cfg.databaseUrl ? undefined : await startEmbedded(cfg.dataDir, log);
   const options: Options = {
     entities: allEntities as EntitySchema[],
     clientUrl: cfg.databaseUrl ? clientUrlOf(cfg.databaseUrl) : embedded!.url,
@@ -42,10 +43,11 @@ export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> 
   };
   const orm = await MikroORM.init(options);
   const applied = embedded ? await orm.getMigrator().up() : await migrateLocked(orm);
-  log.info('migrations applied', { count: applied.length, names: applied.map((m) => m.name), database: embedded ? 'embedded' : 'postgresql', ms: Math.round(performance.now() - t0) });
+  log.info('migrations applied', { count: applied.length, names: applied.map((m) => m.name), database: embedded ? 'embedded' : 'postgresql', ...(embedded && { origin: embedded.origin }), ms: Math.round(performance.now() - t0) });
   return {
     orm,
     embedded: !!embedded,
+    dumpEmbedded: embedded && (() => embedded.dump()),
     async close() {
       await orm.close(true);
       await embedded?.close();

@@ -1,0 +1,207 @@
+// Start-up bench (target 6): spawns `npm start` exactly as the README does and
+// times it until GET /api/v1/health answers 200 — first start on a fresh
+// DATA_DIR (embedded PGlite), restart on the same DATA_DIR, and a start on
+// PostgreSQL (DATABASE_URL, a database of its own) — with the hub process's
+// RSS a second after it is ready and the CPU time it used to get there (the
+// figure a loaded, shared machine distorts least). Medians of STARTUP_RUNS (3).
+// Run: npx tsx bench/startup.ts   (appends its section to bench/RESULTS.md)
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// STARTUP_ROOT: another checkout whose `npm start` to time (a baseline: an older commit exported beside this one).
+const ROOT = process.env.STARTUP_ROOT ?? fileURLToPath(new URL('..', import.meta.url));
+const RESULTS = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
+const TARGET = { first: 5, restart: 2, rssPg: 150 };
+const SECRET = 'bench-startup-secret-key-0123456789abcdef0123';
+
+interface Start {
+  seconds: number;
+  cpuSeconds: number;
+  rssMb: number;
+  origin: string;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => res(port));
+    });
+    s.on('error', rej);
+  });
+}
+
+/** Every descendant of pid (npm → sh → node), from /proc. */
+function descendants(pid: number): number[] {
+  const out: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+      if (ppid === pid) out.push(Number(d), ...descendants(Number(d)));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** The hub process under `npm start`: the deepest node process (npm → sh → node, and tsx's own child in older checkouts). */
+function hubPid(root: number): number {
+  const pid = descendants(root).filter((p) => {
+    try {
+      return /(^|\/)node$/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0')[0]);
+    } catch {
+      return false;
+    }
+  }).pop();
+  if (!pid) throw new Error('hub process not found under npm start');
+  return pid;
+}
+
+function cpuSeconds(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100; // utime + stime, in clock ticks (USER_HZ 100)
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : NaN;
+}
+
+async function healthy(url: string): Promise<boolean> {
+  try {
+    const r = await fetch(url);
+    await r.text();
+    return r.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERM to the hub itself; waits until both it and npm are gone (the next start reuses the DATA_DIR). */
+async function stop(child: ChildProcess, pid: number): Promise<void> {
+  const exited = new Promise<void>((r) => (child.exitCode !== null ? r() : child.once('exit', () => r())));
+  process.kill(pid, 'SIGTERM');
+  while (existsSync(`/proc/${pid}`)) await new Promise((r) => setTimeout(r, 50));
+  await exited;
+}
+
+/** One `npm start` until healthy; stopped again after the RSS reading. */
+async function startOnce(env: Record<string, string | undefined>): Promise<Start> {
+  const port = await freePort();
+  let log = '';
+  const t0 = performance.now();
+  const child = spawn('npm', ['start'], { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout!.on('data', (d) => (log += d));
+  child.stderr!.on('data', (d) => (log += d));
+  const url = `http://127.0.0.1:${port}/api/v1/health`;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}:\n${log.slice(-2000)}`);
+    if (await healthy(url)) break;
+    if (performance.now() - t0 > 300_000) throw new Error('hub not healthy within 300 s');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const pid = hubPid(child.pid!);
+  const cpu = cpuSeconds(pid);
+  await new Promise((r) => setTimeout(r, 1000)); // what it holds once settled, not mid-start
+  const rss = rssMb(pid);
+  await stop(child, pid);
+  const origin = /"origin":"(\w+)"/.exec(log)?.[1] ?? (env.DATABASE_URL ? 'postgresql' : '?');
+  return { seconds, cpuSeconds: cpu, rssMb: rss, origin };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** CPU time the hypervisor gave other guests while `fn` ran, as a share. */
+function stealOf(a: number[], b: number[]): string {
+  const total = b.reduce((s, x) => s + x, 0) - a.reduce((s, x) => s + x, 0);
+  return total > 0 ? `${Math.round(((b[7] - a[7]) / total) * 100)} %` : 'n/a';
+}
+const procStat = () => readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+
+async function pgDatabase(base: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const { default: pg } = await import('pg');
+  const name = `bench_startup_${process.pid}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const u = new URL(base);
+  u.pathname = '/' + name;
+  return {
+    url: u.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+export async function run(opts: { write?: boolean } = {}): Promise<void> {
+  const runs = Number(process.env.STARTUP_RUNS ?? 3);
+  const load0 = loadavg();
+  const stat0 = procStat();
+  const first: Start[] = [];
+  const restart: Start[] = [];
+  for (let i = 0; i < runs; i++) {
+    const dir = mkdtempSync(join(tmpdir(), 'hub-startup-'));
+    try {
+      const env = { DATABASE_URL: undefined, REDIS_URL: undefined, SECRET_KEY: undefined, ADMIN_API_KEY: undefined, DATA_DIR: dir };
+      first.push(await startOnce(env));
+      restart.push(await startOnce(env));
+      console.log(`run ${i + 1}: first ${first[i].seconds.toFixed(2)} s (${first[i].origin}), restart ${restart[i].seconds.toFixed(2)} s`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const pg: Start[] = [];
+  const base = process.env.DATABASE_URL;
+  if (base) {
+    const db = await pgDatabase(base);
+    const dir = mkdtempSync(join(tmpdir(), 'hub-startup-pg-'));
+    try {
+      await startOnce({ DATABASE_URL: db.url, SECRET_KEY: SECRET, REDIS_URL: undefined, DATA_DIR: dir }); // migrates the empty database
+      for (let i = 0; i < runs; i++) pg.push(await startOnce({ DATABASE_URL: db.url, SECRET_KEY: SECRET, REDIS_URL: undefined, DATA_DIR: dir }));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await db.drop();
+    }
+  }
+  const row = (name: string, xs: Start[], target: string) =>
+    xs.length
+      ? `| ${name} | ${median(xs.map((x) => x.seconds)).toFixed(2)} s | ${median(xs.map((x) => x.cpuSeconds)).toFixed(2)} s | ${median(xs.map((x) => x.rssMb))} MB | ${[...new Set(xs.map((x) => x.origin))].join(', ')} | ${target} |`
+      : `| ${name} | not run (no DATABASE_URL) | | | | ${target} |`;
+  const lines = [
+    '',
+    `## startup — \`npm start\` until /api/v1/health answers (median of ${runs})${process.env.STARTUP_ROOT ? ` — in ${ROOT}` : ''}`,
+    '',
+    `${new Date().toISOString()}; ${cpus().length} × ${cpus()[0]?.model?.trim()}; load average before ${load0.map((x) => x.toFixed(2)).join(' ')}, after ${loadavg().map((x) => x.toFixed(2)).join(' ')}; CPU stolen by the hypervisor during the runs ${stealOf(stat0, procStat())}.`,
+    '',
+    '| start | wall time to healthy | hub CPU time to healthy | RSS 1 s after | database from | target |',
+    '|---|---:|---:|---:|---|---|',
+    row('first start, fresh DATA_DIR (embedded)', first, `≤ ${TARGET.first} s`),
+    row('restart, same DATA_DIR (embedded)', restart, `≤ ${TARGET.restart} s`),
+    row('start on PostgreSQL (migrated)', pg, `RSS ≤ ${TARGET.rssPg} MB`),
+    '',
+  ];
+  console.log(lines.join('\n'));
+  if (opts.write) appendFileSync(RESULTS, lines.join('\n'));
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  run({ write: true }).then(
+    () => process.exit(0),
+    (e) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
+}
