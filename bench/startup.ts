@@ -11,6 +11,8 @@ import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cpuTimes, stolen } from './run.js';
+import { createTestDatabase } from '../test/helpers/hub.js';
 
 // STARTUP_ROOT: another checkout whose `npm start` to time (a baseline: an older commit exported beside this one).
 const ROOT = process.env.STARTUP_ROOT ?? fileURLToPath(new URL('..', import.meta.url));
@@ -118,37 +120,10 @@ async function startOnce(env: Record<string, string | undefined>): Promise<Start
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** CPU time the hypervisor gave other guests while `fn` ran, as a share. */
-function stealOf(a: number[], b: number[]): string {
-  const total = b.reduce((s, x) => s + x, 0) - a.reduce((s, x) => s + x, 0);
-  return total > 0 ? `${Math.round(((b[7] - a[7]) / total) * 100)} %` : 'n/a';
-}
-const procStat = () => readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
-
-async function pgDatabase(base: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const { default: pg } = await import('pg');
-  const name = `bench_startup_${process.pid}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const u = new URL(base);
-  u.pathname = '/' + name;
-  return {
-    url: u.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    },
-  };
-}
-
 export async function run(opts: { write?: boolean } = {}): Promise<void> {
   const runs = Number(process.env.STARTUP_RUNS ?? 3);
   const load0 = loadavg();
-  const stat0 = procStat();
+  const stat0 = cpuTimes();
   const first: Start[] = [];
   const restart: Start[] = [];
   for (let i = 0; i < runs; i++) {
@@ -165,7 +140,7 @@ export async function run(opts: { write?: boolean } = {}): Promise<void> {
   const pg: Start[] = [];
   const base = process.env.DATABASE_URL;
   if (base) {
-    const db = await pgDatabase(base);
+    const db = await createTestDatabase(base);
     const dir = mkdtempSync(join(tmpdir(), 'hub-startup-pg-'));
     try {
       await startOnce({ DATABASE_URL: db.url, SECRET_KEY: SECRET, REDIS_URL: undefined, DATA_DIR: dir }); // migrates the empty database
@@ -183,7 +158,7 @@ export async function run(opts: { write?: boolean } = {}): Promise<void> {
     '',
     `## startup — \`npm start\` until /api/v1/health answers (median of ${runs})${process.env.STARTUP_ROOT ? ` — in ${ROOT}` : ''}`,
     '',
-    `${new Date().toISOString()}; ${cpus().length} × ${cpus()[0]?.model?.trim()}; load average before ${load0.map((x) => x.toFixed(2)).join(' ')}, after ${loadavg().map((x) => x.toFixed(2)).join(' ')}; CPU stolen by the hypervisor during the runs ${stealOf(stat0, procStat())}.`,
+    `${new Date().toISOString()}; ${cpus().length} × ${cpus()[0]?.model?.trim()}; load average before ${load0.map((x) => x.toFixed(2)).join(' ')}, after ${loadavg().map((x) => x.toFixed(2)).join(' ')}; CPU stolen by the hypervisor during the runs ${stolen(stat0, cpuTimes())}.`,
     '',
     '| start | wall time to healthy | hub CPU time to healthy | RSS 1 s after | database from | target |',
     '|---|---:|---:|---:|---|---|',

@@ -29,9 +29,9 @@ export interface TestHub {
   close(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<{ url: string | undefined; drop(): Promise<void> }> {
-  const base = process.env.DATABASE_URL;
-  if (!base) return { url: undefined, drop: async () => {} };
+/** A fresh database on the PostgreSQL server of `base` (DATABASE_URL by default); none without one. */
+export async function createTestDatabase<B extends string | undefined = string | undefined>(base: B = process.env.DATABASE_URL as B): Promise<{ url: B; drop(): Promise<void> }> {
+  if (!base) return { url: undefined as B, drop: async () => {} };
   const name = `hubtest_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
@@ -40,7 +40,7 @@ export async function createTestDatabase(): Promise<{ url: string | undefined; d
   const u = new URL(base);
   u.pathname = `/${name}`;
   return {
-    url: u.toString(),
+    url: u.toString() as B,
     async drop() {
       const c = new pg.Client({ connectionString: base });
       await c.connect();
