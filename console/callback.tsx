@@ -1,8 +1,8 @@
 // The OIDC_REDIRECT_URI target (/auth/callback): the provider sends the browser
 // back here with `code` and `state`; the hub checks both and answers the login's tokens.
 import { useEffect, useState } from 'preact/hooks';
-import { setLogin } from './session.js';
-import { client } from './session.js';
+import { createClient } from '../src/client/index.js';
+import { client, setLogin, takeLinking } from './session.js';
 import { go } from './router.js';
 import { A, ErrorBox, Loading } from './ui.js';
 
@@ -11,6 +11,7 @@ const sent = new Set<string>();
 
 export function Callback(p: { onSignedIn: () => void }) {
   const [error, setError] = useState<unknown>();
+  const [linking] = useState(takeLinking);
   useEffect(() => {
     const q = new URLSearchParams(location.search);
     const code = q.get('code');
@@ -20,7 +21,15 @@ export function Callback(p: { onSignedIn: () => void }) {
     if (sent.has(state)) return;
     sent.add(state);
     client().auth.callback(code, state).then(
-      (r) => {
+      async (r) => {
+        if (r.linked) {
+          // A link from the Account page: the console stays signed in as it was. The hub
+          // issued a login with the answer anyway; nothing will use it, so end it now.
+          await createClient({ baseUrl: '', token: r.accessToken }).auth.logout().catch(() => undefined);
+          history.replaceState(null, '', '/');
+          go(`/account?linked=${encodeURIComponent(r.linked)}`);
+          return;
+        }
         setLogin(r.accessToken, r.refreshToken);
         p.onSignedIn();
         // Replace: back must not return to a spent code.
@@ -32,8 +41,8 @@ export function Callback(p: { onSignedIn: () => void }) {
   }, []);
   return (
     <section>
-      <h1>Signing in…</h1>
-      {error ? <><ErrorBox error={error} /><p><A href="/signin">Try again</A></p></> : <Loading />}
+      <h1>{linking ? 'Linking your identity…' : 'Signing in…'}</h1>
+      {error ? <><ErrorBox error={error} /><p>{linking ? <A href="/account">Back to the account</A> : <A href="/signin">Try again</A>}</p></> : <Loading />}
     </section>
   );
 }

@@ -36,6 +36,20 @@ export function setLogin(accessToken: string, refreshToken: string): void {
   write(REFRESH, refreshToken);
 }
 
+const LINKING = 'agent-hub.linking';
+
+/** A link started from the Account page: /auth/callback then knows where to send an error back to. */
+export function markLinking(provider: string | undefined): void {
+  write(LINKING, provider);
+}
+
+/** The link under way, if any, forgotten once read (the callback spends it). */
+export function takeLinking(): string | undefined {
+  const p = read(LINKING);
+  write(LINKING, undefined);
+  return p;
+}
+
 export const isBrowserLogin = (): boolean => read(REFRESH) !== undefined;
 
 let refreshing: Promise<string | undefined> | undefined;

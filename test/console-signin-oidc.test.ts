@@ -99,3 +99,54 @@ test('Sign in with the provider: back at /auth/callback, signed in; the login re
     await tab.close();
   }
 });
+
+test('Account → Bindings: a user signed in with an API key links the provider identity, keeps its session, then unlinks it', { skip }, async () => {
+  const u = await t.user('linker');
+  const other = await t.user('other');
+  const tab = await openConsole(proxy.url);
+  const { page } = tab;
+  try {
+    // With the key (signInAs would find two "Sign in" buttons here: this hub also offers the provider).
+    await page.goto(proxy.url + '/signin');
+    await page.getByLabel('API key').fill(u.key);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    // An identity already linked to another account: a readable 409, nothing linked.
+    const taken = { sub: 'taken-1', name: 'Taken' };
+    idp.browserUser = taken;
+    const start = await t.client(other.key).auth.linkIdentity('oidc');
+    const code = idp.authorize(start.url, taken);
+    await t.client().auth.callback(code, start.state);
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    await nav.getByRole('link', { name: 'Account', exact: true }).click();
+    const card = page.locator('section[aria-labelledby="bindings-h"]');
+    await card.getByRole('button', { name: 'Link Example ID' }).click();
+    await page.getByRole('heading', { name: 'Linking your identity…' }).waitFor();
+    assert.match(await page.getByRole('alert').innerText(), /this external identity is linked to another account \(409, code 4090\)/);
+    await page.getByRole('link', { name: 'Back to the account' }).click();
+    await card.getByText('No linked identity.').waitFor();
+
+    idp.browserUser = { sub: 'ada-1', name: 'Ada Lovelace', email: 'ada@example.org' };
+    await card.getByRole('button', { name: 'Link Example ID' }).click();
+    await page.waitForURL(/\/account\?linked=oidc$/);
+    await card.getByRole('status').filter({ hasText: 'Linked Example ID.' }).waitFor();
+    await card.locator('[data-identity="oidc"]').getByText('Example ID (Ada Lovelace,').waitFor();
+    assert.equal(await card.getByRole('button', { name: 'Link Example ID' }).count(), 0);
+    const ids = (await t.client(u.key).bindings.get()).identities;
+    assert.deepEqual(ids.map((i) => [i.provider, i.displayName]), [['oidc', 'Ada Lovelace']]);
+    // The console kept the API key it was signed in with.
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('agent-hub.apiKey')), u.key);
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('agent-hub.refreshToken')), null);
+    assert.doesNotMatch(page.url(), /code=/);
+    await shot(page, 'account-identity-linked');
+
+    page.once('dialog', (d) => void d.accept());
+    await card.getByRole('button', { name: 'Unlink' }).click();
+    await card.getByText('No linked identity.').waitFor();
+    await card.getByRole('button', { name: 'Link Example ID' }).waitFor();
+    assert.deepEqual((await t.client(u.key).bindings.get()).identities, []);
+    assert.deepEqual(tab.pageErrors.filter((e) => !/409/.test(e)), []);
+  } finally {
+    await tab.close();
+  }
+});

@@ -1,7 +1,7 @@
 // What the account is bound to: phone, linked identities, the chat platform;
 // binding a phone (code by SMS) and the chat platform (a code sent to the bot).
 import { useState } from 'preact/hooks';
-import { client } from '../session.js';
+import { client, markLinking } from '../session.js';
 import { ErrorBox, Loading, when } from '../ui.js';
 import { useAction } from '../use-action.js';
 import { useLoad } from '../use-load.js';
@@ -45,6 +45,44 @@ function PhoneBind(p: { onBound: () => void }) {
   );
 }
 
+type Identity = { provider: string; displayName: string | null; linkedAt: string };
+
+/** The login provider's identity: link it (through the provider, back at /auth/callback) or unlink it. */
+function Identities(p: { identities: Identity[]; onChange: () => void }) {
+  const providers = useLoad(() => client().auth.providers(), []);
+  // /auth/callback returns here with ?linked=<provider> once a link went through.
+  const [linked] = useState(() => new URLSearchParams(location.search).get('linked'));
+  const act = useAction();
+  const nameOf = (id: string) => providers.data?.items.find((pr) => pr.id === id)?.name ?? id;
+  const link = async (provider: string) => {
+    const start = await act.run(() => client().auth.linkIdentity(provider));
+    if (!start) return;
+    markLinking(provider);
+    location.assign(start.url);
+  };
+  const unlink = async (i: Identity) => {
+    if (confirm(`Unlink your ${nameOf(i.provider)} identity${i.displayName ? ` “${i.displayName}”` : ''}?`) && (await act.run(() => client().auth.unlinkIdentity(i.provider)))) p.onChange();
+  };
+  const unlinked = (providers.data?.items ?? []).filter((pr) => !p.identities.some((i) => i.provider === pr.id));
+  return (
+    <>
+      {linked && p.identities.some((i) => i.provider === linked) && <p role="status">Linked {nameOf(linked)}.</p>}
+      {p.identities.length ? (
+        <ul>
+          {p.identities.map((i) => (
+            <li key={i.provider} data-identity={i.provider}>
+              {nameOf(i.provider)} ({i.displayName ?? 'linked'}, {when(i.linkedAt)}){' '}
+              <button type="button" class="secondary" disabled={act.busy} onClick={() => void unlink(i)}>Unlink</button>
+            </li>
+          ))}
+        </ul>
+      ) : 'No linked identity.'}{' '}
+      {unlinked.map((pr) => <button type="button" key={pr.id} disabled={act.busy} onClick={() => void link(pr.id)}>Link {pr.name}</button>)}
+      <ErrorBox error={providers.error ?? act.error} />
+    </>
+  );
+}
+
 export function BindingsCard() {
   const [tick, reload] = useTick();
   const b = useLoad(() => client().bindings.get(), [tick]);
@@ -63,7 +101,7 @@ export function BindingsCard() {
             {!phoneForm && <button type="button" class="secondary" onClick={() => setPhoneForm(true)}>{d.phone ? 'Change phone' : 'Bind a phone'}</button>}
             {phoneForm && <PhoneBind onBound={() => { setPhoneForm(false); reload(); }} />}
           </dd>
-          <dt>Identities</dt><dd>{d.identities.length ? d.identities.map((i) => `${i.provider} (${i.displayName ?? 'linked'}, ${when(i.linkedAt)})`).join(', ') : 'No linked identity.'}</dd>
+          <dt>Identities</dt><dd><Identities identities={d.identities} onChange={reload} /></dd>
           <dt>Chat platform</dt><dd><ChatappBind binding={d.chatapp} onChange={reload} /></dd>
         </dl>
       )}
