@@ -68,7 +68,7 @@ export async function openConsole(hubUrl: string, path = '/'): Promise<ConsoleTa
 export async function signInAs(page: Page, hubUrl: string, apiKey: string): Promise<void> {
   await page.goto(hubUrl + '/signin');
   await page.getByLabel('API key').fill(apiKey);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 
