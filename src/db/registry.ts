@@ -23,6 +23,7 @@ import { BillingRunChargesMigration } from '../billing/migration-run-charges.js'
 import { SessionsAcceptBalanceMigration } from '../sessions/migration-accept-balance.js';
 import { BillingPlanGrantsMigration } from '../billing/migration-plan-grants.js';
 import { HostSettingsLeaseMigration } from '../sessions/migration-settings-lease.js';
+import { SessionsClaimMigration } from '../sessions/migration-claim.js';
 import { LoginPkceMigration } from '../accounts/migration-login-pkce.js';
 import { BillingPaymentsMigration } from '../billing/payments/migration.js';
 
@@ -46,4 +47,5 @@ export const allMigrations: MigrationObject[] = [
   { name: '0010i_billing_payments', class: BillingPaymentsMigration },
   { name: '0010j_host_settings_lease', class: HostSettingsLeaseMigration },
   { name: '0010k_billing_plan_grants', class: BillingPlanGrantsMigration },
+  { name: '0010l_sessions_claim', class: SessionsClaimMigration },
 ];

@@ -126,52 +126,19 @@ export async function readClaimed(em: Em, ids: string[]): Promise<ClaimedTask[]>
 }
 
 /**
- * Claims the next runnable tasks of a host (oldest first, one per idle session), up to its free capacity.
- * A message of a user whose balance ran out while it waited is not started: it waits (the next drain
- * after a top-up starts it), or its sender cancels it. Nothing starts while the host's settings lease
- * is held (hosts/settings-lease.ts): `leaseMs` says how long it still lasts.
+ * Claims the next runnable tasks of a host (oldest first, one per idle session), up to its free capacity,
+ * in one call of hub_claim (claim-function.ts holds the rule and its locks); in autocommit, so the host
+ * row is locked for that call only. A message of a user whose balance ran out while it waited is not
+ * started: it waits (the next drain after a top-up starts it), or its sender cancels it. Nothing starts
+ * while the host's settings lease is held (hosts/settings-lease.ts): `leaseMs` says how long it still lasts.
  */
 export async function claimForHost(em: Em, hostId: string, capacity: number): Promise<{ tasks: ClaimedTask[]; skipped: boolean; leaseMs?: number }> {
-  const none = { tasks: [], skipped: false };
-  // Lock, then count in a later statement: under READ COMMITTED a statement's snapshot is taken
-  // before it waits for a lock, so only a later one sees the previous holder's claims. The locked
-  // row itself is read at its latest version, lease included.
-  const host = await one<{ lease_ms: number | null }>(em,
-    `select ceil(extract(epoch from (settings_until - now())) * 1000)::int as lease_ms from hosts where id = ? for no key update`, [hostId]);
-  if (!host) return none;
-  if (host.lease_ms !== null && host.lease_ms > 0) return { ...none, leaseMs: host.lease_ms };
-  // One statement: the host's running count and the oldest waiting tasks of its idle sessions.
-  const candidates = await rows<{ id: string; session_id: string; running: string }>(em,
-    `with c as (select count(*) as running from session_tasks where host_id = ? and status = 'running')
-     select t.id, t.session_id, (select running from c) as running from session_tasks t join sessions s on s.id = t.session_id
-      where t.host_id = ? and t.status = 'queued' and s.running_task_id is null
-        and (select running from c) < ?
-        and (select u.balance from users u where u.id = t.user_id) > 0
-      order by t.n limit least(200, greatest(0, ? - (select running from c)) * 20) for no key update of t skip locked`,
-    [hostId, hostId, capacity, capacity]);
-  if (!candidates.length) return none;
-  let free = capacity - Number(candidates[0].running);
-  const seen = new Set<string>();
-  const picks: Array<{ id: string; session_id: string }> = [];
-  for (const c of candidates) {
-    if (free <= 0) break;
-    if (seen.has(c.session_id)) continue; // only the oldest waiting message of a session may start
-    seen.add(c.session_id);
-    picks.push(c);
-    free--;
-  }
-  // One statement: take each picked session's running slot (SKIP LOCKED: a session locked by an abort
-  // or a run's end is drained again after that commits), start the tasks whose session was won, and
-  // read what run.start needs.
-  const out = await rows(em,
-    `with x(tid, sid) as (values ${picks.map(() => '(?::text, ?::text)').join(', ')}),
-     won as (update sessions s set running_task_id = x.tid from x
-        where s.id = x.sid and s.id in (select id from sessions where id in (select sid from x) and running_task_id is null for no key update skip locked)
-        returning x.tid, s.engine_session_id),
-     t as (update session_tasks set status = 'running', started_at = now() where id in (select tid from won) returning *)
-     select ${CLAIM_COLUMNS.replace('s.engine_session_id', 'won.engine_session_id')} from t join won on won.tid = t.id join session_messages m on m.id = t.message_id order by t.n`,
-    picks.flatMap((p) => [p.id, p.session_id]));
-  return { tasks: out.map(claimed), skipped: out.length < picks.length };
+  const out = await rows<{ o_kind: 'meta' | 'task'; o_lease_ms: number | null; o_picked: number | null } & Record<string, any>>(em,
+    `select * from hub_claim(?, ?)`, [hostId, capacity]);
+  const meta = out.find((r) => r.o_kind === 'meta');
+  if (meta?.o_lease_ms != null && meta.o_lease_ms > 0) return { tasks: [], skipped: false, leaseMs: meta.o_lease_ms };
+  const tasks = out.filter((r) => r.o_kind === 'task').map(claimed);
+  return { tasks, skipped: tasks.length < Number(meta?.o_picked ?? 0) };
 }
 
 /** Cancels every waiting task of a session and deletes their user messages; returns how many. */

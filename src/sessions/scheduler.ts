@@ -143,7 +143,8 @@ export class Scheduler {
   private async drainOnce(hostId: string): Promise<void> {
     const p = await this.gateway.presence(hostId);
     if (p.status === 'offline') return;
-    const { tasks, skipped, leaseMs } = await tx(this.em(), (t) => claimForHost(t, hostId, p.capacity));
+    // One round trip in autocommit (hub_claim): the host row is locked only while the claim runs.
+    const { tasks, skipped, leaseMs } = await claimForHost(this.em(), hostId, p.capacity);
     // Settings are being written: the holder drains the host when it ends; this timer covers a holder that died.
     if (leaseMs !== undefined && !this.closed && !this.leaseWaits.has(hostId)) {
       this.leaseWaits.add(hostId);
