@@ -10,7 +10,7 @@
 //   npx tsx bench/cross-node.ts        (BENCH_SECONDS, BENCH_RATE override)
 import { appendFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { pathToFileURL } from 'node:url';
+import { runIfMain } from './main.js';
 import { createTestDatabase } from '../test/helpers/hub.js';
 import { forkHub, type BenchHub } from './hub-process.js';
 import { LoadClient } from './load-client.js';
@@ -241,16 +241,8 @@ function writeResults(r: CrossNodeResult, rate: number): void {
   appendFileSync(new URL('./RESULTS.md', import.meta.url), lines.join('\n'));
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  run({ write: true }).then(
-    (r) => {
-      if (r.skipped) console.log(`skipped: ${r.skipped}`);
-      else console.table(r.figures);
-      process.exit(0);
-    },
-    (e) => {
-      console.error(e);
-      process.exit(1);
-    },
-  );
-}
+runIfMain(import.meta.url, async () => {
+  const r = await run({ write: true });
+  if (r.skipped) console.log(`skipped: ${r.skipped}`);
+  else console.table(r.figures);
+});

@@ -20,7 +20,7 @@ import { createServer } from 'node:net';
 import { get as httpGet } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { pathToFileURL } from 'node:url';
+import { runIfMain } from './main.js';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { createTestDatabase } from '../test/helpers/hub.js';
@@ -509,9 +509,4 @@ function record(r: UnitCostsResult): void {
   ].join('\n'));
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  run({ write: true }).then(() => process.exit(0), (e) => {
-    console.error(e);
-    process.exit(1);
-  });
-}
+runIfMain(import.meta.url, () => run({ write: true }));

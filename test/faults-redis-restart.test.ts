@@ -128,7 +128,7 @@ test('Redis restarted under load with two nodes: resubscribe, presence, Last-Eve
     restarted = true;
 
     // Presence rebuilt: B sees the host online; resubscribed: a message through B reaches the host on A.
-    // Each node writes its hosts' presence again as soon as its bus reconnects (gateway-impl.ts, rebuildPresence).
+    // Each node writes its hosts' presence again as soon as its bus reconnects (presence-upkeep.ts, rebuild).
     await eventually(async () => (await call(B.url, 'GET', `/api/v1/hosts/${hostId}`, { token: key })).body?.data?.status === 'online', 30_000, 200).catch(async (e) => {
       const onA = (await call(A.url, 'GET', `/api/v1/hosts/${hostId}`, { token: key })).body?.data?.status;
       const onB = (await call(B.url, 'GET', `/api/v1/hosts/${hostId}`, { token: key })).body?.data?.status;

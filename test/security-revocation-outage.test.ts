@@ -6,9 +6,7 @@
 // after B's bus reconnects.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import { startTestHub, createTestDatabase, type TestHub } from './helpers/hub.js';
 import { connectFakeHost, pairHost, eventually, type FakeHost } from './helpers/host.js';
 import { newId } from '../src/ids.js';
@@ -16,71 +14,34 @@ import { hashSecret } from '../src/accounts/keys.js';
 import { signAccessToken } from '../src/accounts/tokens.js';
 import { CloseCodes } from '../host-protocol/version.js';
 import { ApiError } from '../src/client/index.js';
+import { hasRedisServer, ownRedis, type OwnRedis } from './helpers/redis-server.js';
 
-const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
 const skip = !process.env.DATABASE_URL ? 'DATABASE_URL is not set (two hubs share one PostgreSQL database)' : !hasRedisServer ? 'no redis-server binary to start a Redis this test may stop' : undefined;
 if (skip) console.log(`# skipping the Redis outage tests: ${skip}`);
 
 const SHORT_TTL_MS = 3000;
-let port = 0;
-let redis: ChildProcess | undefined;
+let redis: OwnRedis;
 let a: TestHub;
 let b: TestHub;
 let dropDb: () => Promise<void> = async () => {};
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
-
-async function startRedis(): Promise<void> {
-  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  await eventually(
-    () =>
-      new Promise<boolean>((resolve) => {
-        const s = net.connect(port, '127.0.0.1', () => {
-          s.end();
-          resolve(true);
-        });
-        s.on('error', () => resolve(false));
-      }),
-    10_000,
-    50,
-  );
-}
-
-async function stopRedis(): Promise<void> {
-  const r = redis;
-  redis = undefined;
-  if (!r || r.exitCode !== null) return;
-  const gone = new Promise((res) => r.once('exit', res));
-  r.kill('SIGKILL');
-  await gone;
-}
-
 before(async () => {
   if (skip) return;
-  port = await freePort();
-  await startRedis();
+  redis = await ownRedis();
+  await redis.start();
   const db = await createTestDatabase();
   dropDb = db.drop;
-  const shared = { databaseUrl: db.url, redisUrl: `redis://127.0.0.1:${port}`, redisPrefix: `t${randomBytes(4).toString('hex')}:`, secretKey: 'outage-' + randomBytes(8).toString('hex'), authCacheTtlMs: SHORT_TTL_MS, hostHeartbeatTimeoutMs: 60_000 };
+  const shared = { databaseUrl: db.url, redisUrl: redis.url, redisPrefix: `t${randomBytes(4).toString('hex')}:`, secretKey: 'outage-' + randomBytes(8).toString('hex'), authCacheTtlMs: SHORT_TTL_MS, hostHeartbeatTimeoutMs: 60_000 };
   a = await startTestHub({ ...shared, nodeId: 'outage-a' });
   b = await startTestHub({ ...shared, nodeId: 'outage-b', adminApiKey: a.adminKey });
 });
 
 after(async () => {
   if (skip) return;
-  if (!redis) await startRedis().catch(() => undefined); // the hubs close cleanly with Redis up
+  if (redis && !redis.started) await redis.start().catch(() => undefined); // the hubs close cleanly with Redis up
   await b?.close().catch(() => undefined);
   await a?.close().catch(() => undefined);
-  await stopRedis();
+  await redis?.kill();
   await dropDb();
 });
 
@@ -144,7 +105,7 @@ async function refusedEverywhere(hub: TestHub, v: Victims): Promise<boolean> {
 test('revocations made while Redis is down: node A refuses at once, node B within the cache TTL', { skip }, async () => {
   const v = await victims();
   const deletedId = await keyIdOf(v.refreshed.owner, 'to-delete');
-  await stopRedis();
+  await redis.kill();
   await eventually(async () => !a.hub.ctx.bus.healthy() && !b.hub.ctx.bus.healthy(), 10_000);
 
   const t0 = Date.now();
@@ -155,7 +116,7 @@ test('revocations made while Redis is down: node A refuses at once, node B withi
   assert.deepEqual(codes, [CloseCodes.HOST_DELETED.code, CloseCodes.HOST_DELETED.code], 'B closes the channels of the deleted host and of the deleted user');
   assert.ok(Date.now() - t0 < SHORT_TTL_MS + 5000, `B refused within the TTL (${Date.now() - t0} ms)`);
 
-  await startRedis();
+  await redis.start();
   await eventually(async () => a.hub.ctx.bus.healthy() && b.hub.ctx.bus.healthy(), 15_000);
 });
 
@@ -164,14 +125,14 @@ test('revocations made while Redis is down: node B refuses at once after its bus
   for (const h of [a, b]) h.config.authCacheTtlMs = 10 * 60_000;
   const v = await victims();
   const deletedId = await keyIdOf(v.refreshed.owner, 'to-delete');
-  await stopRedis();
+  await redis.kill();
   await eventually(async () => !a.hub.ctx.bus.healthy() && !b.hub.ctx.bus.healthy(), 10_000);
   await revokeAll(v, deletedId);
   assert.ok(await refusedEverywhere(a, v), 'node A refuses at once');
   await new Promise((r) => setTimeout(r, 500));
   assert.equal(await status(b, v.deleted), 200, 'precondition: B still serves the deleted key from its cache while the bus is down');
 
-  await startRedis();
+  await redis.start();
   await eventually(async () => b.hub.ctx.bus.healthy(), 15_000, 20);
   const reconnected = Date.now();
   await eventually(() => refusedEverywhere(b, v), 3000, 50);

@@ -1,7 +1,7 @@
 // Issue 10, hole 5: run frames for runs the hub does not know (random ids, a
 // run that already ended, a run of another host) cost no database query and
 // leave nothing behind in memory: the channel's set of runs bound to it
-// (hosts/gateway-impl.ts) drops them before the sessions domain sees them.
+// (hosts/channel-runs.ts) drops them before the sessions domain sees them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

@@ -65,7 +65,7 @@ export class HostConnection {
   private queued = 0;
   /**
    * Runs this channel may speak for: those sent to it (`run.start`) and, after a hello, those the
-   * database holds open on this host. Run frames for any other run are dropped (gateway-impl.ts).
+   * database holds open on this host. Run frames for any other run are dropped (channel-runs.ts).
    */
   readonly runs = new Set<string>();
   /** Runs whose run.start this channel got again from the node's reconciliation (a late first one is dropped). */

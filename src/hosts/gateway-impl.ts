@@ -4,6 +4,8 @@
 // to it. Replies come back on `hostreply:<node>`. Presence says which node
 // holds a host, so a request to a host nobody holds fails at once.
 // One sweep timer judges every channel's liveness; connections hold none.
+// Which runs a channel may speak for: channel-runs.ts; keeping presence
+// alive: presence-upkeep.ts.
 import type { HubContext } from '../context.js';
 import type { Engine, FrameOf, HostToHub, HubToHost } from '../../host-protocol/frames.js';
 import { CloseCodes, PROTOCOL_VERSION } from '../../host-protocol/version.js';
@@ -15,7 +17,9 @@ import type { HostStore } from './store.js';
 import { HostConnection, type ChannelOwner } from './connection.js';
 import { PendingRequests, type ReplyMsg } from './requests.js';
 import type { HostIdentity } from './store.js';
-import { frameBytes, limitsOf, TokenBucket, type Limits } from '../limits.js';
+import { limitsOf, TokenBucket, type Limits } from '../limits.js';
+import { ChannelRuns, type RunResolver } from './channel-runs.js';
+import { PresenceUpkeep } from './presence-upkeep.js';
 
 type HostMsg =
   | { k: 'send'; h: string; frame: FrameOf<HubToHost, 'run.start' | 'run.abort'> }
@@ -32,11 +36,6 @@ interface Forward {
 /** How often lastSeenAt of live channels reaches the database. */
 const PERSIST_SEEN_MS = 60_000;
 const FORWARD_MAX_AGE_MS = 5 * 60_000;
-/** First delay, and the longest, before a presence rebuild that failed is tried again. */
-const REBUILD_RETRY_MS = 250;
-const REBUILD_RETRY_MAX_MS = 5000;
-/** Run ids a channel remembers as sent again (see resend). */
-const RESENT_MAX = 10_000;
 
 export interface ChannelTiming {
   /** Silence after which a channel is closed and the host reads offline. */
@@ -55,11 +54,9 @@ export class HostChannels implements HostGateway, ChannelOwner {
   private forwards = new Map<number, Forward>();
   private nextForward = 0;
   private pending = new PendingRequests();
-  private runHandlers: Array<(hostId: string, f: RunFrame) => void> = [];
   private upHandlers: Array<(hostId: string, info: { running: string[] }) => void> = [];
   private downHandlers: Array<(hostId: string) => void> = [];
   private batchUpHandlers: Array<(hosts: Array<{ hostId: string; running: string[] }>) => void> = [];
-  private restoredHandlers: Array<(hostIds: string[]) => void> = [];
   private upBatch: Array<{ hostId: string; running: string[] }> = [];
   private idleHandlers: Array<(hostId: string) => void> = [];
   /** One shared array per distinct engine list: thousands of hosts report the same one. */
@@ -71,11 +68,8 @@ export class HostChannels implements HostGateway, ChannelOwner {
   private closing = false;
   private readonly onHostMsg = (m: HostMsg) => this.hostMsg(m);
   private readonly limits: Limits;
-  private runResolver?: (hostIds: string[]) => Promise<Array<{ hostId: string; runId: string }>>;
-  /** Channels that said hello and wait for their open runs to be looked up (one query per burst). */
-  private admitting: HostConnection[] = [];
-  /** Run frames dropped on this node because their run is not bound to the sending channel. */
-  droppedRunFrames = 0;
+  private readonly runs: ChannelRuns;
+  private readonly upkeep: PresenceUpkeep;
 
   constructor(
     private readonly ctx: HubContext,
@@ -85,6 +79,8 @@ export class HostChannels implements HostGateway, ChannelOwner {
   ) {
     this.node = ctx.config.nodeId;
     this.limits = limitsOf(ctx.config);
+    this.runs = new ChannelRuns(ctx.log, this.limits.channelHeldBytes, (fn) => this.safe(fn));
+    this.upkeep = new PresenceUpkeep(presenceStore, this.node, timing.heartbeatTimeoutMs, () => [...this.local.keys()], () => this.closing, (fn) => this.safe(fn));
     this.unsubReply = subscribeObj<ReplyMsg>(ctx.bus, `hostreply:${this.node}`, (m) => this.pending.settle(m));
     // A revoked host loses its socket on every node, including one still before hello.
     store.onRevoked = (hostId) => {
@@ -92,7 +88,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
       for (const c of this.waiting) if (c.hostId === hostId) c.close(CloseCodes.HOST_DELETED);
     };
     store.liveHosts = () => [...this.local.keys(), ...[...this.waiting].map((c) => c.hostId)];
-    this.unsubReconnect = ctx.bus.onReconnect(() => void this.rebuildPresence());
+    this.unsubReconnect = ctx.bus.onReconnect(() => void this.upkeep.rebuild());
     this.sweepTimer = setInterval(() => this.sweep(), Math.max(250, Math.floor(timing.heartbeatTimeoutMs / 3)));
     this.sweepTimer.unref();
   }
@@ -124,11 +120,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     if (old && old !== conn) old.close(CloseCodes.REPLACED);
     const engines = this.intern(f.engines);
     const running = f.running ?? [];
-    if (this.runResolver) {
-      // Its frames for runs started before this hello wait until the database says which are its own.
-      conn.held = [];
-      if (this.admitting.push(conn) === 1) setImmediate(() => void this.admitOpenRuns());
-    }
+    this.runs.hello(conn);
     void this.presenceStore.set(id, { nodeId: this.node, running: running.length, capacity: f.capacity, engines, lastSeenAt: Date.now() }, this.timing.heartbeatTimeoutMs);
     if (!this.subs.has(id)) this.subs.set(id, subscribeObj<HostMsg>(this.ctx.bus, `host:${id}`, this.onHostMsg));
     // A channel for the same host on another node gives way to this one (a local bus has no other node).
@@ -145,49 +137,16 @@ export class HostChannels implements HostGateway, ChannelOwner {
   }
 
   run(conn: HostConnection, f: RunFrame): void {
-    if (conn.held) {
-      conn.heldBytes += frameBytes(f);
-      if (conn.heldBytes > this.limits.channelHeldBytes) return conn.close(CloseCodes.FRAME_RATE);
-      conn.held.push(f);
-      return;
-    }
-    this.accept(conn, f);
+    this.runs.frame(conn, f);
   }
 
-  /** A run frame is passed on only from the channel its run is bound to; anything else is dropped (issue 10, hole 2). */
-  private accept(conn: HostConnection, f: RunFrame): void {
-    if (!conn.runs.has(f.runId)) {
-      this.droppedRunFrames++;
-      if (conn.dropped++ === 0) this.ctx.log.warn('run frames for a run not bound to this host are dropped', { hostId: conn.hostId, runId: f.runId, frame: f.t });
-      return;
-    }
-    if (f.t === 'run.end') conn.runs.delete(f.runId); // exactly one run.end per run
-    for (const h of this.runHandlers) this.safe(() => h(conn.hostId, f));
+  setRunResolver(resolve: RunResolver): void {
+    this.runs.setResolver(resolve);
   }
 
-  /** Looks up the open runs of the channels that said hello since the last call, then passes on what they held. */
-  private async admitOpenRuns(): Promise<void> {
-    const conns = this.admitting.splice(0);
-    let open: Array<{ hostId: string; runId: string }>;
-    try {
-      open = await this.runResolver!([...new Set(conns.map((c) => c.hostId))]);
-    } catch (e) {
-      this.ctx.log.error('cannot look up the open runs of reconnected hosts', { hosts: conns.map((c) => c.hostId), err: e });
-      for (const c of conns) c.close(CloseCodes.GOING_AWAY); // they reconnect and are looked up again
-      return;
-    }
-    for (const c of conns) {
-      if (!c.socket || !c.held) continue;
-      for (const o of open) if (o.hostId === c.hostId) c.runs.add(o.runId);
-      const held = c.held;
-      c.held = null;
-      c.heldBytes = 0;
-      for (const f of held) this.accept(c, f);
-    }
-  }
-
-  setRunResolver(resolve: (hostIds: string[]) => Promise<Array<{ hostId: string; runId: string }>>): void {
-    this.runResolver = resolve;
+  /** Run frames dropped on this node because their run is not bound to the sending channel. */
+  get droppedRunFrames(): number {
+    return this.runs.dropped;
   }
 
   reply(conn: HostConnection, f: FrameOf<HostToHub, 'reply'>): void {
@@ -229,10 +188,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     const conn = this.local.get(m.h);
     switch (m.k) {
       case 'send':
-        if (conn && m.frame.t === 'run.start') {
-          if (conn.resent.has(m.frame.runId)) return; // sent again already: the host must not start it twice
-          conn.runs.add(m.frame.runId); // this channel may now speak for the run
-        }
+        if (conn && m.frame.t === 'run.start' && !this.runs.starting(conn, m.frame.runId)) return; // sent again already
         conn?.send(m.frame);
         return;
       case 'req': {
@@ -281,26 +237,22 @@ export class HostChannels implements HostGateway, ChannelOwner {
 
   heldHosts(): string[] {
     const out: string[] = [];
-    for (const [id, c] of this.local) if (c.socket && !c.held) out.push(id);
+    for (const [id, c] of this.local) if (this.runs.settled(c)) out.push(id);
     return out;
   }
 
   carries(hostId: string, runId: string): boolean {
     const c = this.local.get(hostId);
-    return !!c && (c.runs.has(runId) || c.resent.has(runId));
+    return !!c && this.runs.carries(c, runId);
   }
 
   resend(hostId: string, frame: FrameOf<HubToHost, 'run.start'>): boolean {
     const c = this.local.get(hostId);
-    if (!c || !c.socket || c.held || c.runs.has(frame.runId) || c.resent.has(frame.runId)) return false;
-    if (c.resent.size >= RESENT_MAX) c.resent.clear(); // late first copies come within seconds, not after thousands of resends
-    c.resent.add(frame.runId);
-    c.runs.add(frame.runId);
-    return c.send(frame);
+    return !!c && this.runs.resend(c, frame);
   }
 
   onRunFrame(handler: (hostId: string, frame: RunFrame) => void): void {
-    this.runHandlers.push(handler);
+    this.runs.onRunFrame(handler);
   }
   onHostUp(handler: (hostId: string, info: { running: string[] }) => void): void {
     this.upHandlers.push(handler);
@@ -312,7 +264,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     this.downHandlers.push(handler);
   }
   onPresenceRestored(handler: (hostIds: string[]) => void): void {
-    this.restoredHandlers.push(handler);
+    this.upkeep.onRestored(handler);
   }
 
   setRunning(hostId: string, running: number): void {
@@ -365,43 +317,13 @@ export class HostChannels implements HostGateway, ChannelOwner {
       if (conn.lastSeen < limit) conn.close(CloseCodes.HEARTBEAT);
       else live.push(conn.hostId);
     }
-    if (live.length) void this.refreshPresence(live, now).catch(() => undefined);
+    if (live.length) void this.upkeep.refresh(live, now).catch(() => undefined);
     if (now - this.lastPersist >= PERSIST_SEEN_MS) {
       this.lastPersist = now;
       this.store.touchMany(live, now);
     }
     for (const conn of this.waiting) if (conn.lastSeen < limit) conn.close(CloseCodes.HELLO_TIMEOUT);
     for (const [id, f] of this.forwards) if (now - f.at > FORWARD_MAX_AGE_MS) this.forwards.delete(id);
-  }
-
-  /** Extends the presence of these hosts; entries the store lost are written again and their waiting work drains. */
-  private async refreshPresence(hostIds: string[], now: number): Promise<boolean> {
-    const { restored, ok } = await this.presenceStore.refresh(hostIds, this.node, this.timing.heartbeatTimeoutMs, now);
-    if (restored.length) for (const h of this.restoredHandlers) this.safe(() => h(restored));
-    return ok;
-  }
-
-  private rebuilding = false;
-  private rebuildAgain = false;
-  /**
-   * Publishes may have been lost (the bus reconnected: Redis restarted, perhaps empty): presence of
-   * this node's hosts is written again now rather than at the next sweep (a third of the heartbeat
-   * window away), and tried again with backoff until a pass goes through.
-   */
-  private async rebuildPresence(): Promise<void> {
-    if (this.rebuilding) return void (this.rebuildAgain = true);
-    this.rebuilding = true;
-    try {
-      for (let attempt = 0; !this.closing; attempt++) {
-        this.rebuildAgain = false;
-        const live = [...this.local.keys()];
-        const ok = !live.length || (await this.refreshPresence(live, Date.now()).catch(() => false));
-        if (ok && !this.rebuildAgain) return;
-        if (!ok) await new Promise((r) => setTimeout(r, Math.min(REBUILD_RETRY_MAX_MS, REBUILD_RETRY_MS * 2 ** Math.min(attempt, 10))).unref?.());
-      }
-    } finally {
-      this.rebuilding = false;
-    }
   }
 
   private intern(engines: Engine[]): Engine[] {

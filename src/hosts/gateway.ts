@@ -32,35 +32,35 @@ export interface HostGateway {
    * Which of these hosts' runs are still open (the database's view): after a hello, a channel may
    * speak for these runs and for those sent to it; its run frames wait until this answers.
    */
-  setRunResolver?(resolve: (hostIds: string[]) => Promise<Array<{ hostId: string; runId: string }>>): void;
+  setRunResolver(resolve: (hostIds: string[]) => Promise<Array<{ hostId: string; runId: string }>>): void;
   /**
    * Hosts whose channel this node holds, past the look-up of their open runs (hello): the node
    * that compares what the database holds open on them with what their channels carried.
    */
-  heldHosts?(): string[];
+  heldHosts(): string[];
   /** Whether this node's channel of the host carried the run (its run.start, or open at the hello). */
-  carries?(hostId: string, runId: string): boolean;
+  carries(hostId: string, runId: string): boolean;
   /**
    * Sends a run.start again on this node's channel of the host, for a run whose first one never
    * reached it; at most once per run and channel, and the first one arriving late is dropped then.
    * False when the channel is not here or already carries the run.
    */
-  resend?(hostId: string, frame: FrameOf<HubToHost, 'run.start'>): boolean;
+  resend(hostId: string, frame: FrameOf<HubToHost, 'run.start'>): boolean;
   /** Run frames from hosts whose channel this node holds, only for runs bound to that host. */
   onRunFrame(handler: (hostId: string, frame: RunFrame) => void): void;
   /** A host finished its hello (ran `running` = runIds it still runs). */
   onHostUp(handler: (hostId: string, info: { running: string[] }) => void): void;
   /** Hosts that finished their hello since the last call, at most one call per event-loop turn: lets a domain do one query for a reconnect storm instead of one per host. */
-  onHostsUp?(handler: (hosts: Array<{ hostId: string; running: string[] }>) => void): void;
+  onHostsUp(handler: (hosts: Array<{ hostId: string; running: string[] }>) => void): void;
   /** A host's channel closed (or its presence expired). */
   onHostDown(handler: (hostId: string) => void): void;
   /**
    * Hosts whose presence the store had lost (Redis restarted empty) and this node wrote again:
    * they were offline to every node meanwhile, so work that waited for them may start now.
    */
-  onPresenceRestored?(handler: (hostIds: string[]) => void): void;
+  onPresenceRestored(handler: (hostIds: string[]) => void): void;
   /** Tell the gateway how many runs the host is executing (kept by sessions/). */
   setRunning(hostId: string, running: number): void;
-  /** The host's running count dropped to zero (model-configs delivers pending settings then). Optional until implemented. */
-  onIdle?(handler: (hostId: string) => void): void;
+  /** The host's running count dropped to zero (model-configs delivers pending settings then). */
+  onIdle(handler: (hostId: string) => void): void;
 }

@@ -52,16 +52,9 @@ export class ModelBindings {
       this.owedSeq++;
       for (const h of m.hostIds) this.clean.delete(h);
     });
-    if (this.gateway.onHostsUp) {
-      // A reconnect storm costs one query per burst, not one per host.
-      this.gateway.onHostsUp((hosts) => void this.kickOwing(hosts.map((h) => h.hostId)));
-    } else {
-      this.gateway.onHostUp((hostId) => {
-        this.clean.delete(hostId);
-        this.kick(hostId);
-      });
-    }
-    this.gateway.onIdle?.((hostId) => {
+    // A reconnect storm costs one query per burst, not one per host.
+    this.gateway.onHostsUp((hosts) => void this.kickOwing(hosts.map((h) => h.hostId)));
+    this.gateway.onIdle((hostId) => {
       if (!this.clean.has(hostId)) this.kick(hostId);
     });
   }

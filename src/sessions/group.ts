@@ -1,7 +1,7 @@
 // Group commit: work items arriving in the same event-loop turn (and while
 // earlier batches are in flight) are written in one transaction, each still
 // getting its own answer or error. Used for message accepts (acceptManyIn)
-// and run ends (runs.ts). A batch holds at most one item per key (its
+// and run ends (run-end.ts). A batch holds at most one item per key (its
 // session); an item whose key is in a batch in flight waits for that batch,
 // so one session's items keep their order.
 import { HubError } from '../errors.js';

@@ -1,9 +1,10 @@
 // One batch of a run's normalized rows (and, at its end, the task's end and
 // the agent's counters) written in a single statement; the run state types
-// shared with runs.ts. Split from runs.ts, which keeps the frame handling.
+// shared with runs.ts and run-end.ts. Split from runs.ts, which keeps the frame handling.
 import type { Block, FrameOf, HostToHub } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
 import { one, type Em } from './sql.js';
+import { newId } from '../ids.js';
 import type { SessionEventName } from './events.js';
 
 export type Ev = [SessionEventName, Record<string, unknown>];
@@ -21,6 +22,15 @@ export interface Row {
   toolInput: unknown;
   toolResult: unknown;
   interrupted: boolean;
+}
+
+/** A row for one block of a message (`interrupted`: the streamed text a stopped turn left). */
+export function newRow(role: string, b: Block, interrupted = false): Row {
+  return {
+    id: newId('msg'), role, kind: b.kind, content: b.content ?? null, toolName: b.toolName ?? null, toolId: b.toolId ?? null,
+    toolInput: b.kind === 'tool_use' ? (b.toolInput && typeof b.toolInput === 'object' ? b.toolInput : {}) : null,
+    toolResult: b.kind === 'tool_result' ? (b.toolResult ?? { content: '', isError: false }) : null, interrupted,
+  };
 }
 
 export interface RunState {

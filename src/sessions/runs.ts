@@ -2,14 +2,14 @@
 // One RunState per run on the node that holds the host's channel. Messages
 // are buffered and written in batches (one statement per flush, never per
 // delta); events describing persisted rows are published after the commit.
+// A run's end is written by run-end.ts.
 import type { HubContext } from '../context.js';
-import type { Block, FrameOf, HostToHub, Usage } from '../../host-protocol/frames.js';
+import type { FrameOf, HostToHub } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
-import { newId } from '../ids.js';
-import { notifyAgentChanged } from '../agents/usage.js';
-import { rows, one, type Em } from './sql.js';
-import { GroupCommit } from './group.js';
-import { writeRunBatch, planSeqs, rowEvents, assistantTexts, costOf, FLUSH_MS, type Ev, type RunEnd, type Row, type RunState } from './run-batch.js';
+import { one, type Em } from './sql.js';
+import { writeRunBatch, newRow, costOf, FLUSH_MS, type Ev, type RunEnd, type RunState } from './run-batch.js';
+import { RunEndWriter, logRunEnd, type EndItem } from './run-end.js';
+import { AgentChangeNotices } from './agent-notices.js';
 import type { SessionEvents } from './events.js';
 import type { ClaimedTask } from './queue.js';
 import { engineSessionIdOf } from './engine-session.js';
@@ -20,42 +20,9 @@ import { retryUntilDone } from './retry.js';
 
 export { costOf, FLUSH_MS };
 
-/** Agent counter changes reach the market caches at most this late. */
-const NOTIFY_MS = 250;
 /** A turn's partial text is joined into one string when it has this many pieces. */
 const PARTIAL_PIECES = 256;
 
-interface EndItem {
-  st: RunState;
-  end: RunEnd;
-  rows: Row[];
-  partial: string;
-  usage: Usage;
-}
-interface EndOut {
-  evs: Array<[string, Ev]>;
-  publishEnd: boolean;
-  status: string;
-  /** The run's host has waiting work. */
-  waiting: boolean;
-}
-
-/**
- * Usage reported after an aborted run's end was written: the run's tokens are updated and the cost
- * they add is charged (a second `spend` entry for the run, noted as such). One statement.
- */
-const LATE_USAGE_SQL = `with old as (select id, user_id, agent_id, input_tokens + output_tokens * 2 as cost from session_tasks where id = ? for no key update),
-  upd as (update session_tasks t set input_tokens = ?, output_tokens = ? from old where t.id = old.id returning old.cost)
-  select hub_charge_runs(jsonb_build_array(jsonb_build_object('run', old.id, 'uid', old.user_id, 'aid', old.agent_id,
-           'cost', greatest(0, ?::bigint - upd.cost), 'share', ?::numeric, 'note', 'usage reported after the abort'))) from old, upd`;
-
-/** A row as hub_end_runs reads it (see end-function.ts). */
-function rowJson(r: Row, seq: number | null, off: number | null, partial = false) {
-  return {
-    id: r.id, role: r.role, kind: r.kind, content: r.content, seq, off, tool_name: r.toolName, tool_id: r.toolId,
-    tool_input: r.toolInput, tool_result: r.toolResult, interrupted: r.interrupted, ...(partial ? { partial: true } : {}),
-  };
-}
 export class RunTracker {
   private states = new Map<string, RunState>();
   private readonly limits: Limits;
@@ -63,8 +30,8 @@ export class RunTracker {
   private closing = false;
   /** Runs loaded from the database because their frames arrived before this node knew them (tests count them). */
   loads = 0;
-  /** The model this node last recorded per agent: the agent row is written only when it changes. */
-  private models = new Map<string, string>();
+  private readonly endWriter: RunEndWriter;
+  private readonly agentNotices: AgentChangeNotices;
 
   constructor(
     private readonly ctx: HubContext,
@@ -75,6 +42,8 @@ export class RunTracker {
     private readonly abort: (hostId: string, runId: string) => void = () => {},
   ) {
     this.limits = limitsOf(ctx.config);
+    this.endWriter = new RunEndWriter(ctx);
+    this.agentNotices = new AgentChangeNotices(ctx.bus);
   }
 
   /** A claimed task was sent to its host. */
@@ -145,11 +114,7 @@ export class RunTracker {
   async close(): Promise<void> {
     this.closing = true;
     await Promise.allSettled([...this.states.values()].map((s) => s.chain));
-    if (this.notifyTimer) {
-      clearTimeout(this.notifyTimer);
-      this.notifyTimer = undefined;
-      if (this.changedAgents.size) notifyAgentChanged(this.ctx.bus, ...this.changedAgents);
-    }
+    this.agentNotices.flush();
     for (const s of this.states.values()) if (s.timer) clearTimeout(s.timer);
   }
 
@@ -188,7 +153,7 @@ export class RunTracker {
             st.partialBytes = 0;
           }
           if (f.role === 'user' && b.kind !== 'tool_result') continue; // the prompt echo is already stored
-          const row = this.row(f.role, b);
+          const row = newRow(f.role, b);
           st.pending.push(row);
           if (b.kind === 'tool_use' || b.kind === 'tool_result') st.outq.push({ rowId: row.id });
         }
@@ -230,14 +195,6 @@ export class RunTracker {
     this.ctx.log.warn('run output over its bound: the run is stopped', { runId: st.runId, hostId: st.hostId, limit: this.limits.runOutputBytes });
     this.abort(st.hostId, st.runId);
     void this.finish(st, { ok: false, error: { code: 'OUTPUT_TOO_LARGE', message: ErrorCatalogue.OUTPUT_TOO_LARGE.message } });
-  }
-
-  private row(role: string, b: Block, interrupted = false): Row {
-    return {
-      id: newId('msg'), role, kind: b.kind, content: b.content ?? null, toolName: b.toolName ?? null, toolId: b.toolId ?? null,
-      toolInput: b.kind === 'tool_use' ? (b.toolInput && typeof b.toolInput === 'object' ? b.toolInput : {}) : null,
-      toolResult: b.kind === 'tool_result' ? (b.toolResult ?? { content: '', isError: false }) : null, interrupted,
-    };
   }
 
   private schedule(st: RunState, soon = false): void {
@@ -297,22 +254,19 @@ export class RunTracker {
     return st.chain;
   }
 
-  /** Run ends arriving together are written with one call (group commit; hub_end_runs is atomic on its own). */
-  private readonly ends = new GroupCommit<EndItem, EndOut | undefined>(() => this.ctx.em() as unknown as Em, (em, items) => this.endMany(em, items), (i) => i.st.sessionId, false);
-
   /** Writes the run's end; answers whether its host has waiting work (undefined: the end was written before). */
   private async finalize(st: RunState, end: RunEnd, item: EndItem): Promise<boolean | undefined> {
     // Until it lands: a failed write must not leave the session `processing` (retry.ts).
-    const out = await retryUntilDone(() => this.ends.submit(item), {
+    const out = await retryUntilDone(() => this.endWriter.write(item), {
       stopped: () => this.closing, log: this.ctx.log, what: 'run end write', fields: { runId: st.runId },
     });
     if (!out) return false; // ended before: whoever ended it saw to the queue
     this.ctx.metrics.runEnded(out.status);
-    this.logEnd(st, end, out.status);
+    logRunEnd(this.ctx.log, st, end, out.status);
     this.publish(st, out.evs, true);
     if (st.agentId) {
-      if (st.model) this.models.set(st.agentId, st.model);
-      this.agentChanged(st.agentId);
+      if (st.model) this.endWriter.modelRecorded(st.agentId, st.model);
+      this.agentNotices.add(st.agentId);
     }
     if (out.publishEnd) {
       if (out.status === 'completed') this.events.emit(st.sessionId, st.runId, 'run.completed', { status: 'completed' });
@@ -322,77 +276,12 @@ export class RunTracker {
     return out.waiting;
   }
 
-  /**
-   * One line per run end. A failure the engine reported (a run.end frame with an error) is a `warn`
-   * carrying the engine's message, bounded and scrubbed: it is the host's text (an engine's stderr may echo its key).
-   */
-  private logEnd(st: RunState, end: RunEnd, status: string): void {
-    const f = { runId: st.runId, sessionId: st.sessionId, hostId: st.hostId, engine: st.engine, outcome: status, ms: Date.now() - st.since, inputTokens: end.usage?.inputTokens ?? 0, outputTokens: end.usage?.outputTokens ?? 0 };
-    if (status === 'completed' || status === 'aborted') return this.ctx.log.info('run ended', f);
-    const failure = { ...f, ...engineFailure(end) };
-    if (st.hostEnded) this.ctx.log.warn('run failed: engine error', failure);
-    else this.ctx.log.info('run failed', failure);
-  }
-
-  /**
-   * Ends several runs with one call of hub_end_runs (end-function.ts: the locks, the final status,
-   * the last rows, the running slot, the agents' counters, and which hosts have waiting work).
-   */
-  private async endMany(em: Em, items: EndItem[]): Promise<Array<EndOut | undefined>> {
-    const planned = await Promise.all(items.map(async (item) => {
-      const { st, end, rows: batch, partial, usage } = item;
-      const plan = await planSeqs(em, st, batch);
-      const texts = assistantTexts(batch);
-      const model = st.agentId && st.model && this.models.get(st.agentId) !== st.model ? st.model : null;
-      const rowsOut = batch.map((r, i) => rowJson(r, plan.known[i], plan.offset[i]));
-      // The turn's streamed text not covered by a complete message: stored only if the run was interrupted.
-      if (partial) rowsOut.push(rowJson(this.row('assistant', { kind: 'text', content: partial }, true), null, plan.fresh, true));
-      return {
-        item, plan,
-        json: {
-          run: st.runId, sid: st.sessionId, hid: st.hostId, aid: st.agentId || null, engine: st.engine,
-          ok: end.ok, aborted: end.aborted === true, tin: usage.inputTokens, tout: usage.outputTokens, cost: costOf(usage), share: this.ctx.config.ownerShare,
-          model: st.model ?? null, esid: st.engineSessionId ?? null, ecode: end.error ? engineFailure(end).code : null, emsg: end.error ? engineFailure(end).message : null,
-          amodel: model, n: batch.length, texts: texts.count, fresh: plan.fresh, last: texts.last, partial: partial || null, rows: rowsOut,
-        },
-      };
-    }));
-    const res = await this.ctx.metrics.timeDb(this.ctx.metrics.dbEndRuns, () => rows<{ o_run: string | null; o_status: string | null; o_prev: string | null; o_base: string | null; o_waiting_host: string | null }>(em,
-      `select * from hub_end_runs(?::jsonb)`, [JSON.stringify(planned.map((p) => p.json))]));
-    const ended = new Map(res.filter((r) => r.o_run).map((r) => [r.o_run!, r]));
-    const waiting = new Set(res.filter((r) => r.o_waiting_host).map((r) => r.o_waiting_host!));
-    return planned.map(({ item, plan }) => {
-      const r = ended.get(item.st.runId);
-      if (!r) return undefined; // ended before, or its session is gone
-      return {
-        evs: rowEvents(item.st, item.rows, plan, Number(r.o_base)),
-        publishEnd: r.o_prev === 'running',
-        status: r.o_status!,
-        waiting: waiting.has(item.st.hostId),
-      };
-    });
-  }
-
-  /** Agent counters changed: tell the market caches, batched (one notice per agent per NOTIFY_MS). */
-  private changedAgents = new Set<string>();
-  private notifyTimer?: NodeJS.Timeout;
-  private agentChanged(agentId: string): void {
-    this.changedAgents.add(agentId);
-    this.notifyTimer ??= setTimeout(() => {
-      this.notifyTimer = undefined;
-      const ids = [...this.changedAgents];
-      this.changedAgents.clear();
-      notifyAgentChanged(this.ctx.bus, ...ids);
-    }, NOTIFY_MS);
-  }
-
   /** run.end for a run this node already closed (aborted): keep its usage, and charge what it adds (billing/charge-function.ts). */
   private lateEnd(st: RunState, f: FrameOf<HostToHub, 'run.end'>): void {
     if (f.usage) {
-      const em = this.ctx.em() as unknown as Em;
       const u = f.usage;
       st.chain = st.chain
-        .then(() => rows(em, LATE_USAGE_SQL, [st.runId, u.inputTokens, u.outputTokens, costOf(u), this.ctx.config.ownerShare]))
+        .then(() => this.endWriter.lateUsage(st.runId, u))
         .then(() => undefined, (e) => this.ctx.log.warn('late usage not recorded', { runId: st.runId, err: e }));
     }
     this.onEnded(st.hostId);

@@ -38,13 +38,12 @@ export class Scheduler {
   ) {
     gateway.onRunFrame((hostId, f) => this.runs().handle(hostId, f));
     // After a hello, a host may speak for the runs the database holds open on it (and those sent to it since).
-    gateway.setRunResolver?.((hostIds) => this.openRuns(hostIds));
+    gateway.setRunResolver((hostIds) => this.openRuns(hostIds));
     // A reconnect storm costs one query per burst of hellos, not one per host.
-    if (gateway.onHostsUp) gateway.onHostsUp((hosts) => void this.hostsUp(hosts));
-    else gateway.onHostUp((hostId, info) => void this.hostsUp([{ hostId, running: info.running }]));
+    gateway.onHostsUp((hosts) => void this.hostsUp(hosts));
     gateway.onHostDown((hostId) => void this.hostDown(hostId));
     // Presence lost by Redis and written again: a drain that found the host offline meanwhile did nothing.
-    gateway.onPresenceRestored?.((hostIds) => {
+    gateway.onPresenceRestored((hostIds) => {
       for (const id of hostIds) void this.drain(id);
     });
   }
@@ -337,18 +336,18 @@ export class Scheduler {
    * the rare lost run. Returns how many run.start frames were sent again.
    */
   async reconcile(graceMs: number): Promise<number> {
-    const held = this.gateway.heldHosts?.() ?? [];
+    const held = this.gateway.heldHosts();
     let sent = 0;
     for (let i = 0; i < held.length && !this.closed && !this.stopping(); i += SWEEP_BATCH) {
       const ids = held.slice(i, i + SWEEP_BATCH);
       const open = await rows<{ id: string; host_id: string }>(this.em(),
         `select id, host_id from session_tasks where host_id in (${marks(ids.length)}) and status = 'running' and ended_at is null
           and started_at < now() - make_interval(secs => ?) order by started_at limit ${SWEEP_BATCH}`, [...ids, graceMs / 1000]);
-      const lost = open.filter((t) => !this.gateway.carries?.(t.host_id, t.id) && !this.runs().heardFrom(t.id));
+      const lost = open.filter((t) => !this.gateway.carries(t.host_id, t.id) && !this.runs().heardFrom(t.id));
       if (!lost.length) continue;
       for (const t of await readClaimed(this.em(), lost.map((x) => x.id))) {
-        if (this.gateway.carries?.(t.hostId, t.id) || this.runs().heardFrom(t.id)) continue; // arrived meanwhile
-        if (!this.gateway.resend?.(t.hostId, await this.startFrame(t))) continue;
+        if (this.gateway.carries(t.hostId, t.id) || this.runs().heardFrom(t.id)) continue; // arrived meanwhile
+        if (!this.gateway.resend(t.hostId, await this.startFrame(t))) continue;
         sent++;
         this.ctx.log.warn('run.start never reached the host\'s channel: sent again', { runId: t.id, hostId: t.hostId, sessionId: t.sessionId });
       }

@@ -13,6 +13,8 @@ export interface OwnRedis {
   start(): Promise<void>;
   /** SIGKILL, and resolves once it is gone. */
   kill(): Promise<void>;
+  /** Started and not killed since. */
+  readonly started: boolean;
 }
 
 export async function ownRedis(): Promise<OwnRedis> {
@@ -20,6 +22,9 @@ export async function ownRedis(): Promise<OwnRedis> {
   let proc: ChildProcess | undefined;
   return {
     url: `redis://127.0.0.1:${port}`,
+    get started() {
+      return proc !== undefined;
+    },
     async start() {
       proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
       await eventually(() => new Promise<boolean>((resolve) => {

@@ -1,0 +1,117 @@
+// Which runs a host's channel on this node may speak for (issue 10, hole 2),
+// and the run-reconciliation verbs built on that. A channel speaks for the
+// runs sent to it and, after its hello, for those the database holds open on
+// its host; its run frames wait (bounded) until that look-up answers, one
+// query per burst of hellos. Frames for any other run are dropped.
+import { CloseCodes } from '../../host-protocol/version.js';
+import type { FrameOf, HubToHost } from '../../host-protocol/frames.js';
+import type { Logger } from '../log.js';
+import { frameBytes } from '../limits.js';
+import type { RunFrame } from './gateway.js';
+import type { HostConnection } from './connection.js';
+
+/** Run ids a channel remembers as sent again (see resend). */
+const RESENT_MAX = 10_000;
+
+export type RunResolver = (hostIds: string[]) => Promise<Array<{ hostId: string; runId: string }>>;
+
+export class ChannelRuns {
+  private handlers: Array<(hostId: string, f: RunFrame) => void> = [];
+  private resolver?: RunResolver;
+  /** Channels that said hello and wait for their open runs to be looked up (one query per burst). */
+  private admitting: HostConnection[] = [];
+  /** Run frames dropped on this node because their run is not bound to the sending channel. */
+  dropped = 0;
+
+  constructor(
+    private readonly log: Logger,
+    /** Bytes of run frames a channel may hold while its runs are looked up; past it the channel is closed. */
+    private readonly heldBytesMax: number,
+    /** Calls a domain's handler, logging what it throws. */
+    private readonly safe: (fn: () => void) => void,
+  ) {}
+
+  onRunFrame(handler: (hostId: string, frame: RunFrame) => void): void {
+    this.handlers.push(handler);
+  }
+
+  setResolver(resolve: RunResolver): void {
+    this.resolver = resolve;
+  }
+
+  /** The channel said hello: its frames for runs started before it wait until the database says which are its own. */
+  hello(conn: HostConnection): void {
+    if (!this.resolver) return;
+    conn.held = [];
+    if (this.admitting.push(conn) === 1) setImmediate(() => void this.admitOpenRuns());
+  }
+
+  /** A run frame from the channel: held while its runs are looked up, else passed on if the run is bound to it. */
+  frame(conn: HostConnection, f: RunFrame): void {
+    if (conn.held) {
+      conn.heldBytes += frameBytes(f);
+      if (conn.heldBytes > this.heldBytesMax) return conn.close(CloseCodes.FRAME_RATE);
+      conn.held.push(f);
+      return;
+    }
+    this.accept(conn, f);
+  }
+
+  /** A run.start for the channel: binds the run to it; false when it was sent again already (the host must not start it twice). */
+  starting(conn: HostConnection, runId: string): boolean {
+    if (conn.resent.has(runId)) return false;
+    conn.runs.add(runId); // this channel may now speak for the run
+    return true;
+  }
+
+  /** The channel is open and past the look-up of its open runs. */
+  settled(conn: HostConnection): boolean {
+    return !!conn.socket && !conn.held;
+  }
+
+  /** Whether the channel carried the run (its run.start, or open at the hello). */
+  carries(conn: HostConnection, runId: string): boolean {
+    return conn.runs.has(runId) || conn.resent.has(runId);
+  }
+
+  /** Sends a run.start again on the channel, at most once per run; false when the channel cannot take it or carries the run. */
+  resend(conn: HostConnection, frame: FrameOf<HubToHost, 'run.start'>): boolean {
+    if (!conn.socket || conn.held || conn.runs.has(frame.runId) || conn.resent.has(frame.runId)) return false;
+    if (conn.resent.size >= RESENT_MAX) conn.resent.clear(); // late first copies come within seconds, not after thousands of resends
+    conn.resent.add(frame.runId);
+    conn.runs.add(frame.runId);
+    return conn.send(frame);
+  }
+
+  /** A run frame is passed on only from the channel its run is bound to; anything else is dropped (issue 10, hole 2). */
+  private accept(conn: HostConnection, f: RunFrame): void {
+    if (!conn.runs.has(f.runId)) {
+      this.dropped++;
+      if (conn.dropped++ === 0) this.log.warn('run frames for a run not bound to this host are dropped', { hostId: conn.hostId, runId: f.runId, frame: f.t });
+      return;
+    }
+    if (f.t === 'run.end') conn.runs.delete(f.runId); // exactly one run.end per run
+    for (const h of this.handlers) this.safe(() => h(conn.hostId, f));
+  }
+
+  /** Looks up the open runs of the channels that said hello since the last call, then passes on what they held. */
+  private async admitOpenRuns(): Promise<void> {
+    const conns = this.admitting.splice(0);
+    let open: Array<{ hostId: string; runId: string }>;
+    try {
+      open = await this.resolver!([...new Set(conns.map((c) => c.hostId))]);
+    } catch (e) {
+      this.log.error('cannot look up the open runs of reconnected hosts', { hosts: conns.map((c) => c.hostId), err: e });
+      for (const c of conns) c.close(CloseCodes.GOING_AWAY); // they reconnect and are looked up again
+      return;
+    }
+    for (const c of conns) {
+      if (!c.socket || !c.held) continue;
+      for (const o of open) if (o.hostId === c.hostId) c.runs.add(o.runId);
+      const held = c.held;
+      c.held = null;
+      c.heldBytes = 0;
+      for (const f of held) this.accept(c, f);
+    }
+  }
+}

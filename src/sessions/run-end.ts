@@ -1,0 +1,124 @@
+// Writing run ends: the ends arriving together go to hub_end_runs in one call
+// (group commit; end-function.ts does the locks, the final status, the last
+// rows, the running slot and the agents' counters), plus the usage a host
+// reports after an aborted run's end was written, and each end's log line.
+// runs.ts decides when a run is over; this module only writes it.
+import type { HubContext } from '../context.js';
+import type { Usage } from '../../host-protocol/frames.js';
+import type { Logger } from '../log.js';
+import { rows, type Em } from './sql.js';
+import { GroupCommit } from './group.js';
+import { planSeqs, rowEvents, assistantTexts, costOf, newRow, type Ev, type RunEnd, type Row, type RunState } from './run-batch.js';
+import { engineFailure } from './engine-failure.js';
+
+/** One run's end as it is written: the rows and streamed text taken out of its state once, so every retry writes the same. */
+export interface EndItem {
+  st: RunState;
+  end: RunEnd;
+  rows: Row[];
+  partial: string;
+  usage: Usage;
+}
+export interface EndOut {
+  evs: Array<[string, Ev]>;
+  publishEnd: boolean;
+  status: string;
+  /** The run's host has waiting work. */
+  waiting: boolean;
+}
+
+/**
+ * Usage reported after an aborted run's end was written: the run's tokens are updated and the cost
+ * they add is charged (a second `spend` entry for the run, noted as such). One statement.
+ */
+const LATE_USAGE_SQL = `with old as (select id, user_id, agent_id, input_tokens + output_tokens * 2 as cost from session_tasks where id = ? for no key update),
+  upd as (update session_tasks t set input_tokens = ?, output_tokens = ? from old where t.id = old.id returning old.cost)
+  select hub_charge_runs(jsonb_build_array(jsonb_build_object('run', old.id, 'uid', old.user_id, 'aid', old.agent_id,
+           'cost', greatest(0, ?::bigint - upd.cost), 'share', ?::numeric, 'note', 'usage reported after the abort'))) from old, upd`;
+
+/** A row as hub_end_runs reads it (see end-function.ts). */
+function rowJson(r: Row, seq: number | null, off: number | null, partial = false) {
+  return {
+    id: r.id, role: r.role, kind: r.kind, content: r.content, seq, off, tool_name: r.toolName, tool_id: r.toolId,
+    tool_input: r.toolInput, tool_result: r.toolResult, interrupted: r.interrupted, ...(partial ? { partial: true } : {}),
+  };
+}
+
+export class RunEndWriter {
+  /** The model this node last recorded per agent: the agent row is written only when it changes. */
+  private readonly models = new Map<string, string>();
+  /** Run ends arriving together are written with one call (group commit; hub_end_runs is atomic on its own). */
+  private readonly ends = new GroupCommit<EndItem, EndOut | undefined>(() => this.em(), (em, items) => this.endMany(em, items), (i) => i.st.sessionId, false);
+
+  constructor(private readonly ctx: HubContext) {}
+
+  private em(): Em {
+    return this.ctx.em() as unknown as Em;
+  }
+
+  /** Writes the run's end, with the others arriving together; undefined when it was ended before (or its session is gone). */
+  write(item: EndItem): Promise<EndOut | undefined> {
+    return this.ends.submit(item);
+  }
+
+  /** An end of this agent's run, with this model, was written: the next ends need not write the model again. */
+  modelRecorded(agentId: string, model: string): void {
+    this.models.set(agentId, model);
+  }
+
+  /** Usage of a run whose end is written already (aborted): kept, and what it adds charged (billing/charge-function.ts). */
+  lateUsage(runId: string, u: Usage): Promise<unknown> {
+    return rows(this.em(), LATE_USAGE_SQL, [runId, u.inputTokens, u.outputTokens, costOf(u), this.ctx.config.ownerShare]);
+  }
+
+  /**
+   * Ends several runs with one call of hub_end_runs (end-function.ts: the locks, the final status,
+   * the last rows, the running slot, the agents' counters, and which hosts have waiting work).
+   */
+  private async endMany(em: Em, items: EndItem[]): Promise<Array<EndOut | undefined>> {
+    const planned = await Promise.all(items.map(async (item) => {
+      const { st, end, rows: batch, partial, usage } = item;
+      const plan = await planSeqs(em, st, batch);
+      const texts = assistantTexts(batch);
+      const model = st.agentId && st.model && this.models.get(st.agentId) !== st.model ? st.model : null;
+      const rowsOut = batch.map((r, i) => rowJson(r, plan.known[i], plan.offset[i]));
+      // The turn's streamed text not covered by a complete message: stored only if the run was interrupted.
+      if (partial) rowsOut.push(rowJson(newRow('assistant', { kind: 'text', content: partial }, true), null, plan.fresh, true));
+      return {
+        item, plan,
+        json: {
+          run: st.runId, sid: st.sessionId, hid: st.hostId, aid: st.agentId || null, engine: st.engine,
+          ok: end.ok, aborted: end.aborted === true, tin: usage.inputTokens, tout: usage.outputTokens, cost: costOf(usage), share: this.ctx.config.ownerShare,
+          model: st.model ?? null, esid: st.engineSessionId ?? null, ecode: end.error ? engineFailure(end).code : null, emsg: end.error ? engineFailure(end).message : null,
+          amodel: model, n: batch.length, texts: texts.count, fresh: plan.fresh, last: texts.last, partial: partial || null, rows: rowsOut,
+        },
+      };
+    }));
+    const res = await this.ctx.metrics.timeDb(this.ctx.metrics.dbEndRuns, () => rows<{ o_run: string | null; o_status: string | null; o_prev: string | null; o_base: string | null; o_waiting_host: string | null }>(em,
+      `select * from hub_end_runs(?::jsonb)`, [JSON.stringify(planned.map((p) => p.json))]));
+    const ended = new Map(res.filter((r) => r.o_run).map((r) => [r.o_run!, r]));
+    const waiting = new Set(res.filter((r) => r.o_waiting_host).map((r) => r.o_waiting_host!));
+    return planned.map(({ item, plan }) => {
+      const r = ended.get(item.st.runId);
+      if (!r) return undefined; // ended before, or its session is gone
+      return {
+        evs: rowEvents(item.st, item.rows, plan, Number(r.o_base)),
+        publishEnd: r.o_prev === 'running',
+        status: r.o_status!,
+        waiting: waiting.has(item.st.hostId),
+      };
+    });
+  }
+}
+
+/**
+ * One line per run end. A failure the engine reported (a run.end frame with an error) is a `warn`
+ * carrying the engine's message, bounded and scrubbed: it is the host's text (an engine's stderr may echo its key).
+ */
+export function logRunEnd(log: Logger, st: RunState, end: RunEnd, status: string): void {
+  const f = { runId: st.runId, sessionId: st.sessionId, hostId: st.hostId, engine: st.engine, outcome: status, ms: Date.now() - st.since, inputTokens: end.usage?.inputTokens ?? 0, outputTokens: end.usage?.outputTokens ?? 0 };
+  if (status === 'completed' || status === 'aborted') return log.info('run ended', f);
+  const failure = { ...f, ...engineFailure(end) };
+  if (st.hostEnded) log.warn('run failed: engine error', failure);
+  else log.info('run failed', failure);
+}
