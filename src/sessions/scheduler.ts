@@ -261,7 +261,7 @@ export class Scheduler {
    * Starts the lost-run sweep now and every half window: runs left `running` on a host that has had
    * no presence for `windowMs` (the heartbeat window) end with HOST_DISCONNECTED. It catches runs of
    * a node that died without anyone seeing its hosts disconnect; every surviving node may sweep, and
-   * a run's end is written once (runs.ts checks `ended_at` under the session lock).
+   * a run's end is written once (hub_end_runs, end-function.ts, skips a run whose `ended_at` is set, under the session lock).
    */
   startSweep(windowMs: number): void {
     const tick = () => {
