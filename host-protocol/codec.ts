@@ -1,11 +1,17 @@
 // MessagePack encode/decode with schema checks. decode never throws on bad
 // bytes: it returns { error } so a transport can close with BAD_FRAME.
-import { encode as mpEncode, decode as mpDecode } from '@msgpack/msgpack';
+import { encode as mpEncode, Decoder } from '@msgpack/msgpack';
 import { Compile } from 'typebox/compile';
 import { HostToHub, HubToHost } from './frames.js';
 
 const checkHostToHub = Compile(HostToHub);
 const checkHubToHost = Compile(HubToHost);
+/**
+ * One decoder for every frame: msgpack's `decode()` builds a Decoder (and its key cache) per
+ * call, which at thousands of deltas a second is most of a frame's garbage. The Decoder is
+ * reentrant (it clones itself when entered twice).
+ */
+const decoder = new Decoder({ maxStrLength: 1_000_000, maxArrayLength: 10_000, maxMapLength: 1_000, maxBinLength: 1_000_000, maxExtLength: 0 });
 
 export type Decoded<T> = { frame: T; error?: undefined } | { frame?: undefined; error: string };
 
@@ -16,7 +22,7 @@ export function encodeFrame(frame: HostToHub | HubToHost): Uint8Array {
 function decodeWith<T>(bytes: ArrayBuffer | Uint8Array, check: { Check(v: unknown): boolean }): Decoded<T> {
   let value: unknown;
   try {
-    value = mpDecode(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes), { maxStrLength: 1_000_000, maxArrayLength: 10_000, maxMapLength: 1_000, maxBinLength: 1_000_000, maxExtLength: 0 });
+    value = decoder.decode(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes));
   } catch (e) {
     return { error: `not MessagePack: ${(e as Error).message}` };
   }
