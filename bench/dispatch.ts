@@ -113,8 +113,8 @@ export interface Sim {
   sessions: string[];
 }
 
-async function inlineHub(databaseUrl: string | undefined): Promise<BenchHub> {
-  const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0, ...(databaseUrl ? { databaseUrl } : {}) });
+async function inlineHub(config: { databaseUrl?: string; hostFramesPerSecond: number }): Promise<BenchHub> {
+  const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0, ...config });
   const u = await t.user('bench');
   const conn = t.hub.ctx.em().getConnection();
   return {
@@ -209,7 +209,7 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
   // One database for the hub and the bare relay (a table of its own), so PostgreSQL's CPU is read per database.
   const db = await createTestDatabase();
   const hubConfig = { hostFramesPerSecond: BENCH_HOST_FRAMES_PER_SECOND, ...(db.url ? { databaseUrl: db.url } : {}) };
-  const t = where === 'child' ? await forkHub({ config: hubConfig }) : await inlineHub(db.url);
+  const t = where === 'child' ? await forkHub({ config: hubConfig }) : await inlineHub(hubConfig);
   const relay: Baseline | undefined = db.url ? await forkBaseline('relay', { BENCH_RELAY_DB: db.url }) : undefined;
   const fanout = await forkBaseline('fanout');
   const cpu: PgCpu | undefined = db.url ? await pgCpu(db.url) : undefined;
