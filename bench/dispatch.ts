@@ -9,21 +9,23 @@
 //     same body. Also the share started at once and PostgreSQL CPU ms per
 //     message (bench/pg-cpu.ts) for both.
 //  2. host run.delta → SSE message.delta at each rate of BENCH_DELTA_RATES
-//     spread over 20 running turns. Baseline: the bare fan-out
-//     (bench/baselines/fanout.ts), the same producer and readers, same rates.
-// The hub and each baseline run in processes of their own; the load
-// generators (client, hosts, producers, SSE readers) in this one, the same
-// code for hub and baseline. BENCH_HUB=inline puts the hub in this process.
+//     spread over 20 running turns (20 more hosts, one turn each). Baseline:
+//     the bare fan-out (bench/baselines/fanout.ts), the same producer and
+//     readers, same rates.
+// The hub and each baseline run in processes of their own. The dispatch load
+// (client, hosts) runs in this one; the delta load generators in processes of
+// their own (bench/delta-child.ts: one producer holding the turns' host
+// channels, BENCH_DELTA_READERS SSE reader processes), the same code for hub
+// and baseline. BENCH_HUB=inline puts the hub in this process.
 //
 //   npx tsx bench/dispatch.ts     (DATABASE_URL for PostgreSQL; BENCH_SECONDS, BENCH_RATES=500,2000 (or BENCH_RATE),
-//                                  BENCH_DELTA_RATES=10000,20000,50000,100000 (or BENCH_DELTA_RATE), BENCH_HUB=child|inline)
+//                                  BENCH_DELTA_RATES=10000,20000,50000,100000 (or BENCH_DELTA_RATE), BENCH_HUB=child|inline,
+//                                  BENCH_DELTA_READERS=1, BENCH_HUB_PROFILE=file BENCH_HUB_PROFILE_DELTAS=1: profile the delta phases only)
 import { appendFileSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { get as httpGet } from 'node:http';
 import WebSocket from 'ws';
-import { encode, decode } from '@msgpack/msgpack';
+import { decode } from '@msgpack/msgpack';
 import { startTestHub, createTestDatabase } from '../test/helpers/hub.js';
 import { call } from '../test/helpers/nodes.js';
 import { forkHub, type BenchHub, type LoopDelay } from './hub-process.js';
@@ -31,7 +33,9 @@ import { LoadClient } from './load-client.js';
 import { forkBaseline, type Baseline } from './baselines/fork.js';
 import { pgCpu, type PgCpu } from './pg-cpu.js';
 import { cpuTimes, stolen } from './run.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from '../test/helpers/host.js';
+import { pairHost, connectFakeHost, eventually, wsUrl, type FakeHost } from '../test/helpers/host.js';
+import { DeltaLoad, type PhaseFigure } from './delta-load.js';
+import { processCpuMs } from './proc-cpu.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
 
 const HOSTS = 20;
@@ -44,6 +48,11 @@ const DELTA_RATIO = 1.5;
 const BASELINE_SATURATED_MS = 10;
 /** The producers send their deltas every this many ms (each turn perTick at a time). */
 const DELTA_TICK_MS = Number(process.env.BENCH_DELTA_TICK_MS ?? 2);
+/**
+ * The bench hub's per-channel frame bound (HOST_FRAMES_PER_SECOND, 2,000 by default): 100,000
+ * deltas/s over 20 turns is 5,000 frames/s per host channel, which the default would close.
+ */
+const BENCH_HOST_FRAMES_PER_SECOND = 20_000;
 const RELAY_APP = 'bench_relay';
 
 type Latency = { p50: number; p99: number; max: number };
@@ -67,8 +76,10 @@ export interface DeltaFigure {
   received: number;
   rate: number;
   latency: Latency;
-  /** Event-loop delay (ms) of the server (hub child only) and of the load generators. */
-  loop: { server?: LoopDelay; bench: LoopDelay };
+  /** The server process's CPU µs per delta sent (undefined for a hub in this process). */
+  cpuUsPerDelta?: number;
+  /** Event-loop delay (ms) of the server (hub child only) and of the load generators' processes (the worst reader's). */
+  loop: { server?: LoopDelay; producer: LoopDelay; reader: LoopDelay };
 }
 
 export interface DispatchResult {
@@ -84,15 +95,13 @@ export interface DispatchResult {
   stolen: string;
 }
 
-const pct = (xs: number[]): Latency => {
+const pct = (xs: number[] | Float64Array): Latency => {
   if (!xs.length) return { p50: NaN, p99: NaN, max: NaN };
-  const s = [...xs].sort((a, b) => a - b);
+  const s = Float64Array.from(xs).sort();
   const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
   const r = (x: number) => Math.round(x * 100) / 100;
   return { p50: r(at(0.5)), p99: r(at(0.99)), max: r(s[s.length - 1]) };
 };
-/** A histogram's nanoseconds as milliseconds, 2 decimals. */
-const ms = (ns: number) => Math.round(ns / 1e4) / 100;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const yieldTurn = () => new Promise((r) => setImmediate(r));
 const rates = (list: string | undefined, one: string | undefined, dflt: number[]) =>
@@ -104,8 +113,8 @@ export interface Sim {
   sessions: string[];
 }
 
-async function inlineHub(databaseUrl: string | undefined): Promise<BenchHub> {
-  const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0, ...(databaseUrl ? { databaseUrl } : {}) });
+async function inlineHub(config: { databaseUrl?: string; hostFramesPerSecond: number }): Promise<BenchHub> {
+  const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0, ...config });
   const u = await t.user('bench');
   const conn = t.hub.ctx.em().getConnection();
   return {
@@ -151,66 +160,44 @@ const wsOpen = (url: string) => new Promise<WebSocket>((res, rej) => {
   ws.once('error', rej);
 });
 
-/** Where the delta readers put latencies: only of deltas sent since `since` (earlier phases' stragglers are not counted). */
-interface Sink { lat: number[]; since: number }
+/** One delta phase's figure from what the load generators measured. */
+const deltaFigure = (p: PhaseFigure, cpuMs: number | undefined, server?: LoopDelay): DeltaFigure => ({
+  sent: p.sent, received: p.lat.length, rate: Math.round(p.sent / p.elapsed), latency: pct(p.lat), loop: { server, ...p.loop },
+  cpuUsPerDelta: cpuMs === undefined ? undefined : Math.round((cpuMs / p.sent) * 1000 * 10) / 10,
+});
 
-/** An SSE reader on node:http, not fetch: web streams cost the bench's loop several times more per chunk. */
-function sseReader(url: string, headers: Record<string, string>, sink: Sink): Promise<() => void> {
-  return new Promise((resolve, reject) => {
-    const req = httpGet(url, { headers, agent: false }, (res) => {
-      res.setEncoding('utf8');
-      let buf = '';
-      res.on('data', (chunk: string) => {
-        const now = performance.now();
-        buf += chunk;
-        const cut = buf.lastIndexOf('\n\n');
-        if (cut < 0) return;
-        const done = buf.slice(0, cut);
-        buf = buf.slice(cut + 2);
-        // Each message.delta frame carries its send time as the delta text.
-        for (let i = done.indexOf('"delta":"'); i >= 0; i = done.indexOf('"delta":"', i + 9)) {
-          const v = Number(done.slice(i + 9, done.indexOf('"', i + 9)));
-          if (Number.isFinite(v) && v >= sink.since) sink.lat.push(now - v);
-        }
-      });
-      res.on('error', () => undefined);
-      resolve(() => req.destroy());
-    });
-    req.on('error', reject);
-  });
+/** One delta phase with the server's CPU time (sending and draining) read around it. */
+async function measured(pid: number | undefined, phase: () => Promise<PhaseFigure>, server?: () => LoopDelay | undefined): Promise<DeltaFigure> {
+  const before = processCpuMs(pid);
+  const p = await phase();
+  const after = processCpuMs(pid);
+  return deltaFigure(p, before === undefined || after === undefined ? undefined : after - before, server?.());
 }
 
-/** Open-loop deltas at `rate` through `senders` (one per turn), DELTA_TICK_MS ticks; latency send → SSE receipt. */
-async function deltaPhase(senders: Array<(text: string) => void>, sink: Sink, rate: number, seconds: number, server?: BenchHub): Promise<DeltaFigure> {
-  sink.lat = [];
-  sink.since = performance.now();
-  const benchLoop = monitorEventLoopDelay({ resolution: 1 });
-  benchLoop.enable();
-  await server?.loopDelay?.('reset');
-  let sent = 0;
-  // Ticks of DELTA_TICK_MS: an engine streams its deltas continuously, not in 10 ms bursts of 200.
-  const perTick = Math.max(1, Math.round((rate / senders.length) * (DELTA_TICK_MS / 1000)));
-  const start = performance.now();
-  while (performance.now() - start < seconds * 1000) {
-    const due = start + (sent / rate) * 1000;
-    const now = performance.now();
-    // Behind schedule, still yield once a tick: a generator that never yields would keep this process's
-    // SSE readers from reading, and its own lag would be counted as the server's latency.
-    await (due > now ? sleep(Math.max(0, due - now)) : yieldTurn());
-    for (const send of senders) {
-      for (let k = 0; k < perTick; k++) send(String(performance.now()));
-      sent += perTick;
-    }
+/**
+ * 20 more hosts, their channels held by the delta producer, each with an agent and one running
+ * turn: the streams of the delta phase. Answers the turns' sessions, in the producer's host order.
+ */
+async function deltaTurns(t: BenchHub, key: string, load: DeltaLoad): Promise<string[]> {
+  const paired = [];
+  for (let i = 0; i < HOSTS; i++) paired.push(await pairHost(t, key, `delta-${i}`));
+  const runs = new Map<string, (i: number) => void>();
+  await load.hosts(wsUrl(t.url), paired.map((p) => p.credential), (r) => runs.get(r.sessionId)?.(r.i));
+  const sessions: string[] = [];
+  for (const [i, { hostId }] of paired.entries()) {
+    const a = await eventually(async () => {
+      const r = await t.api('POST', '/api/v1/agents', { token: key, body: { name: `delta-${i}`, scope: 'private', hostId, engine: 'claude-code' } });
+      return r.status === 201 ? r : undefined;
+    });
+    const s = await t.api('POST', '/api/v1/sessions', { token: key, body: { agentId: a.body.data.id } });
+    if (s.status !== 201) throw new Error(`delta session: ${s.status} ${s.text}`);
+    const sessionId: string = s.body.data.id;
+    const started = new Promise<number>((res) => runs.set(sessionId, res));
+    const m = await t.api('POST', `/api/v1/sessions/${sessionId}/messages`, { token: key, body: { content: 'stream' } });
+    if (m.status !== 202) throw new Error(`delta phase: ${m.status} ${m.text}`);
+    sessions[await started] = sessionId;
   }
-  const elapsed = (performance.now() - start) / 1000;
-  benchLoop.disable();
-  const serverLoop = await server?.loopDelay?.('read');
-  // Drain: wait while deltas still arrive (at most 5 s).
-  for (let last = -1, i = 0; i < 25 && sink.lat.length < sent && sink.lat.length !== last; i++) {
-    last = sink.lat.length;
-    await sleep(200);
-  }
-  return { sent, received: sink.lat.length, rate: Math.round(sent / elapsed), latency: pct(sink.lat), loop: { server: serverLoop, bench: { p99: ms(benchLoop.percentile(99)), max: ms(benchLoop.max) } } };
+  return sessions;
 }
 
 export async function run(opts: { seconds?: number; rates?: number[]; deltaRates?: number[]; write?: boolean; hub?: 'child' | 'inline' } = {}): Promise<DispatchResult> {
@@ -221,19 +208,22 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
   const cpu0 = cpuTimes();
   // One database for the hub and the bare relay (a table of its own), so PostgreSQL's CPU is read per database.
   const db = await createTestDatabase();
-  const t = where === 'child' ? await forkHub({ config: db.url ? { databaseUrl: db.url } : {} }) : await inlineHub(db.url);
+  const hubConfig = { hostFramesPerSecond: BENCH_HOST_FRAMES_PER_SECOND, ...(db.url ? { databaseUrl: db.url } : {}) };
+  const t = where === 'child' ? await forkHub({ config: hubConfig }) : await inlineHub(hubConfig);
   const relay: Baseline | undefined = db.url ? await forkBaseline('relay', { BENCH_RELAY_DB: db.url }) : undefined;
   const fanout = await forkBaseline('fanout');
   const cpu: PgCpu | undefined = db.url ? await pgCpu(db.url) : undefined;
+  const load = await DeltaLoad.start();
   const client = new LoadClient();
   const sockets: WebSocket[] = [];
-  const stops: Array<() => void> = [];
   try {
     const u = { key: t.key };
     const sims = await setup(t, u.key);
     const say = (m: string) => void (process.env.BENCH_VERBOSE && console.error(`dispatch bench: ${m}`));
     say('setup done');
-    t.profile();
+    // BENCH_HUB_PROFILE_DELTAS=1: the hub's CPU profile (BENCH_HUB_PROFILE) covers the delta phases only.
+    const profileDeltas = process.env.BENCH_HUB_PROFILE_DELTAS === '1';
+    if (!profileDeltas) t.profile();
     const all = sims.flatMap((s) => s.sessions);
     const hostOf = new Map(sims.flatMap((s, i) => s.sessions.map((sid) => [sid, i] as const)));
 
@@ -318,36 +308,24 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
 
     // ---------- 2. run.delta → SSE message.delta ----------
     ending = false;
-    const live: Array<{ host: FakeHost; runId: string; sessionId: string }> = [];
-    for (const s of sims) {
-      const sessionId = s.sessions[0];
-      const got = new Promise<string>((res) => onRunStart(s.host, (f) => f.sessionId === sessionId && res(f.runId)));
-      const r = await t.api('POST', `/api/v1/sessions/${sessionId}/messages`, { token: u.key, body: { content: 'stream' } });
-      if (r.status !== 202) throw new Error(`delta phase: ${r.status} ${r.text}`);
-      live.push({ host: s.host, runId: await got, sessionId });
-    }
+    const streams = await deltaTurns(t, u.key, load);
     say('turns for deltas running');
-    const hubSink: Sink = { lat: [], since: Infinity };
-    const fanSink: Sink = { lat: [], since: Infinity };
-    for (const l of live) stops.push(await sseReader(`${t.url}/api/v1/sessions/${l.sessionId}/events`, { authorization: `Bearer ${u.key}` }, hubSink));
-    const producers: Array<(text: string) => void> = [];
-    for (let i = 0; i < live.length; i++) {
-      stops.push(await sseReader(`${fanout.url}/events/${i}`, {}, fanSink));
-      const ws = await wsOpen(`${fanout.url.replace('http', 'ws')}/produce/${i}`);
-      sockets.push(ws);
-      producers.push((text) => ws.send(encode({ t: 'run.delta', runId: live[i].runId, text })));
-    }
-    const hubSenders = live.map((l) => (text: string) => l.host.send({ t: 'run.delta', runId: l.runId, text }));
+    await load.open('hub', streams.map((sid) => ({ url: `${t.url}/api/v1/sessions/${sid}/events`, headers: { authorization: `Bearer ${u.key}` } })));
+    await load.open('fanout', streams.map((_, i) => ({ url: `${fanout.url}/events/${i}`, headers: {} })));
+    await load.fanout(fanout.url, streams.length);
     await sleep(200);
+    if (profileDeltas) t.profile();
     const deltas: DispatchResult['deltas'] = [];
+    let serverLoop: LoopDelay | undefined;
+    const hubLoop = { before: async () => void (await t.loopDelay?.('reset')), after: async () => void (serverLoop = await t.loopDelay?.('read')) };
     for (const r of deltaRates) {
-      const fan = await deltaPhase(producers, fanSink, r, seconds);
-      const hub = await deltaPhase(hubSenders, hubSink, r, seconds, t);
-      say(`deltas ${r}/s: fan-out p99 ${fan.latency.p99}, hub p99 ${hub.latency.p99}`);
+      const fan = await measured(fanout.pid, () => load.phase('fanout', r, seconds, DELTA_TICK_MS));
+      serverLoop = undefined;
+      const hub = await measured(t.pid, () => load.phase('hub', r, seconds, DELTA_TICK_MS, hubLoop), () => serverLoop);
+      say(`deltas ${r}/s: fan-out p99 ${fan.latency.p99} (${fan.cpuUsPerDelta} µs CPU/delta), hub p99 ${hub.latency.p99} (${hub.cpuUsPerDelta} µs CPU/delta)`);
       deltas.push({ rate: r, fanout: fan, hub });
     }
-    for (const l of live) l.host.send({ t: 'run.end', runId: l.runId, ok: true });
-    await sleep(200);
+    await load.end();
 
     const good = deltas.filter((d) => !behind(d) && !deltaSaturated(d.fanout) && d.hub.received === d.hub.sent && d.hub.latency.p99 <= DELTA_RATIO * d.fanout.latency.p99);
     const result: DispatchResult = {
@@ -359,9 +337,9 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
     for (const s of sims) s.host.close();
     return result;
   } finally {
-    for (const stop of stops) stop();
     for (const ws of sockets) ws.close();
     client.close();
+    await load.close();
     await cpu?.close();
     await fanout.close();
     await relay?.close();
@@ -390,16 +368,17 @@ function record(r: DispatchResult): void {
   };
   const deltaRow = (d: DispatchResult['deltas'][number]) => {
     const f = d.fanout, h = d.hub;
-    const cmp = behind(d) ? `load generator behind (${f.rate}/s and ${h.rate}/s sent of ${d.rate}/s): measures the bench process, not the hub`
+    const cmp = behind(d) ? `load generator behind (${f.rate}/s and ${h.rate}/s sent of ${d.rate}/s): measures the producer process, not the hub`
       : deltaSaturated(f) ? `fan-out saturated (p99 ${f.latency.p99} ms, ${f.sent - f.received} lost): measures the machine, not the hub`
       : verdict(h.latency.p99 <= DELTA_RATIO * f.latency.p99 && h.received === h.sent);
-    return `| ${d.rate}/s | ${lat(f.latency)} | ${f.received}/${f.sent} (${f.rate}/s sent) | ${lat(h.latency)} | ${h.received}/${h.sent} (${h.rate}/s sent) | ${x(h.latency.p99, f.latency.p99)} | ≤ ${DELTA_RATIO}×, all delivered: ${cmp} | ${h.loop.server ? `${h.loop.server.p99} / ${h.loop.server.max}` : 'n/a'} | ${h.loop.bench.p99} / ${f.loop.bench.p99} |`;
+    const gen = (g: DeltaFigure) => `${g.loop.producer.p99} / ${g.loop.reader.p99}`;
+    return `| ${d.rate}/s | ${lat(f.latency)} | ${f.received}/${f.sent} (${f.rate}/s sent) | ${lat(h.latency)} | ${h.received}/${h.sent} (${h.rate}/s sent) | ${x(h.latency.p99, f.latency.p99)} | ≤ ${DELTA_RATIO}×, all delivered: ${cmp} | ${h.cpuUsPerDelta ?? 'n/a'} / ${f.cpuUsPerDelta ?? 'n/a'} | ${h.loop.server ? `${h.loop.server.p99} / ${h.loop.server.max}` : 'n/a'} | ${gen(h)} | ${gen(f)} |`;
   };
   appendFileSync(new URL('./RESULTS.md', import.meta.url), [
     '',
     `## Dispatch and streaming (bench/dispatch.ts) — ${new Date().toISOString()}`,
     '',
-    `Machine: ${machine}. ${SESSIONS} sessions on ${HOSTS} simulated hosts (in-process protocol clients, capacity ${SESSIONS / HOSTS} each, each run ended at once); ${r.hub === 'child' ? 'hub in a child process' : 'hub in the bench process'}, each baseline in a child process of its own; client, hosts, producers and SSE readers in the bench process. ${r.seconds} s per phase, open loop.`,
+    `Machine: ${machine}. ${SESSIONS} sessions on ${HOSTS} simulated hosts (in-process protocol clients, capacity ${SESSIONS / HOSTS} each, each run ended at once); ${r.hub === 'child' ? 'hub in a child process' : 'hub in the bench process'}, each baseline in a child process of its own; the dispatch client and hosts in the bench process; the delta producer (holding the turns' host channels) and ${process.env.BENCH_DELTA_READERS ?? 1} SSE reader process(es) each in a process of its own, latency measured on the wall clock shared by the processes. ${r.seconds} s per phase, open loop.`,
     '',
     'POST /messages → host receives run.start (p50 / p99 / max ms). Baseline: the bare relay (bench/baselines/relay.ts: same POST and body, one row committed with one statement, a MessagePack frame to the host\'s WebSocket). PostgreSQL CPU: utime + stime of the database\'s backends per message sent.',
     '',
@@ -409,8 +388,8 @@ function record(r: DispatchResult): void {
     '',
     `host run.delta → SSE message.delta over 20 turns, sent every ${DELTA_TICK_MS} ms (p50 / p99 / max ms). Baseline: the bare fan-out (bench/baselines/fanout.ts: WebSocket frames to SSE readers, one corked write per reader per event-loop turn), the same producer and reader code.`,
     '',
-    '| offered | bare fan-out | delivered | hub | delivered | hub p99 / fan-out p99 | target | hub loop delay p99 / max ms | bench loop p99 ms (hub / fan-out phase) |',
-    '|---|---|---:|---|---:|---:|---|---|---|',
+    '| offered | bare fan-out | delivered | hub | delivered | hub p99 / fan-out p99 | target | server CPU µs per delta, hub / fan-out | hub loop delay p99 / max ms | producer / reader loop p99 ms, hub phase | producer / reader loop p99 ms, fan-out phase |',
+    '|---|---|---:|---|---:|---:|---|---:|---|---|---|',
     ...r.deltas.map(deltaRow),
     '',
     `Highest delta rate where both phases were sent at ≥ 90 % of the offered rate, the fan-out kept p99 ≤ ${BASELINE_SATURATED_MS} ms with nothing lost and the hub's p99 ≤ ${DELTA_RATIO}× it with every delta delivered: ${r.bestDeltaRate ? `${r.bestDeltaRate}/s` : 'none of the rates measured'}.`,

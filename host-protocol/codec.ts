@@ -1,22 +1,30 @@
 // MessagePack encode/decode with schema checks. decode never throws on bad
 // bytes: it returns { error } so a transport can close with BAD_FRAME.
-import { encode as mpEncode, decode as mpDecode } from '@msgpack/msgpack';
+import { Encoder, Decoder } from '@msgpack/msgpack';
 import { Compile } from 'typebox/compile';
 import { HostToHub, HubToHost } from './frames.js';
 
 const checkHostToHub = Compile(HostToHub);
 const checkHubToHost = Compile(HubToHost);
+/**
+ * One decoder and one encoder for every frame: msgpack's `decode()` and `encode()` build a
+ * Decoder (and its key cache) or an Encoder (and a 2 KB buffer) per call, which at thousands
+ * of deltas a second is most of a frame's garbage. Both are reentrant (they clone themselves
+ * when entered twice); the encoder's buffer grows to the largest frame sent and stays.
+ */
+const encoder = new Encoder({ ignoreUndefined: true });
+const decoder = new Decoder({ maxStrLength: 1_000_000, maxArrayLength: 10_000, maxMapLength: 1_000, maxBinLength: 1_000_000, maxExtLength: 0 });
 
 export type Decoded<T> = { frame: T; error?: undefined } | { frame?: undefined; error: string };
 
 export function encodeFrame(frame: HostToHub | HubToHost): Uint8Array {
-  return mpEncode(frame, { ignoreUndefined: true });
+  return encoder.encode(frame);
 }
 
 function decodeWith<T>(bytes: ArrayBuffer | Uint8Array, check: { Check(v: unknown): boolean }): Decoded<T> {
   let value: unknown;
   try {
-    value = mpDecode(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes), { maxStrLength: 1_000_000, maxArrayLength: 10_000, maxMapLength: 1_000, maxBinLength: 1_000_000, maxExtLength: 0 });
+    value = decoder.decode(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes));
   } catch (e) {
     return { error: `not MessagePack: ${(e as Error).message}` };
   }

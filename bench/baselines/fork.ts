@@ -6,6 +6,8 @@ import { fork } from 'node:child_process';
 
 export interface Baseline {
   url: string;
+  /** The server process's id (its CPU time in /proc). */
+  pid?: number;
   close(): Promise<void>;
 }
 
@@ -21,6 +23,7 @@ export async function forkBaseline(file: 'relay' | 'fanout', env: Record<string,
   });
   return {
     url: `http://127.0.0.1:${port}`,
+    pid: child.pid,
     close: () => new Promise((res) => {
       if (child.exitCode !== null) return res();
       child.once('exit', () => res());

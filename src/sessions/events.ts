@@ -159,8 +159,10 @@ export class SessionEvents {
     }
     if (this.bus.kind !== 'local') return publishObj(this.bus, `session:${sessionId}`, ev);
     (ev as Framed)[FRAME] = frame; // local readers share the ring's encoding
+    (ev as Framed)[NUM] = n;
     const set = this.local.get(sessionId);
-    if (set) for (const h of [...set]) {
+    // One reader (the usual case) is called straight from the set: a reader leaving during the call is safe.
+    if (set) for (const h of set.size === 1 ? set : [...set]) {
       try {
         h(ev);
       } catch {
@@ -199,9 +201,10 @@ export class SessionEvents {
   }
 }
 
-/** Where an event object carries its SSE frame (a symbol: never published on the Bus). */
+/** Where an event object carries its SSE frame and its number (symbols: never published on the Bus). */
 const FRAME = Symbol('frame');
-type Framed = SessionEvent & { [FRAME]?: string };
+const NUM = Symbol('n');
+type Framed = SessionEvent & { [FRAME]?: string; [NUM]?: number };
 /** The SSE frame of an event, encoded once however many readers it has. */
 function frameOf(e: Framed): string {
   return (e[FRAME] ??= formatEvent(e.event, e.data, e.id));
@@ -256,9 +259,9 @@ export class Feed {
         if (event === 'run.completed' || event === 'run.error') finish();
         return true;
       };
-      const live = (e: SessionEvent) => {
+      const live = (e: Framed) => {
         if (e.runId !== runId) return;
-        const sent = write(Number(e.id.slice(e.id.lastIndexOf(':') + 1)), e.event, frameOf(e), e.data.sessionId, e.id);
+        const sent = write(e[NUM] ?? Number(e.id.slice(e.id.lastIndexOf(':') + 1)), e.event, frameOf(e), e.data.sessionId, e.id);
         if (sent && e.at !== undefined && this.latency) this.latency.observe(Math.max(0, Date.now() - e.at) / 1000);
       };
       s.onClose(finish);

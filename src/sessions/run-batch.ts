@@ -6,6 +6,7 @@ import type { RunFrame } from '../hosts/gateway.js';
 import { one, type Em } from './sql.js';
 import { newId } from '../ids.js';
 import type { SessionEventName } from './events.js';
+import type { PartialText } from './partial-text.js';
 
 export type Ev = [SessionEventName, Record<string, unknown>];
 export type RunEnd = Omit<FrameOf<HostToHub, 'run.end'>, 't' | 'runId'>;
@@ -52,8 +53,8 @@ export interface RunState {
   closed: boolean;
   model?: string;
   engineSessionId?: string;
-  /** Streamed text not yet covered by a complete assistant message, in pieces (kept on abort). */
-  partial: string[];
+  /** Streamed text not yet covered by a complete assistant message (kept on abort). */
+  partial: PartialText;
   pending: Row[];
   toolSeq: Map<string, number>;
   toolNames: Map<string, string>;
@@ -62,8 +63,7 @@ export interface RunState {
   rowEvents: Map<string, Ev>;
   timer?: NodeJS.Timeout;
   chain: Promise<void>;
-  /** Bytes of `partial`, of `pending`, and of `backlog` (bounded: src/limits.ts). */
-  partialBytes: number;
+  /** Bytes of `pending` and of `backlog` (with `partial.bytes`, bounded: src/limits.ts). */
   pendingBytes: number;
   backlogBytes: number;
   /** The backlog went over its bound while the run was loaded: the run ends once it is. */

@@ -17,11 +17,9 @@ import { frameBytes, limitsOf, type Limits } from '../limits.js';
 import { ErrorCatalogue } from '../errors.js';
 import { engineFailure } from './engine-failure.js';
 import { retryUntilDone } from './retry.js';
+import { PartialText } from './partial-text.js';
 
 export { costOf, FLUSH_MS };
-
-/** A turn's partial text is joined into one string when it has this many pieces. */
-const PARTIAL_PIECES = 256;
 
 export class RunTracker {
   private states = new Map<string, RunState>();
@@ -134,10 +132,7 @@ export class RunTracker {
       case 'run.delta': {
         const n = Buffer.byteLength(f.text);
         if (this.over(st, n)) return;
-        st.partialBytes += n;
-        st.partial.push(f.text);
-        // A long answer's deltas: a few strings, not thousands (each one costs every young-generation collection).
-        if (st.partial.length >= PARTIAL_PIECES) st.partial = [st.partial.join('')];
+        st.partial.push(f.text, n);
         if (st.outq.length) st.outq.push({ ev: ['message.delta', { delta: f.text }] });
         // Stamped for the delta latency metric (a delta queued behind rows above is not measured).
         else this.events.emit(st.sessionId, st.runId, 'message.delta', { delta: f.text }, { at: Date.now() });
@@ -149,8 +144,7 @@ export class RunTracker {
         st.pendingBytes += n;
         for (const b of f.blocks) {
           if (f.role === 'assistant' && b.kind === 'text') {
-            st.partial = [];
-            st.partialBytes = 0;
+            st.partial.clear();
           }
           if (f.role === 'user' && b.kind !== 'tool_result') continue; // the prompt echo is already stored
           const row = newRow(f.role, b);
@@ -185,7 +179,7 @@ export class RunTracker {
    * with OUTPUT_TOO_LARGE (issue 10, hole 4).
    */
   private over(st: RunState, n: number): boolean {
-    if (st.partialBytes + st.pendingBytes + n <= this.limits.runOutputBytes) return false;
+    if (st.partial.bytes + st.pendingBytes + n <= this.limits.runOutputBytes) return false;
     this.tooLarge(st);
     return true;
   }
@@ -240,9 +234,9 @@ export class RunTracker {
     st.engineSessionId = engineSessionIdOf(end.engineSessionId, this.ctx.log, st.runId) ?? st.engineSessionId;
     let waiting: boolean | undefined; // unknown when the write failed: the scheduler looks for itself
     // Taken out of the state once, so every retry writes the same rows.
-    const item: EndItem = { st, end, rows: st.pending.splice(0), partial: st.partial.join(''), usage: end.usage ?? { inputTokens: 0, outputTokens: 0 } };
-    st.partial = [];
-    st.partialBytes = st.pendingBytes = 0;
+    const item: EndItem = { st, end, rows: st.pending.splice(0), partial: st.partial.text(), usage: end.usage ?? { inputTokens: 0, outputTokens: 0 } };
+    st.partial.clear();
+    st.pendingBytes = 0;
     st.chain = st.chain
       .then(() => this.finalize(st, end, item))
       .then((w) => void (waiting = w))
@@ -296,8 +290,8 @@ export class RunTracker {
 
   private newState(runId: string, sessionId: string, hostId: string, agentId: string, engine: string, ready: boolean): RunState {
     return {
-      runId, sessionId, hostId, agentId, engine, ready, since: Date.now(), backlog: [], closed: false, partial: [], pending: [], toolSeq: new Map(), toolNames: new Map(),
-      outq: [], rowEvents: new Map(), chain: Promise.resolve(), partialBytes: 0, pendingBytes: 0, backlogBytes: 0,
+      runId, sessionId, hostId, agentId, engine, ready, since: Date.now(), backlog: [], closed: false, partial: new PartialText(), pending: [], toolSeq: new Map(), toolNames: new Map(),
+      outq: [], rowEvents: new Map(), chain: Promise.resolve(), pendingBytes: 0, backlogBytes: 0,
     };
   }
 

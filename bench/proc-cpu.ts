@@ -1,0 +1,17 @@
+// CPU time of one process of this machine (Linux /proc/<pid>/stat), for
+// per-unit costs that contention does not distort the way it does latency.
+import { readFileSync } from 'node:fs';
+
+/** Clock ticks per second of /proc's counters (CLK_TCK: 100 on Linux). */
+const TICK = 100;
+
+/** CPU ms (user+sys, all threads) of a process, or undefined when it is gone or unknown. */
+export function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const rest = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(rest[11]) + Number(rest[12])) / TICK) * 1000; // fields 14 and 15: utime, stime
+  } catch {
+    return undefined;
+  }
+}

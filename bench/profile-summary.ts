@@ -1,0 +1,44 @@
+// A V8 .cpuprofile (BENCH_HUB_PROFILE) summarised in text: the functions with
+// the most self time and the most inclusive time (a function's time counted
+// once per sample however deep it recurses), as shares of the samples.
+//
+//   npx tsx bench/profile-summary.ts file.cpuprofile [top=25]
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
+
+interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
+interface Profile { nodes: Node[]; samples: number[]; timeDeltas: number[] }
+
+export function summarise(p: Profile, top = 25): string {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const name = (n: Node) => {
+    const f = n.callFrame;
+    const file = f.url ? relative(process.cwd(), f.url.replace(/^file:\/\//, '')) : '';
+    return `${f.functionName || '(anonymous)'}${file ? ` ${file}:${f.lineNumber + 1}` : ''}`;
+  };
+  const self = new Map<string, number>();
+  const incl = new Map<string, number>();
+  let total = 0;
+  p.samples.forEach((id, i) => {
+    const dt = p.timeDeltas[i] ?? 0;
+    total += dt;
+    const leaf = byId.get(id)!;
+    self.set(name(leaf), (self.get(name(leaf)) ?? 0) + dt);
+    const seen = new Set<string>();
+    for (let n: Node | undefined = leaf; n; n = byId.get(parent.get(n.id) ?? -1)) {
+      const k = name(n);
+      if (seen.has(k)) continue;
+      seen.add(k);
+      incl.set(k, (incl.get(k) ?? 0) + dt);
+    }
+  });
+  const table = (m: Map<string, number>, title: string) => [
+    `${title} (of ${(total / 1e3).toFixed(0)} ms sampled)`,
+    ...[...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)} %  ${(v / 1e3).toFixed(0).padStart(6)} ms  ${k}`),
+  ].join('\n');
+  return `${table(self, 'self')}\n\n${table(incl, 'inclusive')}`;
+}
+
+if (process.argv[2]) console.log(summarise(JSON.parse(readFileSync(process.argv[2], 'utf8')), Number(process.argv[3] ?? 25)));
