@@ -26,7 +26,7 @@ import { connectFakeHost, wsUrl, type FakeHost } from '../test/helpers/host.js';
 import { createTestDatabase } from '../test/helpers/hub.js';
 import { redisUrlOrSkip, testPrefix } from '../test/helpers/redis.js';
 import { HOST_WS_PATH } from '../host-protocol/version.js';
-import { fdLimitWrap, forkHub, type BenchHub } from './hub-process.js';
+import { forkHub, type BenchHub } from './hub-process.js';
 import { cpuTimes, stolen } from './run.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -147,11 +147,9 @@ interface Client {
   close(): Promise<void>;
 }
 
-function startClient(fdLimit: number): Promise<Client> {
-  const wrap = fdLimitWrap(fdLimit);
+function startClient(): Promise<Client> {
   const child = fork(SELF, ['--client'], {
-    execPath: wrap?.execPath,
-    execArgv: [...(wrap?.execArgv ?? []), '--import', 'tsx', '--max-old-space-size=4096'],
+    execArgv: ['--import', 'tsx', '--max-old-space-size=4096'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const waiting = new Map<string, (m: FromClient) => void>();
@@ -267,7 +265,8 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
   const maxSeconds = Number(process.env.BENCH_MAX_SECONDS ?? 600);
   const withBare = process.env.BENCH_CLUSTER_BARE !== '0';
   const perNode = Math.ceil(n / nodeCount);
-  const { soft, hard } = fdLimits();
+  // Node raises its soft open-file limit to the hard one at start, so the hard limit is what a node or client process gets.
+  const { hard } = fdLimits();
   const ceiling = Number.isFinite(hard) ? hard : 1_000_000;
   // Each client process holds at most what the limit allows (with room to spare); at least one per node.
   const perClientMax = Math.max(1000, Math.min(ceiling, 20_000) - FD_SPARE - 800);
@@ -301,12 +300,11 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
   };
   process.once('exit', killAll);
   const measured = async (): Promise<ClusterResult> => {
-    const want = perNode + FD_SPARE;
     const shared = { databaseUrl: db.url, redisUrl, redisPrefix: testPrefix(), hostHeartbeatTimeoutMs: window };
     for (let k = 0; k < nodeCount; k++) {
       hubs.push(await forkHub({
         config: { ...shared, nodeId: `cluster-${k}`, ...(k ? { adminApiKey: hubs[0].adminKey } : {}) },
-        user: k === 0, name: `node ${k}`, nodeArgs: ['--expose-gc'], fdLimit: want,
+        user: k === 0, name: `node ${k}`, nodeArgs: ['--expose-gc'],
       }));
     }
     step(`${nodeCount} nodes up`);
@@ -325,7 +323,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
       }
       return out;
     };
-    for (let c = 0; c < clientCount; c++) clients.push(await startClient(perClient + FD_SPARE));
+    for (let c = 0; c < clientCount; c++) clients.push(await startClient());
     step(`${clientCount} client processes up`);
     const fdLimit = hubs.map((h) => fdLimits(h.pid!).soft);
     // Start-up garbage collected and returned before the baseline is read (a second GC after a pause).
@@ -404,7 +402,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
         bare!.once('message', (m: { port: number }) => res(m.port));
         bare!.once('exit', (c) => rej(new Error(`bare server exited: ${c}`)));
       });
-      const bc = await startClient(perNode + FD_SPARE);
+      const bc = await startClient();
       clients.push(bc);
       const jobs = Array.from({ length: perNode }, (_, i): Job => ({ cred: 'none', url: `ws://127.0.0.1:${port}${HOST_WS_PATH}`, addr: `127.0.0.${2 + (i % ADDRESSES)}` }));
       const d = await bc.ask<FromClient & { t: 'connected' }>({ t: 'connect', jobs, concurrency }, 'connected');

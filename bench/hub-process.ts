@@ -2,27 +2,7 @@
 // own and talks to it over IPC. Used by bench/dispatch.ts (one hub) and
 // bench/cross-node.ts (two nodes on one database and one Redis).
 import { fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { call } from '../test/helpers/nodes.js';
-
-/**
- * How to start a child Node with at least `n` open files when this process's soft limit is lower
- * and the hard limit allows it (Node cannot call setrlimit): through `sh -c 'ulimit -n n; exec node …'`.
- * Undefined when the soft limit already suffices (or cannot be read). Use as fork's execPath and
- * the head of its execArgv.
- */
-export function fdLimitWrap(n: number): { execPath: string; execArgv: string[] } | undefined {
-  let soft = Infinity;
-  try {
-    const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
-    const v = line?.replace('Max open files', '').trim().split(/\s+/)[0];
-    soft = v === undefined || v === 'unlimited' ? Infinity : Number(v);
-  } catch {
-    return undefined;
-  }
-  if (soft >= n) return undefined;
-  return { execPath: '/bin/sh', execArgv: ['-c', `ulimit -n ${n} && exec "$0" "$@"`, process.execPath] };
-}
 
 export interface LoopDelay {
   p99: number;
@@ -53,14 +33,11 @@ export interface BenchHub {
 
 /**
  * Forks a hub. `config`: overrides of the test hub's config (JSON-safe); `user: false` skips the
- * bench user (a second node of one database); `fdLimit`: open files the child needs (see fdLimitWrap).
- * BENCH_HUB_ARGS adds Node flags to the child.
+ * bench user (a second node of one database). BENCH_HUB_ARGS adds Node flags to the child.
  */
-export async function forkHub(opts: { config?: Record<string, unknown>; user?: boolean; name?: string; nodeArgs?: string[]; fdLimit?: number } = {}): Promise<BenchHub> {
-  const wrap = opts.fdLimit ? fdLimitWrap(opts.fdLimit) : undefined;
+export async function forkHub(opts: { config?: Record<string, unknown>; user?: boolean; name?: string; nodeArgs?: string[] } = {}): Promise<BenchHub> {
   const child = fork(new URL('./hub-child.ts', import.meta.url), [], {
-    execPath: wrap?.execPath,
-    execArgv: [...(wrap?.execArgv ?? []), '--import', 'tsx', ...(opts.nodeArgs ?? []), ...(process.env.BENCH_HUB_ARGS?.split(' ').filter(Boolean) ?? [])],
+    execArgv: ['--import', 'tsx', ...(opts.nodeArgs ?? []), ...(process.env.BENCH_HUB_ARGS?.split(' ').filter(Boolean) ?? [])],
     env: { ...process.env, BENCH_HUB_CONFIG: JSON.stringify(opts.config ?? {}), BENCH_HUB_USER: opts.user === false ? '0' : '1' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
