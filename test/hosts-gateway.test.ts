@@ -7,7 +7,7 @@ import { HostChannels } from '../src/hosts/gateway-impl.js';
 import { LocalPresence } from '../src/hosts/presence.js';
 import { HostStore } from '../src/hosts/store.js';
 import type { Socket } from '../src/hosts/connection.js';
-import { PROTOCOL_VERSION } from '../host-protocol/version.js';
+import { CloseCodes, PROTOCOL_VERSION } from '../host-protocol/version.js';
 
 let t: TestHub;
 before(async () => {
@@ -54,4 +54,46 @@ test('onHostsUp delivers a burst of hellos as one batch; onHostUp stays per host
   await ch.close();
   await store.close();
   assert.ok(sockets.every((s) => s.ended === 1001), 'closing the gateway says GOING_AWAY');
+});
+
+test('a silent host is closed within the heartbeat window of its last frame; one that pings stays', async () => {
+  const WINDOW = 1500;
+  const store = new HostStore(t.hub.ctx);
+  const ch = new HostChannels(t.hub.ctx, new LocalPresence(), store, { heartbeatTimeoutMs: WINDOW, requestTimeoutMs: 1000 });
+  const open = (hostId: string) => {
+    const c = ch.connection({ hostId, userId: 'usr_x' });
+    const s = stubSocket();
+    // Like uWS: ending the socket reports the close at once.
+    s.end = (code: number) => {
+      s.ended = code;
+      c.closed(code);
+    };
+    c.open(s);
+    ch.opened(c);
+    c.handle({ t: 'hello', v: PROTOCOL_VERSION, cli: 't', name: 'n', capacity: 1, engines: [], running: [] });
+    return { c, s };
+  };
+  // Said hello between two of the node's sweep ticks, not in step with them.
+  await new Promise((r) => setTimeout(r, WINDOW / 6));
+  const lastFrame = Date.now();
+  const silent = open('hst_silent');
+  const alive = open('hst_alive');
+  const beat = setInterval(() => alive.c.handle({ t: 'ping', id: 1 }), ch.heartbeatMs);
+  let closedAt = 0;
+  while (!closedAt && Date.now() - lastFrame < WINDOW * 3) {
+    await new Promise((r) => setTimeout(r, 10));
+    if (silent.s.ended !== undefined) closedAt = Date.now();
+  }
+  assert.equal(silent.s.ended, CloseCodes.HEARTBEAT.code, 'closed for silence');
+  const silence = closedAt - lastFrame;
+  // Judged often enough to close before the window is over (the old sweep, every third of the window, closed up to a third late).
+  assert.ok(silence <= WINDOW + 30, `closed ${silence} ms after its last frame; window ${WINDOW} ms`);
+  assert.ok(silence >= WINDOW * 0.8, `not long before the window either: ${silence} ms`);
+  assert.equal((await ch.presence('hst_silent')).status, 'offline');
+  await new Promise((r) => setTimeout(r, WINDOW));
+  clearInterval(beat);
+  assert.equal(alive.s.ended, undefined, 'a host pinging every heartbeatMs stays open past the window');
+  assert.equal((await ch.presence('hst_alive')).status, 'online');
+  await ch.close();
+  await store.close();
 });

@@ -62,6 +62,10 @@ export class HostChannels implements HostGateway, ChannelOwner {
   /** One shared array per distinct engine list: thousands of hosts report the same one. */
   private engineLists = new Map<string, Engine[]>();
   private sweepTimer: NodeJS.Timeout;
+  /** Period of the liveness check, and of the (costlier) presence refresh, ms. */
+  private readonly checkMs: number;
+  private readonly refreshMs: number;
+  private lastRefresh = 0;
   private lastPersist = Date.now();
   private unsubReply: () => void;
   private unsubReconnect: () => void;
@@ -89,7 +93,12 @@ export class HostChannels implements HostGateway, ChannelOwner {
     };
     store.liveHosts = () => [...this.local.keys(), ...[...this.waiting].map((c) => c.hostId)];
     this.unsubReconnect = ctx.bus.onReconnect(() => void this.upkeep.rebuild());
-    this.sweepTimer = setInterval(() => this.sweep(), Math.max(250, Math.floor(timing.heartbeatTimeoutMs / 3)));
+    // Silence is judged often (a tenth of the window, 250 ms to 1 s) so that a host that falls silent
+    // reads offline within the window of its last frame, not up to a sweep period after it; presence
+    // in the store is extended only every third of the window (its TTL is the whole window).
+    this.checkMs = Math.min(1000, Math.max(250, Math.floor(timing.heartbeatTimeoutMs / 10)));
+    this.refreshMs = Math.max(250, Math.floor(timing.heartbeatTimeoutMs / 3));
+    this.sweepTimer = setInterval(() => this.sweep(), this.checkMs);
     this.sweepTimer.unref();
   }
 
@@ -308,21 +317,25 @@ export class HostChannels implements HostGateway, ChannelOwner {
     if (!e || e.nodeId === null) throw fail('HOST_OFFLINE');
   }
 
-  /** Closes silent channels, extends presence of the live ones, drops stale forwards. */
+  /** Closes silent channels, extends presence of the live ones (every refreshMs), drops stale forwards. */
   private sweep(): void {
     const now = Date.now();
-    const limit = now - this.timing.heartbeatTimeoutMs;
+    // Closed once silent for the window less one check period: the check that sees it comes before the window ends.
+    const limit = now - (this.timing.heartbeatTimeoutMs - this.checkMs);
+    const refresh = now - this.lastRefresh >= this.refreshMs - this.checkMs / 2;
     const live: string[] = [];
     for (const conn of this.local.values()) {
-      if (conn.lastSeen < limit) conn.close(CloseCodes.HEARTBEAT);
-      else live.push(conn.hostId);
+      if (conn.lastSeen <= limit) conn.close(CloseCodes.HEARTBEAT);
+      else if (refresh) live.push(conn.hostId);
     }
+    for (const conn of this.waiting) if (conn.lastSeen <= limit) conn.close(CloseCodes.HELLO_TIMEOUT);
+    if (!refresh) return;
+    this.lastRefresh = now;
     if (live.length) void this.upkeep.refresh(live, now).catch(() => undefined);
     if (now - this.lastPersist >= PERSIST_SEEN_MS) {
       this.lastPersist = now;
       this.store.touchMany(live, now);
     }
-    for (const conn of this.waiting) if (conn.lastSeen < limit) conn.close(CloseCodes.HELLO_TIMEOUT);
     for (const [id, f] of this.forwards) if (now - f.at > FORWARD_MAX_AGE_MS) this.forwards.delete(id);
   }
 

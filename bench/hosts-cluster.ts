@@ -1,0 +1,524 @@
+// Host channels across a cluster on one machine (issue 15, target 4): N
+// simulated hosts (default 60,000) held by several hub nodes (default 4),
+// each in a process of its own on one PostgreSQL database and one Redis;
+// the hosts live in client processes of their own (each under the
+// per-process file limit, connecting from several loopback source addresses
+// to stay under the per-address ephemeral-port limit). Measured with
+// everything open: the time from the first connect to the last welcome, each
+// node's RSS per channel, ping round trips across nodes, Redis CPU per 1,000
+// heartbeating hosts over a steady window, and how long a host killed on each
+// node takes to read offline on every node — killed two ways: its socket
+// terminated (a crashed host process: the node sees the TCP close) and its
+// socket left open but silent (a cut network: only the heartbeat window tells).
+// A bare uWebSockets.js server holding one node's share, pinged in the same
+// state of the machine, is the floor for the ping figure.
+//
+//   DATABASE_URL=… REDIS_URL=… npx tsx bench/hosts-cluster.ts
+//   (BENCH_CLUSTER_HOSTS=60000, BENCH_CLUSTER_NODES=4, BENCH_CLUSTER_CLIENTS, BENCH_CLUSTER_HEARTBEAT_MS=15000,
+//    BENCH_CLUSTER_STEADY_SECONDS=15, BENCH_CLUSTER_BARE=0 to skip the bare server, BENCH_MAX_SECONDS=600,
+//    BENCH_HUB_PROFILE=/tmp/node-%n.cpuprofile for each node's CPU profile from the first connect to close)
+import { fork, type ChildProcess } from 'node:child_process';
+import { appendFileSync, readFileSync } from 'node:fs';
+import { cpus, totalmem, loadavg, platform } from 'node:os';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Redis } from 'ioredis';
+import { connectFakeHost, wsUrl, type FakeHost } from '../test/helpers/host.js';
+import { createTestDatabase } from '../test/helpers/hub.js';
+import { redisUrlOrSkip, testPrefix } from '../test/helpers/redis.js';
+import { HOST_WS_PATH } from '../host-protocol/version.js';
+import { forkHub, type BenchHub } from './hub-process.js';
+import { cpuTimes, stolen } from './run.js';
+
+const SELF = fileURLToPath(import.meta.url);
+/** Targets of issue 15. */
+const TARGET_CONNECT_S = 20;
+const TARGET_KB_PER_CHANNEL = 3;
+const TARGET_PING_P99_MS = 5;
+/** Sockets a process needs beside its channels (database pool, Redis, IPC, stdio). */
+const FD_SPARE = 200;
+/** Loopback source addresses the hosts connect from (127.0.0.2…). */
+const ADDRESSES = 16;
+
+const now = () => performance.timeOrigin + performance.now();
+const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
+const r2 = (x: number) => Math.round(x * 100) / 100;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const started = Date.now();
+/** Progress on stderr: a run at full size takes minutes. */
+const step = (what: string) => process.stderr.write(`hosts-cluster ${((Date.now() - started) / 1000).toFixed(1)} s: ${what}\n`);
+
+// ---------------------------------------------------------------- client process
+
+/** One host a client process connects: its credential, the node's URL, its source address; `silent` hosts ping from a timer the bench can stop. */
+interface Job {
+  cred: string;
+  url: string;
+  addr: string;
+  silent?: boolean;
+}
+type ToClient =
+  | { t: 'connect'; jobs: Job[]; concurrency: number }
+  | { t: 'ping'; count: number; parallel: number }
+  | { t: 'kill'; index: number; mode: 'terminate' | 'silent' }
+  | { t: 'open' }
+  | { t: 'close' };
+type FromClient =
+  | { t: 'connected'; firstAt: number; lastAt: number; connected: number; failed: number; errors: string[]; byUrl: Record<string, number>; hostIds: Array<string | undefined> }
+  | { t: 'pinged'; rtts: number[] }
+  | { t: 'killed'; at: number; lastBeatAt?: number }
+  | { t: 'open'; n: number };
+
+function clientProcess(): void {
+  const hosts: Array<FakeHost | undefined> = [];
+  const beats = new Map<number, NodeJS.Timeout>();
+  let beatId = 1_000_000; // ping ids of their own, clear of the FakeHost's
+  /** When each silent-capable host last pinged (its last sign of life once killed). */
+  const lastBeat = new Map<number, number>();
+  const send = (m: FromClient) => process.send!(m);
+  process.on('disconnect', () => process.exit(0)); // the bench died: do not linger
+  process.on('message', async (m: ToClient) => {
+    if (m.t === 'connect') {
+      let next = 0;
+      let failed = 0;
+      let lastAt = 0;
+      const errors = new Map<string, number>();
+      const byUrl: Record<string, number> = {};
+      const firstAt = now();
+      const worker = async () => {
+        while (next < m.jobs.length) {
+          const i = next++;
+          const j = m.jobs[i];
+          try {
+            const h = await connectFakeHost(j.url, j.cred, { localAddress: j.addr, name: `h${i}`, heartbeat: !j.silent });
+            // Pings like connectFakeHost's own heartbeat, from a timer `kill` can stop while the socket stays open.
+            const welcome = h.frames.find((f) => f.t === 'welcome') as { heartbeatMs: number } | undefined;
+            if (j.silent) {
+              lastBeat.set(i, now());
+              beats.set(i, setInterval(() => (h.send({ t: 'ping', id: ++beatId, ts: Date.now() }), lastBeat.set(i, now())), welcome?.heartbeatMs ?? 5000));
+            }
+            // Frames are not kept: thousands of hosts each holding its welcome and pongs would be the bench's memory, not the hub's.
+            h.frames.length = 0;
+            h.ws.on('message', () => void (h.frames.length = 0));
+            hosts[i] = h;
+            byUrl[j.url] = (byUrl[j.url] ?? 0) + 1;
+            lastAt = now();
+          } catch (e) {
+            failed++;
+            const why = (e as Error).message.slice(0, 80);
+            errors.set(why, (errors.get(why) ?? 0) + 1);
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: m.concurrency }, worker));
+      send({
+        t: 'connected', firstAt, lastAt, connected: m.jobs.length - failed, failed, byUrl,
+        errors: [...errors].map(([k, v]) => `${v} × ${k}`),
+        hostIds: m.jobs.map((j, i) => (j.silent || i < 64 ? hosts[i]?.hostId : undefined)),
+      });
+    } else if (m.t === 'ping') {
+      const live = hosts.filter((h): h is FakeHost => !!h && h.ws.readyState === h.ws.OPEN);
+      const rtts: number[] = [];
+      let k = 0;
+      const pinger = async () => {
+        while (k++ < m.count && live.length) rtts.push(await live[Math.floor(Math.random() * live.length)].ping());
+      };
+      await Promise.all(Array.from({ length: m.parallel }, pinger));
+      send({ t: 'pinged', rtts });
+    } else if (m.t === 'kill') {
+      const h = hosts[m.index];
+      clearInterval(beats.get(m.index));
+      const at = now();
+      if (m.mode === 'terminate') h?.ws.terminate(); // no close frame: the socket just goes
+      send({ t: 'killed', at, lastBeatAt: lastBeat.get(m.index) });
+    } else if (m.t === 'open') {
+      send({ t: 'open', n: hosts.filter((h) => h && h.ws.readyState === h.ws.OPEN).length });
+    } else if (m.t === 'close') {
+      for (const t of beats.values()) clearInterval(t);
+      for (const h of hosts) h?.ws.terminate();
+      process.exit(0);
+    }
+  });
+  send({ t: 'open', n: 0 }); // ready
+}
+
+interface Client {
+  child: ChildProcess;
+  ask<T extends FromClient>(m: ToClient, answer: T['t']): Promise<T>;
+  close(): Promise<void>;
+}
+
+function startClient(): Promise<Client> {
+  const child = fork(SELF, ['--client'], {
+    execArgv: ['--import', 'tsx', '--max-old-space-size=4096'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const waiting = new Map<string, (m: FromClient) => void>();
+  child.on('message', (m: FromClient) => {
+    const w = waiting.get(m.t);
+    waiting.delete(m.t);
+    w?.(m);
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const ask = <T extends FromClient>(m: ToClient | undefined, answer: T['t']) => new Promise<T>((res, rej) => {
+    waiting.set(answer, res as (m: FromClient) => void);
+    void exited.then(() => rej(new Error(`bench client ${child.pid} exited`)));
+    if (m) child.send(m);
+  });
+  return ask<FromClient & { t: 'open' }>(undefined, 'open').then(() => ({
+    child,
+    ask: (m, a) => ask(m, a),
+    async close() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.send({ t: 'close' } satisfies ToClient);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  }));
+}
+
+// ---------------------------------------------------------------- measurement
+
+export interface NodeFigure {
+  node: string;
+  channels: number;
+  rssBeforeMB: number;
+  rssOpenMB: number;
+  kbPerChannel: number;
+  heapKbPerChannel: number;
+  /** CPU ms per second of the node over the steady window. */
+  cpuMsPerS: number;
+  loopP99ms: number;
+  fdLimit: number;
+}
+
+export interface KillFigure {
+  mode: 'terminate' | 'silent';
+  node: string;
+  hostId: string;
+  /** Kill → the last node reading offline, ms; NaN when not offline by the deadline. */
+  offlineMs: number;
+  /** Per node polled: kill → offline there, ms. */
+  perNode: number[];
+  /** Silent hosts: their last ping → offline on the last node, ms (the silence the hub judged). */
+  sinceLastBeatMs?: number;
+}
+
+export interface ClusterResult {
+  skipped?: string;
+  n: number;
+  nodes: number;
+  clients: number;
+  heartbeatWindowMs: number;
+  connected: number;
+  failed: number;
+  errors: string[];
+  connectSeconds: number;
+  perNode: NodeFigure[];
+  pingP50ms: number;
+  pingP99ms: number;
+  pings: number;
+  bare?: { n: number; connected: number; pingP50ms: number; pingP99ms: number; pings: number };
+  steadySeconds: number;
+  /** Redis CPU (user + sys) over the steady window. */
+  redisCpuMs: number;
+  redisCpuMsPerSecondPer1000: number;
+  redisCommandsPerHostPerMinute: number;
+  kills: KillFigure[];
+  loadStart: string;
+  loadEnd: string;
+  stolen: string;
+}
+
+/** utime + stime of a process, ms (Linux /proc). */
+function procCpuMs(pid: number | undefined): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // clock ticks at USER_HZ 100
+  } catch {
+    return NaN;
+  }
+}
+
+/** The soft and hard open-file limits of a process (Linux /proc). */
+export function fdLimits(pid: number | 'self' = 'self'): { soft: number; hard: number } {
+  try {
+    const line = readFileSync(`/proc/${pid}/limits`, 'utf8').split('\n').find((l) => l.startsWith('Max open files'))!;
+    const [soft, hard] = line.replace('Max open files', '').trim().split(/\s+/).map((x) => (x === 'unlimited' ? Infinity : Number(x)));
+    return { soft, hard };
+  } catch {
+    return { soft: NaN, hard: NaN };
+  }
+}
+
+async function redisCpu(r: Redis): Promise<{ cpuMs: number; commands: number }> {
+  const info = await r.info('cpu') + (await r.info('stats'));
+  const field = (k: string) => Number(info.match(new RegExp(`^${k}:([0-9.]+)`, 'm'))?.[1] ?? NaN);
+  return { cpuMs: (field('used_cpu_sys') + field('used_cpu_user')) * 1000, commands: field('total_commands_processed') };
+}
+
+export async function run(opts: { write?: boolean; n?: number; nodes?: number } = {}): Promise<ClusterResult> {
+  const n = opts.n ?? Number(process.env.BENCH_CLUSTER_HOSTS ?? 60_000);
+  const nodeCount = opts.nodes ?? Number(process.env.BENCH_CLUSTER_NODES ?? 4);
+  const window = Number(process.env.BENCH_CLUSTER_HEARTBEAT_MS ?? 15_000);
+  const steadySeconds = Number(process.env.BENCH_CLUSTER_STEADY_SECONDS ?? 15);
+  const maxSeconds = Number(process.env.BENCH_MAX_SECONDS ?? 600);
+  const withBare = process.env.BENCH_CLUSTER_BARE !== '0';
+  const perNode = Math.ceil(n / nodeCount);
+  // Node raises its soft open-file limit to the hard one at start, so the hard limit is what a node or client process gets.
+  const { hard } = fdLimits();
+  const ceiling = Number.isFinite(hard) ? hard : 1_000_000;
+  // Each client process holds at most what the limit allows (with room to spare); at least one per node.
+  const perClientMax = Math.max(1000, Math.min(ceiling, 20_000) - FD_SPARE - 800);
+  const clientCount = Number(process.env.BENCH_CLUSTER_CLIENTS ?? Math.max(nodeCount, Math.ceil(n / perClientMax)));
+  const perClient = Math.ceil(n / clientCount);
+  const base = { n, nodes: nodeCount, clients: clientCount, heartbeatWindowMs: window, steadySeconds };
+  const redisProbe = await redisUrlOrSkip();
+  const skipped = 'skip' in redisProbe ? redisProbe.skip
+    : !process.env.DATABASE_URL ? 'DATABASE_URL is not set'
+    : perNode + FD_SPARE > ceiling || perClient + FD_SPARE > ceiling ? `the open-file hard limit (${hard}) is below ${Math.max(perNode, perClient) + FD_SPARE}, what a node or client process needs`
+    : undefined;
+  if (skipped) {
+    const r = { ...base, skipped } as ClusterResult;
+    if (opts.write) record(r);
+    return r;
+  }
+  const redisUrl = (redisProbe as { url: string }).url;
+  const cpu0 = cpuTimes();
+  const loadStart = loadavg().map((x) => x.toFixed(2)).join(' ');
+  const db = await createTestDatabase();
+  const hubs: BenchHub[] = [];
+  const clients: Client[] = [];
+  let bare: ChildProcess | undefined;
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  redis.on('error', () => {});
+  let timer: NodeJS.Timeout | undefined;
+  // Every child goes even if this process is ended abruptly (the children also leave when their IPC channel closes).
+  const killAll = () => {
+    for (const c of [...clients.map((c) => c.child), bare]) if (c && c.exitCode === null) c.kill('SIGKILL');
+    for (const h of hubs) if (h.pid) try { process.kill(h.pid, 'SIGKILL'); } catch { /* gone */ }
+  };
+  process.once('exit', killAll);
+  const measured = async (): Promise<ClusterResult> => {
+    const shared = { databaseUrl: db.url, redisUrl, redisPrefix: testPrefix(), hostHeartbeatTimeoutMs: window };
+    for (let k = 0; k < nodeCount; k++) {
+      hubs.push(await forkHub({
+        config: { ...shared, nodeId: `cluster-${k}`, ...(k ? { adminApiKey: hubs[0].adminKey } : {}) },
+        user: k === 0, name: `node ${k}`, nodeArgs: ['--expose-gc'],
+      }));
+    }
+    step(`${nodeCount} nodes up`);
+    const [first] = hubs;
+    const key = first.key;
+    const creds = await first.seedHosts!(n);
+    step(`${n} hosts seeded`);
+    // Host i → node i mod nodes, client ⌊i / perClient⌋; the first host of each node is killed by terminating
+    // its socket, the next one by falling silent.
+    const urls = hubs.map((h) => wsUrl(h.url));
+    const victims = nodeCount * 2 <= n ? Array.from({ length: nodeCount * 2 }, (_, i) => i) : [];
+    const jobsOf = (c: number): Job[] => {
+      const out: Job[] = [];
+      for (let i = c * perClient; i < Math.min(n, (c + 1) * perClient); i++) {
+        out.push({ cred: creds[i], url: urls[i % nodeCount], addr: `127.0.0.${2 + (i % ADDRESSES)}`, silent: i >= nodeCount && i < nodeCount * 2 && victims.length > 0 });
+      }
+      return out;
+    };
+    for (let c = 0; c < clientCount; c++) clients.push(await startClient());
+    step(`${clientCount} client processes up`);
+    const fdLimit = hubs.map((h) => fdLimits(h.pid!).soft);
+    // Start-up garbage collected and returned before the baseline is read (a second GC after a pause).
+    await Promise.all(hubs.map((h) => h.stats!()));
+    await sleep(1000);
+    const before = await Promise.all(hubs.map((h) => h.stats!()));
+
+    if (process.env.BENCH_HUB_PROFILE) for (const h of hubs) h.profile(); // each node's CPU profile from here to close
+    // Connect: every client at once; from the first connect anywhere to the last welcome anywhere.
+    const concurrency = Number(process.env.BENCH_CLUSTER_CONCURRENCY ?? 100);
+    const done = await Promise.all(clients.map((c, i) => c.ask<FromClient & { t: 'connected' }>({ t: 'connect', jobs: jobsOf(i), concurrency }, 'connected')));
+    const connectSeconds = (Math.max(...done.map((d) => d.lastAt)) - Math.min(...done.map((d) => d.firstAt))) / 1000;
+    const connected = done.reduce((a, d) => a + d.connected, 0);
+    step(`${connected} connected in ${connectSeconds.toFixed(1)} s (${done.reduce((a, d) => a + d.failed, 0)} failed)`);
+    const channels = urls.map((u) => done.reduce((a, d) => a + (d.byUrl[u] ?? 0), 0));
+    await sleep(3000); // batched writes and presence settle before memory is read
+    const open = await Promise.all(hubs.map((h) => h.stats!()));
+
+    // Steady window: everything open and heartbeating, nothing else asked of the cluster.
+    step(`RSS MB before → open per node: ${hubs.map((_, k) => `${(before[k].rss / 2 ** 20).toFixed(0)} → ${(open[k].rss / 2 ** 20).toFixed(0)} for ${channels[k]}`).join(', ')}; steady window`);
+    const r0 = await redisCpu(redis);
+    const c0 = hubs.map((h) => procCpuMs(h.pid));
+    const t0 = performance.now();
+    await sleep(steadySeconds * 1000);
+    const r1 = await redisCpu(redis);
+    const elapsed = (performance.now() - t0) / 1000;
+    const c1 = hubs.map((h) => procCpuMs(h.pid));
+
+    // Ping round trips from every client (so across every node), a few at a time per client.
+    step(`Redis ${Math.round(r1.cpuMs - r0.cpuMs)} ms CPU in ${elapsed.toFixed(1)} s; pinging`);
+    await Promise.all(hubs.map((h) => h.loopDelay!('reset')));
+    const pinged = await Promise.all(clients.map((c) => c.ask<FromClient & { t: 'pinged' }>({ t: 'ping', count: Math.ceil(2000 / clientCount), parallel: 2 }, 'pinged')));
+    const loops = await Promise.all(hubs.map((h) => h.loopDelay!('read')));
+    const rtts = pinged.flatMap((p) => p.rtts).sort((a, b) => a - b);
+
+    // Kills: one host per node each way, every node polled until it reads offline.
+    step(`ping p50 ${pct(rtts, 50).toFixed(2)} ms, p99 ${pct(rtts, 99).toFixed(2)} ms; killing hosts`);
+    const ids = done[0].hostIds;
+    const kills: KillFigure[] = [];
+    for (const mode of ['terminate', 'silent'] as const) {
+      const picked = victims.filter((i) => (mode === 'terminate' ? i < nodeCount : i >= nodeCount)).filter((i) => ids[i]);
+      const deadline = Date.now() + window * 2 + 5000;
+      // A victim must read online everywhere before it is killed, or its time to offline means nothing.
+      for (const i of picked) {
+        for (const h of hubs) {
+          const r = await h.api('GET', `/api/v1/hosts/${ids[i]}`, { token: key });
+          if (r.status !== 200 || r.body.data.status === 'offline') throw new Error(`host ${ids[i]} reads ${r.status === 200 ? 'offline' : r.status} on ${h.url} before it is killed`);
+        }
+      }
+      // One question at a time to the client (its answers are matched by type), then every node polled at once.
+      const killed: Array<FromClient & { t: 'killed' }> = [];
+      for (const i of picked) killed.push(await clients[0].ask<FromClient & { t: 'killed' }>({ t: 'kill', index: i, mode }, 'killed'));
+      kills.push(...(await Promise.all(picked.map(async (i, v): Promise<KillFigure> => {
+        const hostId = ids[i]!;
+        const { at, lastBeatAt } = killed[v];
+        const perNodeMs = await Promise.all(hubs.map(async (h) => {
+          while (Date.now() < deadline) {
+            const r = await h.api('GET', `/api/v1/hosts/${hostId}`, { token: key });
+            if (r.status === 200 && r.body.data.status === 'offline') return now() - at;
+            await sleep(50);
+          }
+          return NaN;
+        }));
+        const offlineMs = Math.round(Math.max(...perNodeMs));
+        return { mode, node: `cluster-${i % nodeCount}`, hostId, offlineMs, perNode: perNodeMs.map(Math.round), sinceLastBeatMs: lastBeatAt === undefined ? undefined : Math.round(offlineMs + at - lastBeatAt) };
+      }))));
+    }
+
+    // The floor: a bare uWS server holding one node's share, pinged in this same state of the machine
+    // (after the kills, so its connects do not disturb them).
+    let bareFig: ClusterResult['bare'];
+    if (withBare) {
+      step('bare uWS baseline');
+      bare = fork(fileURLToPath(new URL('./hosts.ts', import.meta.url)), ['--child', 'bare', '0'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const port = await new Promise<number>((res, rej) => {
+        bare!.once('message', (m: { port: number }) => res(m.port));
+        bare!.once('exit', (c) => rej(new Error(`bare server exited: ${c}`)));
+      });
+      const bc = await startClient();
+      clients.push(bc);
+      const jobs = Array.from({ length: perNode }, (_, i): Job => ({ cred: 'none', url: `ws://127.0.0.1:${port}${HOST_WS_PATH}`, addr: `127.0.0.${2 + (i % ADDRESSES)}` }));
+      const d = await bc.ask<FromClient & { t: 'connected' }>({ t: 'connect', jobs, concurrency }, 'connected');
+      const p = (await bc.ask<FromClient & { t: 'pinged' }>({ t: 'ping', count: 2000, parallel: 2 }, 'pinged')).rtts.sort((a, b) => a - b);
+      bareFig = { n: perNode, connected: d.connected, pingP50ms: r2(pct(p, 50)), pingP99ms: r2(pct(p, 99)), pings: p.length };
+      await bc.close();
+      bare.kill('SIGKILL');
+    }
+
+    const nodes: NodeFigure[] = hubs.map((h, k) => ({
+      node: `cluster-${k}`,
+      channels: channels[k],
+      rssBeforeMB: r2(before[k].rss / 2 ** 20),
+      rssOpenMB: r2(open[k].rss / 2 ** 20),
+      kbPerChannel: r2((open[k].rss - before[k].rss) / 1024 / Math.max(1, channels[k])),
+      heapKbPerChannel: r2((open[k].heap - before[k].heap) / 1024 / Math.max(1, channels[k])),
+      cpuMsPerS: Math.round((c1[k] - c0[k]) / elapsed),
+      loopP99ms: loops[k]?.p99 ?? NaN,
+      fdLimit: fdLimit[k],
+    }));
+    return {
+      ...base,
+      connected,
+      failed: done.reduce((a, d) => a + d.failed, 0),
+      errors: done.flatMap((d) => d.errors),
+      connectSeconds: r2(connectSeconds),
+      perNode: nodes,
+      pingP50ms: r2(pct(rtts, 50)),
+      pingP99ms: r2(pct(rtts, 99)),
+      pings: rtts.length,
+      bare: bareFig,
+      steadySeconds: r2(elapsed),
+      redisCpuMs: Math.round(r1.cpuMs - r0.cpuMs),
+      redisCpuMsPerSecondPer1000: r2((r1.cpuMs - r0.cpuMs) / elapsed / (connected / 1000)),
+      redisCommandsPerHostPerMinute: r2(((r1.commands - r0.commands) / elapsed) * 60 / connected),
+      kills,
+      loadStart,
+      loadEnd: loadavg().map((x) => x.toFixed(2)).join(' '),
+      stolen: stolen(cpu0, cpuTimes()),
+    };
+  };
+  try {
+    const r = await Promise.race([
+      measured(),
+      new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`hosts-cluster bench over its ${maxSeconds} s limit (BENCH_MAX_SECONDS)`)), maxSeconds * 1000))),
+    ]);
+    if (opts.write) record(r);
+    return r;
+  } finally {
+    clearTimeout(timer);
+    // Nodes first: a node shutting down lets its hosts go quietly, whereas hosts dropping from a live
+    // node each make it look for the runs they lost.
+    await Promise.all(hubs.map((h) => Promise.race([h.close(), sleep(15_000)])));
+    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    killAll();
+    process.off('exit', killAll);
+    redis.disconnect();
+    await db.drop().catch(() => undefined);
+  }
+}
+
+function verdict(ok: boolean): string {
+  return ok ? 'met' : 'NOT met';
+}
+
+function record(r: ClusterResult): void {
+  const cpu = cpus();
+  const lines = ['', `## Host channels across ${r.nodes} nodes (bench/hosts-cluster.ts) — ${new Date().toISOString()}`, ''];
+  if (r.skipped) {
+    lines.push(`Skipped: ${r.skipped}.`, '');
+    return void appendFileSync(new URL('./RESULTS.md', import.meta.url), lines.join('\n'));
+  }
+  const terminate = r.kills.filter((k) => k.mode === 'terminate');
+  const silent = r.kills.filter((k) => k.mode === 'silent');
+  const worst = (ks: KillFigure[]) => (ks.length ? Math.max(...ks.map((k) => (Number.isNaN(k.offlineMs) ? Infinity : k.offlineMs))) : NaN);
+  const worstKb = Math.max(...r.perNode.map((p) => p.kbPerChannel));
+  const killOk = r.kills.length > 0 && worst(r.kills) <= r.heartbeatWindowMs;
+  lines.push(
+    `Machine: ${cpu.length} × ${cpu[0]?.model.trim() ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${platform()}; load average ${r.loadStart} at the start, ${r.loadEnd} at the end; CPU stolen by the hypervisor over the run ${r.stolen}. PostgreSQL and Redis on the same machine.`,
+    `${r.n} hosts (seeded straight into the database) over ${r.nodes} hub nodes, each a process of its own on one database and one Redis (presence in Redis); host i on node i mod ${r.nodes}. The hosts are \`ws\` clients in ${r.clients} client processes of their own, 100 upgrades in flight each, from ${ADDRESSES} loopback source addresses; they ping every ${Math.max(1, Math.floor(r.heartbeatWindowMs / 3000))} s (heartbeat window HOST_HEARTBEAT_TIMEOUT_MS = ${r.heartbeatWindowMs} ms). Memory = (node RSS with all open − before, after GC) / its channels. Pings sampled with everything open, 2 at a time per client process, so across every node.`,
+    '',
+    '| node | channels | open-file limit | RSS before → open (MB) | RSS KB / channel | JS heap KB / channel | CPU ms/s in the steady window | event-loop p99 while pinged (ms) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...r.perNode.map((p) => `| ${p.node} | ${p.channels} | ${p.fdLimit} | ${p.rssBeforeMB} → ${p.rssOpenMB} | ${p.kbPerChannel} | ${p.heapKbPerChannel} | ${p.cpuMsPerS} | ${p.loopP99ms} |`),
+    '',
+    `Connected ${r.connected} of ${r.n} (${r.failed} failed${r.errors.length ? `: ${r.errors.slice(0, 5).join('; ')}` : ''}). Ping round trip p50 ${r.pingP50ms} ms, p99 ${r.pingP99ms} ms over ${r.pings} pings${r.bare ? `; bare uWS server holding ${r.bare.connected} of ${r.bare.n} in the same state of the machine (the floor): p50 ${r.bare.pingP50ms} ms, p99 ${r.bare.pingP99ms} ms over ${r.bare.pings} pings (hub p99 ${r2(r.pingP99ms / r.bare.pingP99ms)}× the floor)` : ''}.`,
+    '',
+    `Redis over a steady window of ${r.steadySeconds} s with all ${r.connected} hosts heartbeating: ${r.redisCpuMs} ms CPU (used_cpu_sys + used_cpu_user), i.e. **${r.redisCpuMsPerSecondPer1000} ms of Redis CPU per second per 1,000 hosts** (${r2(r.redisCpuMsPerSecondPer1000 * 60)} ms per minute per 1,000 hosts); ${r.redisCommandsPerHostPerMinute} Redis commands per host per minute (presence refresh in batched scripts, node liveness keys).`,
+    '',
+    '| killed | node | kill → offline on the last node (ms) | per node polled (ms) | last heartbeat → offline (ms) |',
+    '|---|---|---:|---|---:|',
+    ...r.kills.map((k) => `| ${k.mode === 'terminate' ? 'socket terminated (no close frame)' : 'socket silent (open, no heartbeats)'} | ${k.node} | ${k.offlineMs} | ${k.perNode.join(', ')} | ${k.sinceLastBeatMs ?? ''} |`),
+    '',
+    `Targets (issue 15, target 4):`,
+    `- all connected in < ${TARGET_CONNECT_S} s: ${r.connectSeconds} s from the first connect to the last welcome, ${r.connected} of ${r.n} — ${verdict(r.connectSeconds < TARGET_CONNECT_S && r.connected === r.n)}.`,
+    `- ≤ ${TARGET_KB_PER_CHANNEL} KB RSS per channel per node: worst node ${worstKb} KB — ${verdict(worstKb <= TARGET_KB_PER_CHANNEL)}.`,
+    `- ping p99 ≤ ${TARGET_PING_P99_MS} ms: ${r.pingP99ms} ms — ${verdict(r.pingP99ms <= TARGET_PING_P99_MS)}.`,
+    `- Redis CPU per 1,000 hosts measured: ${r.redisCpuMsPerSecondPer1000} ms/s.`,
+    `- a host killed on any node reads offline everywhere within the heartbeat window (${r.heartbeatWindowMs} ms): socket terminated, worst ${worst(terminate)} ms; socket silent, worst ${worst(silent)} ms — ${verdict(killOk)}.`,
+    '',
+  );
+  appendFileSync(new URL('./RESULTS.md', import.meta.url), lines.join('\n'));
+}
+
+if (process.argv[2] === '--client') {
+  clientProcess();
+} else if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  run({ write: process.env.BENCH_RECORD !== '0' }).then(
+    (r) => {
+      if (r.skipped) console.log(`skipped: ${r.skipped}`);
+      else console.log(JSON.stringify(r, null, 2));
+      process.exit(0);
+    },
+    (e) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
+}
