@@ -41,7 +41,7 @@ export class Scheduler {
     gateway.setRunResolver((hostIds) => this.openRuns(hostIds));
     // A reconnect storm costs one query per burst of hellos, not one per host.
     gateway.onHostsUp((hosts) => void this.hostsUp(hosts));
-    gateway.onHostDown((hostId) => void this.hostDown(hostId));
+    gateway.onHostDown((hostId) => this.hostDown(hostId));
     // Presence lost by Redis and written again: a drain that found the host offline meanwhile did nothing.
     gateway.onPresenceRestored((hostIds) => {
       for (const id of hostIds) void this.drain(id);
@@ -238,19 +238,48 @@ export class Scheduler {
     }
   }
 
-  /** The host's channel closed: its runs cannot finish. */
-  private async hostDown(hostId: string): Promise<void> {
+  /** Hosts whose channel closed, not yet looked at; and whether a pass over them is running. */
+  private downHosts = new Set<string>();
+  private downPass = false;
+
+  /**
+   * The host's channel closed: its runs cannot finish. The hosts that close while a pass runs are
+   * looked at together by the next one (one query per SWEEP_BATCH hosts): a node that drops thousands
+   * of channels at once (its hosts' network, a CPU stall) must not take one pool connection per host.
+   */
+  private hostDown(hostId: string): void {
     if (this.closed || this.stopping()) return; // this node is shutting down: the host reconnects elsewhere and reports its runs
-    try {
-      const lost = await rows<{ id: string; session_id: string; agent_id: string; engine: string }>(this.em(),
-        `select id, session_id, agent_id, engine from session_tasks where host_id = ? and status in ('running', 'aborted') and ended_at is null`, [hostId]);
-      for (const t of lost) {
-        await this.runs().end(t.id, { ok: false, error: { code: 'HOST_DISCONNECTED', message: 'the host disconnected during the run' } },
-          { sessionId: t.session_id, hostId, agentId: t.agent_id, engine: t.engine });
+    this.downHosts.add(hostId);
+    this.startDownPass();
+  }
+
+  private startDownPass(): void {
+    if (this.downPass || !this.downHosts.size) return;
+    this.downPass = true;
+    setImmediate(() => void this.hostsDown().finally(() => {
+      this.downPass = false;
+      if (!this.closed && !this.stopping()) this.startDownPass(); // hosts that closed as the pass ended
+    }));
+  }
+
+  private async hostsDown(): Promise<void> {
+    while (this.downHosts.size && !this.closed && !this.stopping()) {
+      const ids = [...this.downHosts].slice(0, SWEEP_BATCH);
+      for (const id of ids) this.downHosts.delete(id);
+      try {
+        const lost = await rows<{ id: string; host_id: string; session_id: string; agent_id: string; engine: string }>(this.em(),
+          `select id, host_id, session_id, agent_id, engine from session_tasks
+            where host_id in (${marks(ids.length)}) and status in ('running', 'aborted') and ended_at is null`, ids);
+        for (const t of lost) {
+          await this.runs().end(t.id, { ok: false, error: { code: 'HOST_DISCONNECTED', message: 'the host disconnected during the run' } },
+            { sessionId: t.session_id, hostId: t.host_id, agentId: t.agent_id, engine: t.engine });
+        }
+      } catch (e) {
+        // The lost-run sweep (startSweep) ends these runs once the hosts have been offline for the window.
+        this.ctx.log.error('host down handling failed', { hosts: ids.length, err: e });
       }
-    } catch (e) {
-      this.ctx.log.error('host down handling failed', { hostId, err: e });
     }
+    if (this.closed || this.stopping()) this.downHosts.clear(); // their hosts reconnect elsewhere and report their runs
   }
 
   /** Hosts seen without presence by the sweep, and since when (this node's clock). */
