@@ -1,11 +1,11 @@
 // MikroORM on PostgreSQL, or on the embedded PGlite when no DATABASE_URL is
 // given. The same entities and migrations serve both.
 import { MikroORM, type EntitySchema, type Options } from '@mikro-orm/postgresql';
-import { Migrator } from '@mikro-orm/migrations';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { startEmbedded } from './embedded.js';
-import { allEntities, allMigrations } from './registry.js';
+import { migrate } from './migrate.js';
+import { allEntities } from './registry.js';
 
 export type Orm = MikroORM;
 
@@ -32,8 +32,8 @@ export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> 
     // While PostgreSQL is down a request waits at most DB_ACQUIRE_TIMEOUT_MS for a connection, then
     // answers 503 (server/unavailable.ts), rather than knex's default minute.
     pool: embedded ? { min: 0, max: 1 } : { min: cfg.dbPoolSize ?? 10, max: cfg.dbPoolSize ?? 10, acquireTimeoutMillis: DB_ACQUIRE_TIMEOUT_MS },
-    extensions: [Migrator],
-    migrations: { migrationsList: allMigrations, transactional: true, allOrNothing: true, snapshot: false, silent: true },
+    // The list itself is set by db/migrate.ts when a migration is pending.
+    migrations: { transactional: true, allOrNothing: true, snapshot: false, silent: true },
     allowGlobalContext: false,
     debug: false,
     discovery: { warnWhenNoEntities: false },
@@ -42,8 +42,8 @@ export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> 
     forceUtcTimezone: true,
   };
   const orm = await MikroORM.init(options);
-  const applied = embedded ? await orm.getMigrator().up() : await migrateLocked(orm);
-  log.info('migrations applied', { count: applied.length, names: applied.map((m) => m.name), database: embedded ? 'embedded' : 'postgresql', ...(embedded && { origin: embedded.origin }), ms: Math.round(performance.now() - t0) });
+  const applied = await migrate(orm, !embedded);
+  log.info('migrations applied', { count: applied.length, names: applied, database: embedded ? 'embedded' : 'postgresql', ...(embedded && { origin: embedded.origin }), ms: Math.round(performance.now() - t0) });
   return {
     orm,
     embedded: !!embedded,
@@ -71,16 +71,4 @@ export function clientUrlOf(url: string): string {
   u.searchParams.delete('host');
   u.hostname = encodeURIComponent(socketDir);
   return u.toString();
-}
-
-/** Several nodes may start at once on one database: migrate under an advisory lock. */
-async function migrateLocked(orm: MikroORM) {
-  const migrator = orm.getMigrator();
-  // Creates the migrations table before taking the lock (it runs on its own connection).
-  await migrator.getExecutedMigrations().catch(() => undefined);
-  const conn = orm.em.getConnection();
-  return conn.transactional(async (trx) => {
-    await conn.execute('select pg_advisory_xact_lock(727001)', [], 'all', trx);
-    return migrator.up({ transaction: trx });
-  });
 }

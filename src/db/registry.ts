@@ -1,51 +1,42 @@
 // Every domain's entities and migrations, in the order migrations must run.
-// A new domain adds its lines here and nowhere else in db/.
+// A new domain adds its lines here and nowhere else in db/. A migration's
+// class is imported only when it is pending (db/migrate.ts): migrations
+// extend MikroORM's Migration, whose package loads the migrator and umzug,
+// which a start with nothing pending does not need.
 import type { EntitySchema } from '@mikro-orm/postgresql';
 import type { MigrationObject } from '@mikro-orm/core';
 import { accountEntities } from '../accounts/entities.js';
-import { AccountsMigration } from '../accounts/migration.js';
 import { hostEntities } from '../hosts/entities.js';
-import { HostsMigration } from '../hosts/migration.js';
 import { agentEntities } from '../agents/entities.js';
-import { AgentsMigration } from '../agents/migration.js';
 import { billingEntities } from '../billing/entities.js';
-import { BillingMigration } from '../billing/migration.js';
-import { BindingsMigration } from '../accounts/bindings-migration.js';
 import { modelConfigEntities } from '../model-configs/entities.js';
 import { sessionEntities } from '../sessions/entities.js';
-import { SessionsMigration } from '../sessions/migration.js';
-import { SessionsAcceptMigration } from '../sessions/migration-accept.js';
-import { SessionsEndRunsMigration } from '../sessions/migration-end-runs.js';
-import { AgentsRecordRunsMigration } from '../agents/migration-record-runs.js';
-import { ModelConfigsMigration } from '../model-configs/migration.js';
-import { AgentsGuestModeMigration } from '../agents/migration-guest-mode.js';
-import { BillingRunChargesMigration } from '../billing/migration-run-charges.js';
-import { SessionsAcceptBalanceMigration } from '../sessions/migration-accept-balance.js';
-import { BillingPlanGrantsMigration } from '../billing/migration-plan-grants.js';
-import { HostSettingsLeaseMigration } from '../sessions/migration-settings-lease.js';
-import { SessionsClaimMigration } from '../sessions/migration-claim.js';
-import { LoginPkceMigration } from '../accounts/migration-login-pkce.js';
-import { BillingPaymentsMigration } from '../billing/payments/migration.js';
 
 export const allEntities: EntitySchema<any, any>[] = [...accountEntities, ...hostEntities, ...agentEntities, ...billingEntities, ...modelConfigEntities, ...sessionEntities];
 
-export const allMigrations: MigrationObject[] = [
-  { name: '0001_accounts', class: AccountsMigration },
-  { name: '0002_hosts', class: HostsMigration },
-  { name: '0003_agents', class: AgentsMigration },
-  { name: '0004_billing', class: BillingMigration },
-  { name: '0004b_bindings', class: BindingsMigration },
-  { name: '0005_sessions', class: SessionsMigration },
-  { name: '0006_model_configs', class: ModelConfigsMigration },
-  { name: '0007_sessions_accept', class: SessionsAcceptMigration },
-  { name: '0008_agents_record_runs', class: AgentsRecordRunsMigration },
-  { name: '0009_sessions_end_runs', class: SessionsEndRunsMigration },
-  { name: '0010a_agents_guest_mode', class: AgentsGuestModeMigration },
-  { name: '0010f_billing_run_charges', class: BillingRunChargesMigration },
-  { name: '0010g_sessions_accept_balance', class: SessionsAcceptBalanceMigration },
-  { name: '0010h_login_pkce', class: LoginPkceMigration },
-  { name: '0010i_billing_payments', class: BillingPaymentsMigration },
-  { name: '0010j_host_settings_lease', class: HostSettingsLeaseMigration },
-  { name: '0010k_billing_plan_grants', class: BillingPlanGrantsMigration },
-  { name: '0010l_sessions_claim', class: SessionsClaimMigration },
+export interface LazyMigration {
+  name: string;
+  load(): Promise<MigrationObject['class']>;
+}
+
+/** Every migration, in the order it runs. */
+export const allMigrations: readonly LazyMigration[] = [
+  { name: '0001_accounts', load: async () => (await import('../accounts/migration.js')).AccountsMigration },
+  { name: '0002_hosts', load: async () => (await import('../hosts/migration.js')).HostsMigration },
+  { name: '0003_agents', load: async () => (await import('../agents/migration.js')).AgentsMigration },
+  { name: '0004_billing', load: async () => (await import('../billing/migration.js')).BillingMigration },
+  { name: '0004b_bindings', load: async () => (await import('../accounts/bindings-migration.js')).BindingsMigration },
+  { name: '0005_sessions', load: async () => (await import('../sessions/migration.js')).SessionsMigration },
+  { name: '0006_model_configs', load: async () => (await import('../model-configs/migration.js')).ModelConfigsMigration },
+  { name: '0007_sessions_accept', load: async () => (await import('../sessions/migration-accept.js')).SessionsAcceptMigration },
+  { name: '0008_agents_record_runs', load: async () => (await import('../agents/migration-record-runs.js')).AgentsRecordRunsMigration },
+  { name: '0009_sessions_end_runs', load: async () => (await import('../sessions/migration-end-runs.js')).SessionsEndRunsMigration },
+  { name: '0010a_agents_guest_mode', load: async () => (await import('../agents/migration-guest-mode.js')).AgentsGuestModeMigration },
+  { name: '0010f_billing_run_charges', load: async () => (await import('../billing/migration-run-charges.js')).BillingRunChargesMigration },
+  { name: '0010g_sessions_accept_balance', load: async () => (await import('../sessions/migration-accept-balance.js')).SessionsAcceptBalanceMigration },
+  { name: '0010h_login_pkce', load: async () => (await import('../accounts/migration-login-pkce.js')).LoginPkceMigration },
+  { name: '0010i_billing_payments', load: async () => (await import('../billing/payments/migration.js')).BillingPaymentsMigration },
+  { name: '0010j_host_settings_lease', load: async () => (await import('../sessions/migration-settings-lease.js')).HostSettingsLeaseMigration },
+  { name: '0010k_billing_plan_grants', load: async () => (await import('../billing/migration-plan-grants.js')).BillingPlanGrantsMigration },
+  { name: '0010l_sessions_claim', load: async () => (await import('../sessions/migration-claim.js')).SessionsClaimMigration },
 ];
