@@ -1,6 +1,7 @@
 // MessagePack encode/decode with schema checks. decode never throws on bad
 // bytes: it returns { error } so a transport can close with BAD_FRAME.
-import { Encoder, Decoder } from '@msgpack/msgpack';
+import { Encoder } from '@msgpack/msgpack';
+import { nativeStringDecoder } from './native-strings.js';
 import { Compile } from 'typebox/compile';
 import { HostToHub, HubToHost } from './frames.js';
 
@@ -9,11 +10,11 @@ const checkHubToHost = Compile(HubToHost);
 /**
  * One decoder and one encoder for every frame: msgpack's `decode()` and `encode()` build a
  * Decoder (and its key cache) or an Encoder (and a 2 KB buffer) per call, which at thousands
- * of deltas a second is most of a frame's garbage. Both are reentrant (they clone themselves
+ * of deltas a second is most of a frame's garbage (strings: native-strings.ts). Both are reentrant (they clone themselves
  * when entered twice); the encoder's buffer grows to the largest frame sent and stays.
  */
 const encoder = new Encoder({ ignoreUndefined: true });
-const decoder = new Decoder({ maxStrLength: 1_000_000, maxArrayLength: 10_000, maxMapLength: 1_000, maxBinLength: 1_000_000, maxExtLength: 0 });
+const decoder = nativeStringDecoder({ maxStrLength: 1_000_000, maxArrayLength: 10_000, maxMapLength: 1_000, maxBinLength: 1_000_000, maxExtLength: 0 });
 
 export type Decoded<T> = { frame: T; error?: undefined } | { frame?: undefined; error: string };
 

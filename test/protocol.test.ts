@@ -3,7 +3,8 @@
 // a bad channel with BAD_FRAME and goes on serving.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { encode } from '@msgpack/msgpack';
+import { encode, Decoder } from '@msgpack/msgpack';
+import { nativeStringDecoder } from '../host-protocol/native-strings.js';
 import { encodeFrame, decodeHostFrame, decodeHubFrame, type HostToHub, type HubToHost } from '../host-protocol/index.js';
 import { CloseCodes, PROTOCOL_VERSION, closeCodeInfo } from '../host-protocol/version.js';
 import { startTestHub, type TestHub } from './helpers/hub.js';
@@ -109,6 +110,26 @@ test('decoder fuzz: 20,000 random and mutated inputs, never a throw', () => {
     }
   }
   assert.ok(accepted > 0, 'some mutations stay valid (the test exercises the handlers too)');
+});
+
+test('strings decode natively: the same text as the library for every length and script, limits and short input still refused', () => {
+  const lib = new Decoder({ maxStrLength: 300 });
+  const ours = nativeStringDecoder({ maxStrLength: 300 });
+  const native = (ours as unknown as { decodeUtf8String: unknown }).decodeUtf8String;
+  assert.equal(typeof native, 'function');
+  assert.notEqual(native, (Decoder.prototype as unknown as { decodeUtf8String: unknown }).decodeUtf8String, 'the native method is installed');
+  const texts = ['', 'a', 'hello world', 'héllo wörld €', '😀'.repeat(3), 'x'.repeat(31), 'y'.repeat(32), 'z'.repeat(200), 'w'.repeat(201), 'ü'.repeat(150)];
+  for (const text of texts) {
+    const bytes = encode({ t: 'run.delta', runId: 'run_1', text, blocks: [text, { text }] });
+    assert.deepEqual(ours.decode(bytes), lib.decode(bytes), JSON.stringify(text));
+  }
+  // Over the limit: the library's own error, from either.
+  assert.throws(() => ours.decode(encode('v'.repeat(301))), /maxStrLength/);
+  // A string cut short: refused, not read past the end.
+  const cut = encode({ text: 'cut here please' });
+  assert.throws(() => ours.decode(cut.subarray(0, cut.length - 3)), RangeError);
+  // Invalid UTF-8 in a short string reads as U+FFFD, as a long one always did (TextDecoder).
+  assert.equal(ours.decode(Uint8Array.from([0xa2, 0xff, 0x41])), '\ufffdA');
 });
 
 test('close codes form one table, each saying whether to reconnect', () => {
