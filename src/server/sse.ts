@@ -25,6 +25,23 @@ export function formatEvent(event: string, data: unknown, id?: string | number):
   return (id === undefined ? ['event: ', event, '\ndata: ', JSON.stringify(data), '\n\n'] : ['id: ', String(id), '\nevent: ', event, '\ndata: ', JSON.stringify(data), '\n\n']).join('');
 }
 
+/** Streams with frames to flush at the end of this event-loop turn: one setImmediate for all of them, not one per stream. */
+let due: Array<() => void> = [];
+function flushSoon(flush: () => void): void {
+  if (due.push(flush) === 1) setImmediate(flushDue);
+}
+function flushDue(): void {
+  const now = due;
+  due = [];
+  for (const f of now) {
+    try {
+      f();
+    } catch {
+      // One stream's failure must not keep the others' frames back.
+    }
+  }
+}
+
 /** Bytes held for SSE readers across every stream of this process (the hub's share of slow readers). */
 export class SseGauge {
   buffered = 0;
@@ -75,23 +92,31 @@ export function openEventStream(res: HttpResponse, isAborted: () => boolean, onA
   onAbort(finish);
   // Frames written in one event-loop turn go out in one corked write: a busy
   // turn streams many deltas, and one syscall per frame would cost more than the frames.
+  // They are written one by one under the cork (uWS gathers them), not joined into a new string first.
   let scheduled = false;
-  /** Passes what waits to uWS; false when uWS is now holding some of it. */
-  const push = (chunk: string): boolean => {
-    let ok = true;
-    res.cork(() => {
-      ok = res.write(chunk);
-    });
-    setHeld(0, ok ? 0 : inUws + Buffer.byteLength(chunk));
-    return ok;
+  let toWrite: string[] = [];
+  let wrote = true;
+  const writeAll = () => {
+    for (let i = 0; i < toWrite.length; i++) if (!res.write(toWrite[i])) wrote = false;
+  };
+  /** Passes `chunks` (`bytes` in all) to uWS; false when uWS is now holding some of it. */
+  const push = (chunks: string[], bytes: number): boolean => {
+    toWrite = chunks;
+    wrote = true;
+    res.cork(writeAll);
+    toWrite = [];
+    setHeld(0, wrote ? 0 : inUws + bytes);
+    return wrote;
   };
   const flush = () => {
+    scheduled = false;
     if (!pending.length || congested || closed || isAborted()) return;
-    const chunk = pending.length === 1 ? pending[0] : pending.join('');
+    const chunks = pending;
+    const bytes = pendingBytes;
     pending = [];
     pendingBytes = 0;
-    gauge.buffered -= Buffer.byteLength(chunk);
-    if (!push(chunk)) congested = true;
+    gauge.buffered -= bytes;
+    if (!push(chunks, bytes)) congested = true;
   };
   const drop = () => {
     // The reader stopped reading: cut it rather than hold its frames.
@@ -112,10 +137,7 @@ export function openEventStream(res: HttpResponse, isAborted: () => boolean, onA
     if (pendingBytes >= limits.bufferBytes / 4) flush();
     else if (!scheduled) {
       scheduled = true;
-      setImmediate(() => {
-        scheduled = false;
-        flush();
-      });
+      flushSoon(flush);
     }
     return true;
   };
