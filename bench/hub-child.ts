@@ -27,8 +27,12 @@ const gc = (globalThis as { gc?: () => void }).gc;
 process.on('message', async (m: { t: string; id?: number; n?: number }) => {
   if (m.t === 'profile' && prof) {
     prof.connect();
-    await prof.post('Profiler.enable');
-    await prof.post('Profiler.start');
+    if (process.env.BENCH_HUB_PROFILE) {
+      await prof.post('Profiler.enable');
+      await prof.post('Profiler.start');
+    }
+    // Every allocation sampled, also what the next young-generation collection frees (what costs GC time).
+    if (process.env.BENCH_HUB_HEAP) await prof.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
   } else if (m.t === 'seed') {
     process.send!({ t: 'seeded', credentials: await seedHosts(conn, u!.id, m.n ?? 0) });
   } else if (m.t === 'stats') {
@@ -43,14 +47,16 @@ process.on('message', async (m: { t: string; id?: number; n?: number }) => {
     const r = await conn.execute(`select count(*) as c from session_tasks where status in ('queued', 'running')`);
     process.send!({ t: 'open', id: m.id, n: Number(r[0].c) });
   } else if (m.t === 'close') {
-    if (prof) writeFileSync(process.env.BENCH_HUB_PROFILE!.replace('%n', config.nodeId ?? 'hub'), JSON.stringify((await prof.post('Profiler.stop')).profile));
+    if (prof && process.env.BENCH_HUB_PROFILE) writeFileSync(process.env.BENCH_HUB_PROFILE.replace('%n', config.nodeId ?? 'hub'), JSON.stringify((await prof.post('Profiler.stop')).profile));
+    if (prof && process.env.BENCH_HUB_HEAP) writeFileSync(process.env.BENCH_HUB_HEAP.replace('%n', config.nodeId ?? 'hub'), JSON.stringify((await prof.post('HeapProfiler.stopSampling')).profile));
     await t.close().catch(() => undefined);
     process.exit(0);
   }
 });
 process.on('disconnect', () => void t.close().finally(() => process.exit(0))); // the bench died: do not linger
 // BENCH_HUB_PROFILE=file.cpuprofile: a CPU profile of the hub from {t: 'profile'} (setup done) to close;
+// BENCH_HUB_HEAP=file.heapprofile: the same window's allocations, sampled every 4 KiB (bench/heap-summary.ts).
 // `%n` in the name is replaced by the node id. (Node's --cpu-prof, which profiles from the start,
 // breaks uWS's WebSocket upgrades here: connections close with 1006 before the welcome.)
-const prof = process.env.BENCH_HUB_PROFILE ? new Session() : undefined;
+const prof = process.env.BENCH_HUB_PROFILE || process.env.BENCH_HUB_HEAP ? new Session() : undefined;
 process.send!({ t: 'ready', url: t.url, key: u?.key, adminKey: t.adminKey });
