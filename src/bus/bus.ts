@@ -1,7 +1,8 @@
 // Fan-out between the parts of the hub, and between hub nodes. Topics are
 // stable ids (`host:<id>`, `session:<id>`, `auth`), never sockets. Payloads
 // are MessagePack bytes; `publishObj`/`subscribeObj` do the encoding.
-import { encode, decode } from '@msgpack/msgpack';
+import { Encoder } from '@msgpack/msgpack';
+import { nativeStringDecoder } from '../../host-protocol/native-strings.js';
 
 export type BusHandler = (payload: Uint8Array) => void;
 
@@ -25,10 +26,18 @@ export interface Bus {
   readonly kind: 'local' | 'redis';
 }
 
+/**
+ * One encoder and one decoder for every bus message (msgpack's encode()/decode() build one per call,
+ * with a 2 KB buffer or a key cache), the decoder's strings decoded natively: a delta relayed to
+ * another node is one bus message each. encode() returns a copy, so the shared buffer is never handed out.
+ */
+const encoder = new Encoder();
+const decoder = nativeStringDecoder({});
+
 export function publishObj(bus: Bus, topic: string, msg: unknown): void {
-  bus.publish(topic, encode(msg));
+  bus.publish(topic, encoder.encode(msg));
 }
 
 export function subscribeObj<T>(bus: Bus, topic: string, handler: (msg: T) => void): () => void {
-  return bus.subscribe(topic, (p) => handler(decode(p) as T));
+  return bus.subscribe(topic, (p) => handler(decoder.decode(p) as T));
 }

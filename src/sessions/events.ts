@@ -26,7 +26,7 @@ export const RING_KEEP_MS = 60_000;
 
 /** The number of a run's end event: it sorts after every other, whichever node numbers it. */
 export const FINAL_N = 2 ** 50;
-const isEnd = (e: SessionEvent) => e.event === 'run.completed' || e.event === 'run.error';
+const isEnd = (event: SessionEventName) => event === 'run.completed' || event === 'run.error';
 
 /** An event as the ring keeps it: its SSE frame, already encoded. */
 export interface RingEntry {
@@ -136,10 +136,10 @@ export class SessionEvents {
     // Several nodes may number one run: the dispatching node emits `accepted` (1), the node holding the
     // host's channel the rest, so a node that did not emit `accepted` starts after it, and a run's end
     // always sorts last (readers drop ids at or below the last they saw).
-    const n = opts.last || event === 'run.completed' || event === 'run.error' ? FINAL_N : (this.counters.get(runId) ?? (event === 'accepted' ? 0 : 1)) + 1;
+    const n = opts.last || isEnd(event) ? FINAL_N : (this.counters.get(runId) ?? (event === 'accepted' ? 0 : 1)) + 1;
     this.counters.set(runId, n);
-    const ev: SessionEvent = { id: `${runId}:${n}`, runId, event, data: { sessionId, status: 'processing', ...data } };
-    if (opts.at !== undefined) ev.at = opts.at;
+    const id = `${runId}:${n}`;
+    const full = { sessionId, status: 'processing', ...data };
     let ring = this.rings.get(sessionId);
     if (!ring || ring.runId !== runId) {
       if (ring?.timer) clearTimeout(ring.timer);
@@ -147,9 +147,9 @@ export class SessionEvents {
       ring = new Ring(runId);
       this.rings.set(sessionId, ring);
     }
-    const frame = formatEvent(event, ev.data, ev.id);
+    const frame = formatEvent(event, full, id);
     ring.push(n, event, frame);
-    if (isEnd(ev)) {
+    if (isEnd(event)) {
       const r = ring;
       r.timer = setTimeout(() => {
         if (this.rings.get(sessionId) === r) this.rings.delete(sessionId);
@@ -157,9 +157,13 @@ export class SessionEvents {
       }, RING_KEEP_MS);
       r.timer.unref?.();
     }
-    if (this.bus.kind !== 'local') return publishObj(this.bus, `session:${sessionId}`, ev);
-    (ev as Framed)[FRAME] = frame; // local readers share the ring's encoding
-    (ev as Framed)[NUM] = n;
+    if (this.bus.kind !== 'local') {
+      const published: SessionEvent = { id, runId, event, data: full };
+      if (opts.at !== undefined) published.at = opts.at;
+      return publishObj(this.bus, `session:${sessionId}`, published);
+    }
+    // Made whole in one literal (no properties added later): local readers share the ring's encoding and number.
+    const ev: Framed = { id, runId, event, data: full, at: opts.at, [FRAME]: frame, [NUM]: n };
     const set = this.local.get(sessionId);
     // One reader (the usual case) is called straight from the set: a reader leaving during the call is safe.
     if (set) for (const h of set.size === 1 ? set : [...set]) {
