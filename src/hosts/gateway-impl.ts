@@ -227,6 +227,17 @@ export class HostChannels implements HostGateway, ChannelOwner {
     return new Map(hostIds.map((id) => [id, view(id, found.get(id))]));
   }
 
+  async connected(hostIds: string[]): Promise<Set<string>> {
+    const out = new Set<string>();
+    const rest = hostIds.filter((id) => !(this.local.has(id) && out.add(id)));
+    if (!rest.length) return out;
+    // An entry naming this node without a channel here is this node's own close, its removal not yet written.
+    // The store unreachable: only this node's channels count, as the sweep would judge the rest later.
+    const found = await this.presenceStore.getMany(rest).catch(() => new Map<string, PresenceEntry>());
+    for (const [id, e] of found) if (e.nodeId && e.nodeId !== this.node) out.add(id);
+    return out;
+  }
+
   /** The raw presence entry (node, engines, counts), for the hosts service. */
   entries(hostIds: string[]): Promise<Map<string, PresenceEntry>> {
     return this.presenceStore.getMany(hostIds);
