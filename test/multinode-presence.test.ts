@@ -127,6 +127,17 @@ describe('RedisPresence rules', { skip: 'skip' in redis ? redis.skip : undefined
     await p.close();
   });
 
+  test('set answers the other node whose entry it replaced (the only one that can still hold a channel)', async () => {
+    const [p1, p2] = [presence('n1'), presence('n2')];
+    const h = hid();
+    assert.equal(await p1.set(h, entry('n1'), 5000), null, 'nobody held it');
+    assert.equal(await p1.set(h, entry('n1'), 5000), null, 'the same node again');
+    assert.equal(await p2.set(h, entry('n2'), 5000), 'n1');
+    await p2.remove(h, 'n2');
+    assert.equal(await p1.set(h, entry('n1'), 5000), null, 'n2 let it go');
+    await Promise.all([p1.close(), p2.close()]);
+  });
+
   test('an entry expires with its TTL unless refreshed', async () => {
     const p = presence('n1');
     const [h1, h2] = [hid(), hid()];

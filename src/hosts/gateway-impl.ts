@@ -24,6 +24,7 @@ import { PresenceUpkeep } from './presence-upkeep.js';
 type HostMsg =
   | { k: 'send'; h: string; frame: FrameOf<HubToHost, 'run.start' | 'run.abort'> }
   | RequestMsg
+  /** `serial` is read only by nodes of the previous version (a rolling upgrade): this one goes by `node`. */
   | { k: 'takeover'; h: string; node: string; serial: number };
 
 /** How often lastSeenAt of live channels reaches the database. */
@@ -119,10 +120,14 @@ export class HostChannels implements HostGateway, ChannelOwner {
     const engines = this.intern(f.engines);
     const running = f.running ?? [];
     this.runs.hello(conn);
-    void this.presenceStore.set(id, { nodeId: this.node, running: running.length, capacity: f.capacity, engines, lastSeenAt: Date.now() }, this.timing.heartbeatTimeoutMs);
     if (!this.subs.has(id)) this.subs.set(id, subscribeObj<HostMsg>(this.ctx.bus, `host:${id}`, this.onHostMsg));
-    // A channel for the same host on another node gives way to this one (a local bus has no other node).
-    if (this.ctx.bus.kind !== 'local') publishObj(this.ctx.bus, `host:${id}`, { k: 'takeover', h: id, node: this.node, serial } satisfies HostMsg);
+    // A channel for the same host on another node gives way to this one. Only a node whose presence entry
+    // this hello replaced can hold one (one that let the channel go removed its entry), so only then is a
+    // takeover published: a hello costs no publish in a connect storm.
+    void this.presenceStore.set(id, { nodeId: this.node, running: running.length, capacity: f.capacity, engines, lastSeenAt: Date.now() }, this.timing.heartbeatTimeoutMs)
+      .then((prev) => {
+        if (prev) publishObj(this.ctx.bus, `host:${id}`, { k: 'takeover', h: id, node: this.node, serial } satisfies HostMsg);
+      }, () => undefined);
     this.store.recordHello(id, { name: f.name, cliVersion: f.cli, protocolVersion: f.v, engines, capacity: f.capacity });
     conn.send({ t: 'welcome', hostId: id, heartbeatMs: this.heartbeatMs, v: PROTOCOL_VERSION });
     for (const h of this.upHandlers) this.safe(() => h(id, { running }));
@@ -185,7 +190,8 @@ export class HostChannels implements HostGateway, ChannelOwner {
       case 'req':
         return this.forwarding.deliver(conn, m);
       case 'takeover':
-        if (conn && !(m.node === this.node && conn.serial === m.serial)) conn.close(CloseCodes.REPLACED);
+        // This node's own channels replace each other at hello; a takeover it published concerns other nodes only.
+        if (conn && m.node !== this.node) conn.close(CloseCodes.REPLACED);
         return;
     }
   }
