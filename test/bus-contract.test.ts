@@ -247,6 +247,33 @@ describe('RedisBus specifics', { skip: 'skip' in redis ? redis.skip : undefined 
     }
   });
 
+  test('the topics subscribed in one turn go out in one SUBSCRIBE; one dropped in the same turn is never sent', async () => {
+    const url = (redis as { url: string }).url;
+    const prefix = testPrefix();
+    const a = await RedisBus.connect(url, { prefix });
+    const probe = new Redis(url);
+    const sub = (a as unknown as { sub: Redis }).sub;
+    const calls: string[][] = [];
+    const real = sub.subscribe.bind(sub);
+    sub.subscribe = ((...chans: string[]) => (calls.push(chans), real(...chans))) as typeof sub.subscribe;
+    try {
+      const ts = [topic(), topic(), topic()];
+      const got: string[] = [];
+      ts.forEach((t) => a.subscribe(t, () => got.push(t)));
+      const dropped = topic();
+      a.subscribe(dropped, () => got.push(dropped))();
+      for (const t of [...ts, dropped]) a.publish(t, new Uint8Array([1])); // held until the SUBSCRIBE is acknowledged
+      await a.ready();
+      assert.deepEqual(calls, [ts.map((t) => prefix + t)]);
+      await settle(300);
+      assert.deepEqual(got, ts);
+      assert.equal(Number(((await probe.pubsub('NUMSUB', prefix + dropped)) as [string, number])[1]), 0);
+    } finally {
+      probe.disconnect();
+      await a.close();
+    }
+  });
+
   test('buses with different prefixes do not meet (hubs sharing one Redis)', async () => {
     const url = (redis as { url: string }).url;
     const a = await RedisBus.connect(url, { prefix: testPrefix() });

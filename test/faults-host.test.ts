@@ -4,22 +4,14 @@
 // mid-turn (sessions-e2e.test.ts: run.error, the session stays usable;
 // security-run-frames.test.ts: the reconnected host speaks for its open runs),
 // an SSE reader that stops reading (security-sse.test.ts).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { hubWithHosts } from './helpers/hosts-hub.js';
+import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
 import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
 import { ApiError, type AcceptedRun, type Client } from '../src/client/index.js';
 
-let t: TestHub;
-const hosts: FakeHost[] = [];
-before(async () => {
-  t = await startTestHub();
-});
-after(async () => {
-  for (const h of hosts) h.ws.terminate();
-  await t.close();
-});
+const s = hubWithHosts();
 
 async function agentFor(c: Client, hostId: string, name: string): Promise<string> {
   // Retried until the host's engines are known (a failed create throws, eventually tries again).
@@ -28,6 +20,7 @@ async function agentFor(c: Client, hostId: string, name: string): Promise<string
 }
 
 test('a host that stops reading is closed for backpressure; its turns fail visibly; the hub goes on', { timeout: 90_000 }, async () => {
+  const { t, hosts } = s;
   const u = await t.user();
   const { hostId, credential } = await pairHost(t, u.key, 'stalls');
   const host = await connectFakeHost(t, credential, { capacity: 250 });

@@ -2,25 +2,30 @@
 // stall that makes them all late) end their open runs with a query per batch
 // of hosts, not one per host: one query per host took every pool connection in
 // bench/hosts-cluster.ts, and upgrades then failed on the pool timeout.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestHub, type TestHub } from './helpers/hub.js';
+import { hubWithHosts } from './helpers/hosts-hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
 import type { AcceptedRun } from '../src/client/index.js';
+import type { FrameOf, HubToHost } from '../host-protocol/frames.js';
 
 const HOSTS = 20;
-let t: TestHub;
-const hosts: FakeHost[] = [];
-before(async () => {
-  t = await startTestHub();
-});
-after(async () => {
-  for (const h of hosts) h.ws.terminate();
-  await t.close();
-});
+const s = hubWithHosts();
+
+/** Routes the down pass's lookup of closed hosts' open runs through `wrap` until the returned restore is called. */
+function onDownLookup(wrap: (run: () => Promise<unknown>) => Promise<unknown>): () => void {
+  const conn = s.t.hub.ctx.em().getConnection();
+  const execute = conn.execute.bind(conn);
+  conn.execute = ((sql: string, ...rest: unknown[]) => {
+    const run = () => (execute as (...a: unknown[]) => Promise<unknown>)(sql, ...rest);
+    return /select id, host_id, session_id, agent_id, engine from session_tasks\s+where host_id in/.test(sql) ? wrap(run) : run();
+  }) as typeof conn.execute;
+  return () => void (conn.execute = execute);
+}
 
 test('channels closing together end their runs with one lookup per batch of hosts', { timeout: 90_000 }, async () => {
+  const { t, hosts } = s;
   const u = await t.user();
   const c = t.client(u.key);
   const sessions: string[] = [];
@@ -34,14 +39,9 @@ test('channels closing together end their runs with one lookup per batch of host
   await Promise.all(hosts.map((h) => h.next((f) => f.t === 'run.start')));
   await new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS + 300)); // past the hello's grace: the runs are the hosts' own
 
-  // Counts the lookups of a closed host's open runs (the hello's look-up is done by now).
-  const conn = t.hub.ctx.em().getConnection();
-  const execute = conn.execute.bind(conn);
+  // Counts the lookups of a closed host's open runs.
   let lookups = 0;
-  conn.execute = ((sql: string, ...rest: unknown[]) => {
-    if (/host_id (=|in)/.test(sql) && /status in \('running', 'aborted'\) and ended_at is null/.test(sql)) lookups++;
-    return (execute as (...a: unknown[]) => unknown)(sql, ...rest);
-  }) as typeof conn.execute;
+  const restore = onDownLookup((run) => (lookups++, run()));
   try {
     for (const h of hosts) h.ws.terminate();
     for (const id of sessions) {
@@ -51,9 +51,48 @@ test('channels closing together end their runs with one lookup per batch of host
       }, 20_000, 100);
     }
   } finally {
-    conn.execute = execute;
+    restore();
   }
   assert.ok(lookups >= 1 && lookups <= 3, `${lookups} lookups for ${HOSTS} hosts closing together`);
-  const [{ n }] = await execute<Array<{ n: string }>>(`select count(*) as n from session_tasks where status = 'failed' and error_code = 'HOST_DISCONNECTED' and session_id in (${sessions.map(() => '?').join(', ')})`, sessions);
+  const [{ n }] = await t.hub.ctx.em().getConnection().execute<Array<{ n: string }>>(`select count(*) as n from session_tasks where status = 'failed' and error_code = 'HOST_DISCONNECTED' and session_id in (${sessions.map(() => '?').join(', ')})`, sessions);
   assert.equal(Number(n), HOSTS);
+});
+
+test('a host that reconnects before the down pass ends its runs keeps them', { timeout: 60_000 }, async () => {
+  const { t, hosts } = s;
+  const u = await t.user();
+  const c = t.client(u.key);
+  const { hostId, credential } = await pairHost(t, u.key, 'bounce');
+  const first = await connectFakeHost(t, credential);
+  hosts.push(first);
+  const agent = await eventually(() => c.agents.create({ name: 'bounce', scope: 'private', hostId, engine: 'claude-code' }));
+  const { sessionId } = (await c.sessions.create({ agentId: agent.id, content: 'hello' })) as AcceptedRun;
+  const start = await first.next<FrameOf<HubToHost, 'run.start'>>((f) => f.t === 'run.start');
+  await new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS + 300));
+
+  // The pass over the closed channel is held (a busy pass, a slow database) while the host comes back.
+  let reached!: () => void;
+  const inPass = new Promise<void>((r) => (reached = r));
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const restore = onDownLookup(async (run) => {
+    reached();
+    await released;
+    return run();
+  });
+  try {
+    first.ws.terminate();
+    await inPass;
+    const again = await connectFakeHost(t, credential, { running: [start.runId] });
+    hosts.push(again);
+    release();
+    await new Promise((r) => setTimeout(r, 1000));
+  } finally {
+    release();
+    restore();
+  }
+  const [task] = await t.hub.ctx.em().getConnection().execute<Array<{ status: string; error_code: string | null }>>(
+    'select status, error_code from session_tasks where id = ?', [start.runId]);
+  assert.deepEqual(task, { status: 'running', error_code: null }, 'the reconnected host still runs it');
+  assert.equal((await c.sessions.get(sessionId)).status, 'processing');
 });

@@ -97,3 +97,25 @@ test('a silent host is closed within the heartbeat window of its last frame; one
   await ch.close();
   await store.close();
 });
+
+test('connected: a channel here after hello, or presence naming another node; not this node\'s own stale entry', async () => {
+  const presence = new LocalPresence();
+  const store = new HostStore(t.hub.ctx);
+  const ctxB = Object.assign(Object.create(Object.getPrototypeOf(t.hub.ctx)), t.hub.ctx, { config: { ...t.hub.ctx.config, nodeId: 'node-b' } });
+  const a = new HostChannels(t.hub.ctx, presence, store, { heartbeatTimeoutMs: 60_000, requestTimeoutMs: 1000 });
+  const b = new HostChannels(ctxB, presence, store, { heartbeatTimeoutMs: 60_000, requestTimeoutMs: 1000 });
+  const hello = (ch: HostChannels, hostId: string) => {
+    const c = ch.connection({ hostId, userId: 'usr_x' });
+    c.open(stubSocket());
+    ch.opened(c);
+    c.handle({ t: 'hello', v: PROTOCOL_VERSION, cli: 't', name: 'n', capacity: 1, engines: [], running: [] });
+    return c;
+  };
+  hello(a, 'hst_here');
+  hello(b, 'hst_there');
+  await presence.set('hst_stale', { nodeId: t.hub.ctx.config.nodeId, running: 0, capacity: 1, engines: [], lastSeenAt: Date.now() }, 60_000);
+  assert.deepEqual([...(await a.connected(['hst_here', 'hst_there', 'hst_stale', 'hst_none']))].sort(), ['hst_here', 'hst_there']);
+  await a.close();
+  await b.close();
+  await store.close();
+});

@@ -54,6 +54,32 @@ describe('two hub nodes sharing PostgreSQL and Redis', { skip }, () => {
     assert.ok(fh.frames.some((f) => f.t === 'dirs.list'), 'the frame went to the host on node A');
   });
 
+  test('a hello publishes a takeover only when another node held the host', async () => {
+    const u = await a.user();
+    const { hostId, credential } = await pairHost(a, u.key);
+    const published = (t: TestHub) => {
+      const topics: string[] = [];
+      const bus = t.hub.ctx.bus;
+      const publish = bus.publish.bind(bus);
+      bus.publish = (topic, payload) => (topics.push(topic), publish(topic, payload));
+      return { topics, restore: () => void (bus.publish = publish) };
+    };
+    const [onA, onB] = [published(a), published(b)];
+    try {
+      const first = await connectFakeHost(a, credential);
+      hosts.push(first);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(onA.topics.filter((x) => x === `host:${hostId}`), [], 'nobody held it: no takeover');
+      const second = await connectFakeHost(b, credential);
+      hosts.push(second);
+      assert.equal((await first.closed).code, CloseCodes.REPLACED.code);
+      assert.deepEqual(onB.topics.filter((x) => x === `host:${hostId}`), [`host:${hostId}`], 'node A held it: one takeover');
+    } finally {
+      onA.restore();
+      onB.restore();
+    }
+  });
+
   test('the host reconnects to node B: B takes over, A drops its stale channel, requests follow the host', async () => {
     const u = await a.user();
     const { hostId, credential } = await pairHost(a, u.key);
@@ -125,6 +151,17 @@ describe('RedisPresence rules', { skip: 'skip' in redis ? redis.skip : undefined
     const many = await p.getMany([h, hid()]);
     assert.equal(many.size, 0);
     await p.close();
+  });
+
+  test('set answers the other node whose entry it replaced (the only one that can still hold a channel)', async () => {
+    const [p1, p2] = [presence('n1'), presence('n2')];
+    const h = hid();
+    assert.equal(await p1.set(h, entry('n1'), 5000), null, 'nobody held it');
+    assert.equal(await p1.set(h, entry('n1'), 5000), null, 'the same node again');
+    assert.equal(await p2.set(h, entry('n2'), 5000), 'n1');
+    await p2.remove(h, 'n2');
+    assert.equal(await p1.set(h, entry('n1'), 5000), null, 'n2 let it go');
+    await Promise.all([p1.close(), p2.close()]);
   });
 
   test('an entry expires with its TTL unless refreshed', async () => {

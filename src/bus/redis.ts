@@ -3,6 +3,10 @@
 // presence: `client`), one only subscribes. A topic is SUBSCRIBEd once per
 // node however many local handlers it has. A node's own publishes come back
 // through Redis too, so every reader of a topic sees one order.
+// SUBSCRIBEs of one event-loop turn go out as one command (a reconnect storm
+// subscribes thousands of host topics), and the command connection pipelines
+// the commands of a turn (ioredis auto-pipelining): a burst of hellos costs
+// a few round trips, not a few per host.
 // Pub/sub loses what is published while a connection is down: after either
 // connection comes back, `onReconnect` handlers run (the command connection
 // announces it to every node on a reserved channel, since its own publishes
@@ -29,6 +33,9 @@ export class RedisBus implements Bus {
   private readonly topics = new Map<string, Set<BusHandler>>();
   /** SUBSCRIBE/UNSUBSCRIBE commands not yet acknowledged. */
   private pendingSubs = 0;
+  /** Channels to SUBSCRIBE at the end of this turn, in one command (counted once in pendingSubs meanwhile). */
+  private toSubscribe = new Set<string>();
+  private subscribeScheduled = false;
   /** Publishes held back while a subscription is in flight (see publish). */
   private held: Array<[string, Buffer]> = [];
   private idle: Array<() => void> = [];
@@ -42,7 +49,7 @@ export class RedisBus implements Bus {
     this.prefix = opts.prefix ?? '';
     this.log = opts.log;
     const common = { lazyConnect: true, connectTimeout: opts.connectTimeoutMs ?? 5000, maxRetriesPerRequest: 3 };
-    this.client = new Redis(url, { ...common, connectionName: 'hub-cmd' });
+    this.client = new Redis(url, { ...common, connectionName: 'hub-cmd', enableAutoPipelining: true });
     this.sub = new Redis(url, { ...common, connectionName: 'hub-sub', autoResubscribe: true });
     for (const c of [this.client, this.sub]) c.on('error', (e) => this.logError(e));
     this.sub.on('messageBuffer', (channel: Buffer, message: Buffer) => this.deliver(channel, message));
@@ -117,7 +124,7 @@ export class RedisBus implements Bus {
     let set = this.topics.get(topic);
     if (!set) {
       this.topics.set(topic, (set = new Set()));
-      this.track(this.sub.subscribe(this.prefix + topic));
+      this.subscribeSoon(this.prefix + topic);
     }
     set.add(handler);
     let done = false;
@@ -127,9 +134,26 @@ export class RedisBus implements Bus {
       set!.delete(handler);
       if (set!.size === 0 && this.topics.get(topic) === set) {
         this.topics.delete(topic);
-        this.track(this.sub.unsubscribe(this.prefix + topic));
+        // Not sent yet: nothing to undo. Otherwise the UNSUBSCRIBE follows the SUBSCRIBE already sent.
+        if (!this.toSubscribe.delete(this.prefix + topic)) this.track(this.sub.unsubscribe(this.prefix + topic));
       }
     };
+  }
+
+  /** Queues a SUBSCRIBE for the end of the turn; publishes are held from now until it is acknowledged. */
+  private subscribeSoon(channel: string): void {
+    if (!this.subscribeScheduled) {
+      this.subscribeScheduled = true;
+      this.pendingSubs++;
+      setImmediate(() => {
+        this.subscribeScheduled = false;
+        const chans = [...this.toSubscribe];
+        this.toSubscribe.clear();
+        this.pendingSubs--; // counted again by track
+        this.track(chans.length ? this.sub.subscribe(...chans) : Promise.resolve());
+      });
+    }
+    this.toSubscribe.add(channel);
   }
 
   onReconnect(handler: () => void): () => void {
@@ -149,6 +173,7 @@ export class RedisBus implements Bus {
 
   async close(): Promise<void> {
     this.topics.clear();
+    this.toSubscribe.clear();
     this.reconnectHandlers.clear();
     // Send what is held rather than drop it, then leave politely.
     this.pendingSubs = 0;

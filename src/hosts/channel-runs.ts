@@ -17,7 +17,8 @@ export type RunResolver = (hostIds: string[]) => Promise<Array<{ hostId: string;
 
 export class ChannelRuns {
   private handlers: Array<(hostId: string, f: RunFrame) => void> = [];
-  private resolver?: RunResolver;
+  /** Until a domain says which runs are open (sessions/ does at start), a channel speaks only for the runs sent to it. */
+  private resolver: RunResolver = async () => [];
   /** Channels that said hello and wait for their open runs to be looked up (one query per burst). */
   private admitting: HostConnection[] = [];
   /** Run frames dropped on this node because their run is not bound to the sending channel. */
@@ -41,7 +42,6 @@ export class ChannelRuns {
 
   /** The channel said hello: its frames for runs started before it wait until the database says which are its own. */
   hello(conn: HostConnection): void {
-    if (!this.resolver) return;
     conn.held = [];
     if (this.admitting.push(conn) === 1) setImmediate(() => void this.admitOpenRuns());
   }
@@ -99,7 +99,7 @@ export class ChannelRuns {
     const conns = this.admitting.splice(0);
     let open: Array<{ hostId: string; runId: string }>;
     try {
-      open = await this.resolver!([...new Set(conns.map((c) => c.hostId))]);
+      open = await this.resolver([...new Set(conns.map((c) => c.hostId))]);
     } catch (e) {
       this.log.error('cannot look up the open runs of reconnected hosts', { hosts: conns.map((c) => c.hostId), err: e });
       for (const c of conns) c.close(CloseCodes.GOING_AWAY); // they reconnect and are looked up again

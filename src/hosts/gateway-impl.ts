@@ -5,7 +5,7 @@
 // holds a host, so a request to a host nobody holds fails at once.
 // One sweep timer judges every channel's liveness; connections hold none.
 // Which runs a channel may speak for: channel-runs.ts; keeping presence
-// alive: presence-upkeep.ts.
+// alive: presence-upkeep.ts; requests and their replies across nodes: forwarding.ts.
 import type { HubContext } from '../context.js';
 import type { Engine, FrameOf, HostToHub, HubToHost } from '../../host-protocol/frames.js';
 import { CloseCodes, PROTOCOL_VERSION } from '../../host-protocol/version.js';
@@ -15,7 +15,7 @@ import type { HostGateway, HostPresence, RequestFrame, RunFrame } from './gatewa
 import type { Presence, PresenceEntry } from './presence.js';
 import type { HostStore } from './store.js';
 import { HostConnection, type ChannelOwner } from './connection.js';
-import { PendingRequests, type ReplyMsg } from './requests.js';
+import { RequestForwarding, type RequestMsg } from './forwarding.js';
 import type { HostIdentity } from './store.js';
 import { limitsOf, TokenBucket, type Limits } from '../limits.js';
 import { ChannelRuns, type RunResolver } from './channel-runs.js';
@@ -23,19 +23,12 @@ import { PresenceUpkeep } from './presence-upkeep.js';
 
 type HostMsg =
   | { k: 'send'; h: string; frame: FrameOf<HubToHost, 'run.start' | 'run.abort'> }
-  | { k: 'req'; h: string; node: string; rid: number; frame: RequestFrame }
+  | RequestMsg
+  /** `serial` is read only by nodes of the previous version (a rolling upgrade): this one goes by `node`. */
   | { k: 'takeover'; h: string; node: string; serial: number };
-
-interface Forward {
-  hostId: string;
-  node: string;
-  rid: number;
-  at: number;
-}
 
 /** How often lastSeenAt of live channels reaches the database. */
 const PERSIST_SEEN_MS = 60_000;
-const FORWARD_MAX_AGE_MS = 5 * 60_000;
 
 export interface ChannelTiming {
   /** Silence after which a channel is closed and the host reads offline. */
@@ -51,9 +44,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
   private waiting = new Set<HostConnection>();
   private subs = new Map<string, () => void>();
   private serial = 0;
-  private forwards = new Map<number, Forward>();
-  private nextForward = 0;
-  private pending = new PendingRequests();
+  private readonly forwarding: RequestForwarding;
   private upHandlers: Array<(hostId: string, info: { running: string[] }) => void> = [];
   private downHandlers: Array<(hostId: string) => void> = [];
   private batchUpHandlers: Array<(hosts: Array<{ hostId: string; running: string[] }>) => void> = [];
@@ -67,7 +58,6 @@ export class HostChannels implements HostGateway, ChannelOwner {
   private readonly refreshMs: number;
   private lastRefresh = 0;
   private lastPersist = Date.now();
-  private unsubReply: () => void;
   private unsubReconnect: () => void;
   private closing = false;
   private readonly onHostMsg = (m: HostMsg) => this.hostMsg(m);
@@ -85,7 +75,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     this.limits = limitsOf(ctx.config);
     this.runs = new ChannelRuns(ctx.log, this.limits.channelHeldBytes, (fn) => this.safe(fn));
     this.upkeep = new PresenceUpkeep(presenceStore, this.node, timing.heartbeatTimeoutMs, () => [...this.local.keys()], () => this.closing, (fn) => this.safe(fn));
-    this.unsubReply = subscribeObj<ReplyMsg>(ctx.bus, `hostreply:${this.node}`, (m) => this.pending.settle(m));
+    this.forwarding = new RequestForwarding(ctx.bus, this.node);
     // A revoked host loses its socket on every node, including one still before hello.
     store.onRevoked = (hostId) => {
       this.local.get(hostId)?.close(CloseCodes.HOST_DELETED);
@@ -130,10 +120,14 @@ export class HostChannels implements HostGateway, ChannelOwner {
     const engines = this.intern(f.engines);
     const running = f.running ?? [];
     this.runs.hello(conn);
-    void this.presenceStore.set(id, { nodeId: this.node, running: running.length, capacity: f.capacity, engines, lastSeenAt: Date.now() }, this.timing.heartbeatTimeoutMs);
     if (!this.subs.has(id)) this.subs.set(id, subscribeObj<HostMsg>(this.ctx.bus, `host:${id}`, this.onHostMsg));
-    // A channel for the same host on another node gives way to this one (a local bus has no other node).
-    if (this.ctx.bus.kind !== 'local') publishObj(this.ctx.bus, `host:${id}`, { k: 'takeover', h: id, node: this.node, serial } satisfies HostMsg);
+    // A channel for the same host on another node gives way to this one. Only a node whose presence entry
+    // this hello replaced can hold one (one that let the channel go removed its entry), so only then is a
+    // takeover published: a hello costs no publish in a connect storm.
+    void this.presenceStore.set(id, { nodeId: this.node, running: running.length, capacity: f.capacity, engines, lastSeenAt: Date.now() }, this.timing.heartbeatTimeoutMs)
+      .then((prev) => {
+        if (prev) publishObj(this.ctx.bus, `host:${id}`, { k: 'takeover', h: id, node: this.node, serial } satisfies HostMsg);
+      }, () => undefined);
     this.store.recordHello(id, { name: f.name, cliVersion: f.cli, protocolVersion: f.v, engines, capacity: f.capacity });
     conn.send({ t: 'welcome', hostId: id, heartbeatMs: this.heartbeatMs, v: PROTOCOL_VERSION });
     for (const h of this.upHandlers) this.safe(() => h(id, { running }));
@@ -159,10 +153,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
   }
 
   reply(conn: HostConnection, f: FrameOf<HostToHub, 'reply'>): void {
-    const fwd = this.forwards.get(f.id);
-    if (!fwd || fwd.hostId !== conn.hostId) return; // late or foreign id: ignore
-    this.forwards.delete(f.id);
-    publishObj(this.ctx.bus, `hostreply:${fwd.node}`, { rid: fwd.rid, ok: f.ok, data: f.data, error: f.error, code: f.code } satisfies ReplyMsg);
+    this.forwarding.reply(conn, f);
   }
 
   engines(conn: HostConnection, f: FrameOf<HostToHub, 'engines'>): void {
@@ -181,11 +172,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     this.subs.delete(id);
     void this.presenceStore.remove(id, this.node);
     this.store.touch(id, conn.lastSeen);
-    for (const [fid, fwd] of this.forwards) {
-      if (fwd.hostId !== id) continue;
-      this.forwards.delete(fid);
-      publishObj(this.ctx.bus, `hostreply:${fwd.node}`, { rid: fwd.rid, ok: false, code: 'offline' } satisfies ReplyMsg);
-    }
+    this.forwarding.gone(id);
     // Taken over by a newer channel on another node: the host is not down, its runs go on there.
     if (conn.closedWith === CloseCodes.REPLACED.code) return;
     for (const h of this.downHandlers) this.safe(() => h(id));
@@ -200,18 +187,11 @@ export class HostChannels implements HostGateway, ChannelOwner {
         if (conn && m.frame.t === 'run.start' && !this.runs.starting(conn, m.frame.runId)) return; // sent again already
         conn?.send(m.frame);
         return;
-      case 'req': {
-        if (!conn) {
-          publishObj(this.ctx.bus, `hostreply:${m.node}`, { rid: m.rid, ok: false, code: 'offline' } satisfies ReplyMsg);
-          return;
-        }
-        const id = ++this.nextForward;
-        this.forwards.set(id, { hostId: m.h, node: m.node, rid: m.rid, at: Date.now() });
-        conn.send({ ...m.frame, id } as HubToHost);
-        return;
-      }
+      case 'req':
+        return this.forwarding.deliver(conn, m);
       case 'takeover':
-        if (conn && !(m.node === this.node && conn.serial === m.serial)) conn.close(CloseCodes.REPLACED);
+        // This node's own channels replace each other at hello; a takeover it published concerns other nodes only.
+        if (conn && m.node !== this.node) conn.close(CloseCodes.REPLACED);
         return;
     }
   }
@@ -227,6 +207,17 @@ export class HostChannels implements HostGateway, ChannelOwner {
     return new Map(hostIds.map((id) => [id, view(id, found.get(id))]));
   }
 
+  async connected(hostIds: string[]): Promise<Set<string>> {
+    const out = new Set<string>();
+    const rest = hostIds.filter((id) => !(this.local.has(id) && out.add(id)));
+    if (!rest.length) return out;
+    // An entry naming this node without a channel here is this node's own close, its removal not yet written.
+    // The store unreachable: only this node's channels count, as the sweep would judge the rest later.
+    const found = await this.presenceStore.getMany(rest).catch(() => new Map<string, PresenceEntry>());
+    for (const [id, e] of found) if (e.nodeId && e.nodeId !== this.node) out.add(id);
+    return out;
+  }
+
   /** The raw presence entry (node, engines, counts), for the hosts service. */
   entries(hostIds: string[]): Promise<Map<string, PresenceEntry>> {
     return this.presenceStore.getMany(hostIds);
@@ -239,9 +230,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
 
   async request(hostId: string, frame: RequestFrame, timeoutMs = this.timing.requestTimeoutMs): Promise<unknown> {
     await this.reachable(hostId);
-    const { rid, result } = this.pending.open(timeoutMs, frame.t === 'settings.apply');
-    publishObj(this.ctx.bus, `host:${hostId}`, { k: 'req', h: hostId, node: this.node, rid, frame } satisfies HostMsg);
-    return result;
+    return this.forwarding.ask(hostId, frame, timeoutMs);
   }
 
   heldHosts(): string[] {
@@ -336,7 +325,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
       this.lastPersist = now;
       this.store.touchMany(live, now);
     }
-    for (const [id, f] of this.forwards) if (now - f.at > FORWARD_MAX_AGE_MS) this.forwards.delete(id);
+    this.forwarding.dropStale(now);
   }
 
   private intern(engines: Engine[]): Engine[] {
@@ -362,8 +351,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     this.unsubReconnect();
     clearInterval(this.sweepTimer);
     for (const conn of [...this.local.values(), ...this.waiting]) conn.close(CloseCodes.GOING_AWAY);
-    this.unsubReply();
-    this.pending.close();
+    this.forwarding.close();
   }
 }
 

@@ -24,6 +24,12 @@ export interface HostGateway {
   /** Presence of one host (any node's channel). Offline when no node holds it. */
   presence(hostId: string): Promise<HostPresence>;
   presenceMany(hostIds: string[]): Promise<Map<string, HostPresence>>;
+  /**
+   * Which of these hosts hold a live channel now: here after its hello, or on another node by
+   * presence. A host whose channel closed and that is back has its runs reconciled by its hello
+   * (the runs it reports, the lost-run grace); whoever saw it close leaves them alone.
+   */
+  connected(hostIds: string[]): Promise<Set<string>>;
   /** Fire-and-forget frame to the host wherever its channel is. Throws HubError HOST_OFFLINE if none holds it. */
   send(hostId: string, frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>): Promise<void>;
   /** Request with a reply. Throws HOST_OFFLINE, or HOST_TOO_OLD/HOST_TIMEOUT when no reply comes in time. Resolves with reply.data; rejects with a HubError when reply.ok is false. */

@@ -112,7 +112,7 @@ export class RedisPresence implements Presence {
     redis.on('ready', beat);
   }
 
-  async set(hostId: string, e: PresenceEntry, ttlMs: number): Promise<void> {
+  async set(hostId: string, e: PresenceEntry, ttlMs: number): Promise<string | null> {
     const node = e.nodeId ?? '';
     if (e.nodeId) this.mine.set(hostId, { ...e });
     else this.mine.delete(hostId);
@@ -125,7 +125,7 @@ export class RedisPresence implements Presence {
       });
     if (this.previous.size > 10_000) this.previous.clear();
     this.previous.set(hostId, prev);
-    await prev;
+    return prev;
   }
 
   /**

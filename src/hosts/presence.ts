@@ -16,7 +16,8 @@ export interface PresenceEntry {
 }
 
 export interface Presence {
-  set(hostId: string, entry: PresenceEntry, ttlMs: number): Promise<void>;
+  /** Writes the entry; answers the other node whose entry it replaced (null when none or the same node): that node held the host's channel. */
+  set(hostId: string, entry: PresenceEntry, ttlMs: number): Promise<string | null>;
   /**
    * Extends the TTL of entries held by nodeId and stamps lastSeenAt. Answers the hosts whose
    * entries the store had lost and were written again (a Redis that restarted empty), and `ok:
@@ -42,8 +43,10 @@ type Stored = PresenceEntry & { expiresAt: number };
 export class LocalPresence implements Presence {
   private entries = new Map<string, Stored>();
 
-  async set(hostId: string, entry: PresenceEntry, ttlMs: number): Promise<void> {
+  async set(hostId: string, entry: PresenceEntry, ttlMs: number): Promise<string | null> {
+    const prev = this.live(hostId)?.nodeId ?? null;
     this.entries.set(hostId, { ...entry, expiresAt: Date.now() + ttlMs });
+    return prev && prev !== entry.nodeId ? prev : null;
   }
 
   async refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<Refreshed> {

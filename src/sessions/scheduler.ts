@@ -270,7 +270,10 @@ export class Scheduler {
         const lost = await rows<{ id: string; host_id: string; session_id: string; agent_id: string; engine: string }>(this.em(),
           `select id, host_id, session_id, agent_id, engine from session_tasks
             where host_id in (${marks(ids.length)}) and status in ('running', 'aborted') and ended_at is null`, ids);
+        // A host back on a channel (here or elsewhere) since it closed: its hello reconciles its runs (hostsUp).
+        const back = lost.length ? await this.gateway.connected([...new Set(lost.map((t) => t.host_id))]) : new Set<string>();
         for (const t of lost) {
+          if (back.has(t.host_id)) continue;
           await this.runs().end(t.id, { ok: false, error: { code: 'HOST_DISCONNECTED', message: 'the host disconnected during the run' } },
             { sessionId: t.session_id, hostId: t.host_id, agentId: t.agent_id, engine: t.engine });
         }

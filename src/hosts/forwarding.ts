@@ -1,0 +1,84 @@
+// Requests to a host wherever its channel is. The asking node opens a pending
+// request (requests.ts) and publishes it on the Bus topic `host:H`; the node
+// holding H's channel sends it on under an id of its own and carries the
+// host's reply back on `hostreply:<asking node>`. A channel that closes
+// answers its forwarded requests `offline` at once rather than by timeout.
+import type { FrameOf, HostToHub, HubToHost } from '../../host-protocol/frames.js';
+import { publishObj, subscribeObj, type Bus } from '../bus/bus.js';
+import type { RequestFrame } from './gateway.js';
+import type { HostConnection } from './connection.js';
+import { PendingRequests, type ReplyMsg } from './requests.js';
+
+/** A request on its way to the node holding host `h`'s channel. */
+export type RequestMsg = { k: 'req'; h: string; node: string; rid: number; frame: RequestFrame };
+
+/** A forward with no reply is forgotten after this long (its asker timed out long before). */
+const FORWARD_MAX_AGE_MS = 5 * 60_000;
+
+interface Forward {
+  hostId: string;
+  node: string;
+  rid: number;
+  at: number;
+}
+
+export class RequestForwarding {
+  private pending = new PendingRequests();
+  /** Requests sent on a channel here, by the id the host replies with. */
+  private forwards = new Map<number, Forward>();
+  private nextForward = 0;
+  private unsubReply: () => void;
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly node: string,
+  ) {
+    this.unsubReply = subscribeObj<ReplyMsg>(bus, `hostreply:${node}`, (m) => this.pending.settle(m));
+  }
+
+  /** Asking side: publishes the request for the host's node; resolves with the reply's data. */
+  ask(hostId: string, frame: RequestFrame, timeoutMs: number): Promise<unknown> {
+    const { rid, result } = this.pending.open(timeoutMs, frame.t === 'settings.apply');
+    publishObj(this.bus, `host:${hostId}`, { k: 'req', h: hostId, node: this.node, rid, frame } satisfies RequestMsg);
+    return result;
+  }
+
+  /** Holding side: a request for a host, sent on its channel here (`conn`, undefined when none). */
+  deliver(conn: HostConnection | undefined, m: RequestMsg): void {
+    if (!conn) return this.answer(m.node, { rid: m.rid, ok: false, code: 'offline' });
+    const id = ++this.nextForward;
+    this.forwards.set(id, { hostId: m.h, node: m.node, rid: m.rid, at: Date.now() });
+    conn.send({ ...m.frame, id } as HubToHost);
+  }
+
+  /** The host replied on its channel: back to the node that asked. */
+  reply(conn: HostConnection, f: FrameOf<HostToHub, 'reply'>): void {
+    const fwd = this.forwards.get(f.id);
+    if (!fwd || fwd.hostId !== conn.hostId) return; // late or foreign id: ignore
+    this.forwards.delete(f.id);
+    this.answer(fwd.node, { rid: fwd.rid, ok: f.ok, data: f.data, error: f.error, code: f.code });
+  }
+
+  /** The host's channel here closed: its forwarded requests fail now. */
+  gone(hostId: string): void {
+    for (const [fid, fwd] of this.forwards) {
+      if (fwd.hostId !== hostId) continue;
+      this.forwards.delete(fid);
+      this.answer(fwd.node, { rid: fwd.rid, ok: false, code: 'offline' });
+    }
+  }
+
+  /** Forgets forwards the host never answered. */
+  dropStale(now: number): void {
+    for (const [id, f] of this.forwards) if (now - f.at > FORWARD_MAX_AGE_MS) this.forwards.delete(id);
+  }
+
+  close(): void {
+    this.unsubReply();
+    this.pending.close();
+  }
+
+  private answer(node: string, msg: ReplyMsg): void {
+    publishObj(this.bus, `hostreply:${node}`, msg);
+  }
+}
