@@ -24,6 +24,8 @@ import { SessionsAcceptBalanceMigration } from '../sessions/migration-accept-bal
 import { BillingPlanGrantsMigration } from '../billing/migration-plan-grants.js';
 import { HostSettingsLeaseMigration } from '../sessions/migration-settings-lease.js';
 import { SessionsClaimMigration } from '../sessions/migration-claim.js';
+import { SessionsEndStartMigration } from '../sessions/migration-end-start.js';
+import { SessionsAcceptSkipMigration } from '../sessions/migration-accept-skip.js';
 import { LoginPkceMigration } from '../accounts/migration-login-pkce.js';
 import { BillingPaymentsMigration } from '../billing/payments/migration.js';
 
@@ -48,4 +50,6 @@ export const allMigrations: MigrationObject[] = [
   { name: '0010j_host_settings_lease', class: HostSettingsLeaseMigration },
   { name: '0010k_billing_plan_grants', class: BillingPlanGrantsMigration },
   { name: '0010l_sessions_claim', class: SessionsClaimMigration },
+  { name: '0010m_sessions_end_start', class: SessionsEndStartMigration },
+  { name: '0010n_sessions_accept_skip', class: SessionsAcceptSkipMigration },
 ];

@@ -250,6 +250,11 @@ export class HostChannels implements HostGateway, ChannelOwner {
     return out;
   }
 
+  heldCapacity(hostId: string): number | undefined {
+    const c = this.local.get(hostId);
+    return c && this.runs.settled(c) ? c.capacity : undefined;
+  }
+
   carries(hostId: string, runId: string): boolean {
     const c = this.local.get(hostId);
     return !!c && this.runs.carries(c, runId);
