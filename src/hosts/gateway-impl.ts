@@ -233,7 +233,8 @@ export class HostChannels implements HostGateway, ChannelOwner {
   }
 
   async send(hostId: string, frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>): Promise<void> {
-    await this.reachable(hostId);
+    // A channel held here is reachable: no presence look-up (a Redis round trip) per run.start.
+    if (!this.local.has(hostId)) await this.reachable(hostId);
     publishObj(this.ctx.bus, `host:${hostId}`, { k: 'send', h: hostId, frame } satisfies HostMsg);
   }
 

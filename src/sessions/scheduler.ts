@@ -140,10 +140,15 @@ export class Scheduler {
   }
 
   private async drainOnce(hostId: string): Promise<void> {
-    const p = await this.gateway.presence(hostId);
-    if (p.status === 'offline') return;
+    // A channel held here knows its capacity; another node's is read from presence.
+    let capacity = this.gateway.heldCapacity(hostId);
+    if (capacity === undefined) {
+      const p = await this.gateway.presence(hostId);
+      if (p.status === 'offline') return;
+      capacity = p.capacity;
+    }
     // One round trip in autocommit (hub_claim): the host row is locked only while the claim runs.
-    await this.claimed(hostId, await claimForHost(this.em(), hostId, p.capacity));
+    await this.claimed(hostId, await claimForHost(this.em(), hostId, capacity));
   }
 
   /** After a claim of the host committed (a drain's, or one inside a run's end): dispatches what it started, and plans what it could not. */
