@@ -39,4 +39,6 @@ export const allMigrations: readonly LazyMigration[] = [
   { name: '0010j_host_settings_lease', load: async () => (await import('../sessions/migration-settings-lease.js')).HostSettingsLeaseMigration },
   { name: '0010k_billing_plan_grants', load: async () => (await import('../billing/migration-plan-grants.js')).BillingPlanGrantsMigration },
   { name: '0010l_sessions_claim', load: async () => (await import('../sessions/migration-claim.js')).SessionsClaimMigration },
+  { name: '0010m_sessions_end_start', load: async () => (await import('../sessions/migration-end-start.js')).SessionsEndStartMigration },
+  { name: '0010n_sessions_accept_skip', load: async () => (await import('../sessions/migration-accept-skip.js')).SessionsAcceptSkipMigration },
 ];

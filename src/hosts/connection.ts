@@ -35,6 +35,7 @@ const HANDLERS: Record<HostToHub['t'], Handler> = {
     if (c.ready) return c.close(CloseCodes.HELLO_TWICE);
     if (f.v < MIN_PROTOCOL_VERSION || f.v > PROTOCOL_VERSION) return c.close(CloseCodes.VERSION);
     c.ready = true;
+    c.capacity = f.capacity;
     c.owner.hello(c, f);
   },
   ping: (c, f: FrameOf<HostToHub, 'ping'>) => c.send({ t: 'pong', id: f.id, ts: f.ts }),
@@ -55,6 +56,8 @@ export class HostConnection {
   lastSeen = Date.now();
   /** hello accepted. */
   ready = false;
+  /** Runs the host said it takes at once (its hello). */
+  capacity = 0;
   /** Which of this node's channels it is, to tell a takeover by itself from one by another node. */
   serial = 0;
   /** Close code the hub chose, once it closes this channel (0 while open or closed by the host). */

@@ -224,7 +224,8 @@ export class HostChannels implements HostGateway, ChannelOwner {
   }
 
   async send(hostId: string, frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>): Promise<void> {
-    await this.reachable(hostId);
+    // A channel held here is reachable: no presence look-up (a Redis round trip) per run.start.
+    if (!this.local.has(hostId)) await this.reachable(hostId);
     publishObj(this.ctx.bus, `host:${hostId}`, { k: 'send', h: hostId, frame } satisfies HostMsg);
   }
 
@@ -237,6 +238,11 @@ export class HostChannels implements HostGateway, ChannelOwner {
     const out: string[] = [];
     for (const [id, c] of this.local) if (this.runs.settled(c)) out.push(id);
     return out;
+  }
+
+  heldCapacity(hostId: string): number | undefined {
+    const c = this.local.get(hostId);
+    return c && this.runs.settled(c) ? c.capacity : undefined;
   }
 
   carries(hostId: string, runId: string): boolean {

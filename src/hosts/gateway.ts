@@ -44,6 +44,12 @@ export interface HostGateway {
    * that compares what the database holds open on them with what their channels carried.
    */
   heldHosts(): string[];
+  /**
+   * The capacity the host announced on the channel this node holds (past its hello's look-up of
+   * open runs); undefined when the channel is elsewhere. Lets a run's end start the next waiting
+   * run in the same database call without asking the presence store.
+   */
+  heldCapacity(hostId: string): number | undefined;
   /** Whether this node's channel of the host carried the run (its run.start, or open at the hello). */
   carries(hostId: string, runId: string): boolean;
   /**

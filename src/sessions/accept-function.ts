@@ -3,7 +3,12 @@
 // plans cached per connection, instead of BEGIN, three statements and COMMIT
 // from the hub. The function body runs its statements in order, each with a
 // fresh snapshot (READ COMMITTED), which the rule needs:
-//   1. lock the sessions, in id order;
+//   1. lock the sessions, in id order, skipping one another transaction
+//      holds (a run's end, another node's accept): its message is answered
+//      'retry' with nothing written, and the caller sends it again in its next
+//      batch with `wait: true` (then this call waits for that lock), so a
+//      batch never waits for the locks of a few of its sessions, and a
+//      message is skipped at most once;
 //   2. lock their hosts, in id order (sessions → hosts: the lock order of
 //      every transaction on this path; the claim side never waits for a
 //      session, see queue.ts);
@@ -16,7 +21,8 @@
 //      lease's end drains the host.
 // Outcomes: running | session_busy | host_capacity (wait) | not_found |
 // no_balance (the sender's token balance is ≤ 0) | no_host | queue_full
-// (refused: nothing written for that message).
+// (refused: nothing written for that message) | retry (its session was
+// locked: nothing written, send it again).
 // A change to the rule is a new migration that replaces the function.
 export const ACCEPT_FUNCTION_SQL = `
 create or replace function hub_accept(p_batch jsonb, p_max_waiting int)
@@ -29,16 +35,35 @@ declare
   -- Ids as arrays: "= any(array)" keeps every lookup on an index whatever the batch size (a join
   -- to the batch's rows gets a generic plan that may scan whole tables).
   v_sids text[] := array(select e->>'sid' from jsonb_array_elements(p_batch) e);
-  v_hids text[] := array(select distinct e->>'hid' from jsonb_array_elements(p_batch) e);
+  v_wait text[] := array(select e->>'sid' from jsonb_array_elements(p_batch) e where coalesce((e->>'wait')::boolean, false));
+  v_hids text[];
+  v_got text[] := '{}';
+  v_skip text[];
 begin
-  perform 1 from (select s.id from sessions s where s.id = any(v_sids) order by s.id for no key update) locked_sessions;
+  -- The sessions to wait for first, in id order, then the others without waiting: this call waits
+  -- only while it holds sessions below the one it waits for (the order of every lock taker), so
+  -- no deadlock.
+  if cardinality(v_wait) > 0 then
+    v_got := array(select l.id from (select s.id from sessions s where s.id = any(v_wait) order by s.id for no key update) l);
+  end if;
+  v_got := v_got || array(select l.id from (select s.id from sessions s where s.id = any(v_sids) and not (s.id = any(v_wait))
+                                              order by s.id for no key update skip locked) l);
+  -- Skipped: sessions that exist but were locked (a session not found is answered not_found below).
+  v_skip := array(select s.id from sessions s where s.id = any(v_sids) and not (s.id = any(v_got)));
+  v_hids := array(select distinct e->>'hid' from jsonb_array_elements(p_batch) e where not (e->>'sid' = any(v_skip)));
   perform 1 from (select h.id from hosts h where h.id = any(v_hids) order by h.id for no key update) locked_hosts;
+  return query
+  select (e->>'ord')::int, 'retry'::text, null::text, null::text, null::text
+    from jsonb_array_elements(p_batch) e where e->>'sid' = any(v_skip);
+  if cardinality(v_skip) > 0 then
+    v_sids := v_got;
+  end if;
   return query
   with v as (
     select (e->>'ord')::int as ord, e->>'sid' as sid, e->>'uid' as uid, e->>'tid' as tid, e->>'mid' as mid,
            e->>'content' as content, e->>'hid' as hid, (e->>'cap')::int as cap, e->>'aid' as aid,
            e->>'engine' as engine, e->>'wd' as wd, e->>'mode' as mode, e->>'effort' as effort
-      from jsonb_array_elements(p_batch) e),
+      from jsonb_array_elements(p_batch) e where not (e->>'sid' = any(v_skip))),
   sx as (select s.id, s.user_id, s.running_task_id, s.engine_session_id, s.mode, s.effort from sessions s where s.id = any(v_sids)),
   hx as (select h.id, coalesce(h.settings_until > now(), false) as leased from hosts h where h.id = any(v_hids)),
   ux as (select u.id, u.balance from users u where u.id = any(array(select distinct v.uid from v))),

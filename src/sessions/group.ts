@@ -3,7 +3,8 @@
 // getting its own answer or error. Used for message accepts (acceptManyIn)
 // and run ends (run-end.ts). A batch holds at most one item per key (its
 // session); an item whose key is in a batch in flight waits for that batch,
-// so one session's items keep their order.
+// so one session's items keep their order. An item answered RETRY (it wrote
+// nothing) goes back to the head of the queue, still ahead of its key's later items.
 import { HubError } from '../errors.js';
 import { tx, type Em } from './sql.js';
 
@@ -15,6 +16,9 @@ import { tx, type Em } from './sql.js';
 const MAX_INFLIGHT = 1;
 /** Items per transaction at most. */
 const MAX_BATCH = 64;
+
+/** An item's answer when it wrote nothing and must be written again (hub_accept skipped its locked session). */
+export const RETRY: unique symbol = Symbol('retry');
 
 interface Pending<I, O> {
   item: I;
@@ -31,13 +35,13 @@ export class GroupCommit<I, O> {
   constructor(
     private readonly em: () => Em,
     /** Runs inside the batch's transaction; an error result is that item's own (it wrote nothing). */
-    private readonly many: (em: Em, items: I[]) => Promise<Array<O | HubError>>,
+    private readonly many: (em: Em, items: I[]) => Promise<Array<O | HubError | typeof RETRY>>,
     private readonly keyOf: (item: I) => string,
     /** false: `many` is one atomic statement and needs no BEGIN/COMMIT round trips around it. */
     private readonly transactional = true,
   ) {}
 
-  private write(items: I[]): Promise<Array<O | HubError>> {
+  private write(items: I[]): Promise<Array<O | HubError | typeof RETRY>> {
     return this.transactional ? tx(this.em(), (t) => this.many(t, items)) : this.many(this.em(), items);
   }
 
@@ -87,15 +91,19 @@ export class GroupCommit<I, O> {
     this.inflight++;
     const keys = new Set(batch.map((p) => this.keyOf(p.item)));
     for (const k of keys) this.busy.add(k);
+    const again: Array<Pending<I, O>> = [];
+    const answer = (p: Pending<I, O>, r: O | HubError | typeof RETRY) => (r === RETRY ? void again.push(p) : this.settle(p, r));
     try {
       const out = await this.write(batch.map((p) => p.item));
-      out.forEach((r, i) => this.settle(batch[i], r));
+      out.forEach((r, i) => answer(batch[i], r));
     } catch (e) {
       if (batch.length === 1) batch[0].reject(e);
       // The batch failed as a whole (a database error): each item alone, so each gets its own answer.
-      else await Promise.all(batch.map((p) => this.write([p.item]).then(([r]) => this.settle(p, r), p.reject)));
+      else await Promise.all(batch.map((p) => this.write([p.item]).then(([r]) => answer(p, r), p.reject)));
     } finally {
       for (const k of keys) this.busy.delete(k);
+      // In their order, ahead of everything that came since (their keys' later items among it).
+      if (again.length) this.pending.unshift(...again);
       this.inflight--;
       this.schedule();
     }

@@ -31,8 +31,9 @@ export function buildSessions(ctx: HubContext, api: HttpApi, gateway: HostGatewa
   const resume = new SessionResume(events, ctx.bus, ctx.config.nodeId);
   let runs!: RunTracker;
   const scheduler = new Scheduler(ctx, gateway, () => runs, opts.stopping ?? (() => false));
-  runs = new RunTracker(ctx, events, (hostId, waiting) => scheduler.ended(hostId, waiting),
-    (hostId, runId) => void gateway.send(hostId, { t: 'run.abort', runId }).catch(() => undefined)); // offline: nothing left to stop
+  runs = new RunTracker(ctx, events, (hostId, waiting, claim) => scheduler.ended(hostId, waiting, claim),
+    (hostId, runId) => void gateway.send(hostId, { t: 'run.abort', runId }).catch(() => undefined), // offline: nothing left to stop
+    (hostId) => gateway.heldCapacity(hostId));
   const messaging = new Messaging(ctx, gateway, scheduler, runs, events);
   const service = new SessionService(ctx, messaging);
   sessionRoutes(api, service, messaging, events, resume);

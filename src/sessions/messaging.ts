@@ -74,7 +74,9 @@ export class Messaging {
     const agent = fresh?.agent ?? (await resolveUsableAgent(this.ctx, userId, await this.agentOf(userId, sessionId)));
     if (!agent.hostId || !agent.engine) throw fail('AGENT_UNUSABLE', 'the agent has no host or engine');
     requireMode(agent, userId, options.permissionMode); // 403 above the owner's ceiling, before anything is stored
-    const presence = await this.gateway.presence(agent.hostId);
+    // The channel held by this node knows the capacity: no presence look-up (a Redis round trip) per message.
+    const held = this.gateway.heldCapacity(agent.hostId);
+    const presence = held !== undefined ? { status: 'online' as const, capacity: held } : await this.gateway.presence(agent.hostId);
     // Nothing is stored: a 503 means "do not assume the task ran", and a retry must not duplicate it.
     if (presence.status === 'offline') throw fail('UNAVAILABLE', 'the agent\'s host is offline');
     const a = agent;

@@ -11,6 +11,7 @@ export class SessionsEndRunsMigration extends Migration {
 
   override async down(): Promise<void> {
     this.addSql(`drop function if exists hub_end_runs(jsonb)`);
+    this.addSql(`drop function if exists hub_end_runs(jsonb, jsonb)`); // END_FUNCTION_SQL's signature since 0010m
     this.addSql(`drop index if exists session_messages_task`);
   }
 }

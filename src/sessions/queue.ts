@@ -6,6 +6,7 @@
 import { fail, HubError } from '../errors.js';
 import { newId } from '../ids.js';
 import { rows, one, marks, type Em } from './sql.js';
+import { RETRY } from './group.js';
 
 /** At most this many messages wait per session (the spec's queue rule). */
 export const MAX_WAITING = 10;
@@ -28,6 +29,8 @@ export interface AcceptInput extends RunPlace {
   /** Overrides of this run only (options.permissionMode / options.effort); else the session's. */
   mode?: string;
   effort?: string;
+  /** Wait for the session's lock (set once hub_accept skipped it: a message is skipped at most once). */
+  lockWait?: boolean;
 }
 
 export interface Accepted {
@@ -56,27 +59,29 @@ export interface ClaimedTask extends RunPlace {
  * accept-function.ts for the rule and its locks.
  */
 export async function acceptIn(em: Em, a: AcceptInput): Promise<Accepted> {
-  const [r] = await acceptManyIn(em, [a]);
+  const [r] = await acceptManyIn(em, [{ ...a, lockWait: true }]);
   if (r instanceof HubError) throw r;
+  if (r === RETRY) throw new Error('acceptIn: skipped though it waits for its lock');
   return r;
 }
 
 /** What hub_accept answers per message (accept-function.ts). */
-type Outcome = 'running' | 'session_busy' | 'host_capacity' | 'not_found' | 'no_balance' | 'no_host' | 'queue_full';
+type Outcome = 'running' | 'session_busy' | 'host_capacity' | 'not_found' | 'no_balance' | 'no_host' | 'queue_full' | 'retry';
 
 /**
  * Accepts several messages, each of another session, in one call of the
  * database function hub_accept (accept-function.ts holds the rule and its
  * locks): in the caller's transaction when there is one, else as its own.
  * Each message gets its own answer or its own error (a refused one writes
- * nothing and does not spoil the others).
+ * nothing and does not spoil the others). A message whose session another transaction held locked
+ * is answered RETRY (nothing written) and marked to wait for the lock the next time.
  */
-export async function acceptManyIn(em: Em, items: AcceptInput[]): Promise<Array<Accepted | HubError>> {
+export async function acceptManyIn(em: Em, items: AcceptInput[]): Promise<Array<Accepted | HubError | typeof RETRY>> {
   if (new Set(items.map((a) => a.sessionId)).size !== items.length) throw new Error('acceptManyIn: one message per session per batch');
   const planned = items.map((a, ord) => ({ a, ord, taskId: newId('run'), messageId: newId('msg') }));
   const batch = planned.map(({ a, ord, taskId, messageId }) => ({
     ord, sid: a.sessionId, uid: a.userId, tid: taskId, mid: messageId, content: a.content, hid: a.hostId, cap: a.capacity,
-    aid: a.agentId, engine: a.engine, wd: a.workDir, mode: a.mode ?? null, effort: a.effort ?? null,
+    aid: a.agentId, engine: a.engine, wd: a.workDir, mode: a.mode ?? null, effort: a.effort ?? null, wait: a.lockWait === true,
   }));
   const answers = new Map((await rows<{ o_ord: number; o_outcome: Outcome; o_engine_session_id: string | null; o_mode: string; o_effort: string | null }>(em,
     `select * from hub_accept(?::jsonb, ?)`, [JSON.stringify(batch), MAX_WAITING])).map((r) => [r.o_ord, r]));
@@ -94,6 +99,9 @@ export async function acceptManyIn(em: Em, items: AcceptInput[]): Promise<Array<
       case 'session_busy':
       case 'host_capacity':
         return { taskId, messageId, queueReason: r.o_outcome };
+      case 'retry':
+        a.lockWait = true;
+        return RETRY;
       case 'no_host':
         return fail('AGENT_UNUSABLE', 'the agent has no host');
       case 'queue_full':
@@ -132,9 +140,22 @@ export async function readClaimed(em: Em, ids: string[]): Promise<ClaimedTask[]>
  * started: it waits (the next drain after a top-up starts it), or its sender cancels it. Nothing starts
  * while the host's settings lease is held (hosts/settings-lease.ts): `leaseMs` says how long it still lasts.
  */
-export async function claimForHost(em: Em, hostId: string, capacity: number): Promise<{ tasks: ClaimedTask[]; skipped: boolean; leaseMs?: number }> {
-  const out = await rows<{ o_kind: 'meta' | 'task'; o_lease_ms: number | null; o_picked: number | null } & Record<string, any>>(em,
-    `select * from hub_claim(?, ?)`, [hostId, capacity]);
+export async function claimForHost(em: Em, hostId: string, capacity: number): Promise<Claim> {
+  return claimOf(await rows<ClaimRow>(em, `select * from hub_claim(?, ?)`, [hostId, capacity]));
+}
+
+/** What a claim of one host gave: the tasks started, whether a picked session was skipped (locked), the settings lease. */
+export interface Claim {
+  tasks: ClaimedTask[];
+  skipped: boolean;
+  leaseMs?: number;
+}
+
+/** A row of hub_claim (claim-function.ts). */
+export type ClaimRow = { o_kind: 'meta' | 'task'; o_lease_ms: number | null; o_picked: number | null } & Record<string, any>;
+
+/** hub_claim's rows → the claim (also as hub_end_runs returns them, claimed inside it: end-function.ts). */
+export function claimOf(out: ClaimRow[]): Claim {
   const meta = out.find((r) => r.o_kind === 'meta');
   if (meta?.o_lease_ms != null && meta.o_lease_ms > 0) return { tasks: [], skipped: false, leaseMs: meta.o_lease_ms };
   const tasks = out.filter((r) => r.o_kind === 'task').map(claimed);

@@ -10,6 +10,7 @@ import { rows, type Em } from './sql.js';
 import { GroupCommit } from './group.js';
 import { planSeqs, rowEvents, assistantTexts, costOf, newRow, type Ev, type RunEnd, type Row, type RunState } from './run-batch.js';
 import { engineFailure } from './engine-failure.js';
+import { claimOf, type Claim, type ClaimRow } from './queue.js';
 
 /** One run's end as it is written: the rows and streamed text taken out of its state once, so every retry writes the same. */
 export interface EndItem {
@@ -23,8 +24,10 @@ export interface EndOut {
   evs: Array<[string, Ev]>;
   publishEnd: boolean;
   status: string;
-  /** The run's host has waiting work. */
+  /** The run's host has waiting work that this write did not claim for (the scheduler drains it). */
   waiting: boolean;
+  /** The host's waiting runs started by this write (hub_claim inside hub_end_runs): given to one run per host of the batch. */
+  claim?: Claim;
 }
 
 /**
@@ -50,7 +53,11 @@ export class RunEndWriter {
   /** Run ends arriving together are written with one call (group commit; hub_end_runs is atomic on its own). */
   private readonly ends = new GroupCommit<EndItem, EndOut | undefined>(() => this.em(), (em, items) => this.endMany(em, items), (i) => i.st.sessionId, false);
 
-  constructor(private readonly ctx: HubContext) {}
+  constructor(
+    private readonly ctx: HubContext,
+    /** The capacity of a host whose channel this node holds (undefined elsewhere): its waiting runs start with the end. */
+    private readonly capacityOf: (hostId: string) => number | undefined = () => undefined,
+  ) {}
 
   private em(): Em {
     return this.ctx.em() as unknown as Em;
@@ -94,18 +101,28 @@ export class RunEndWriter {
         },
       };
     }));
-    const res = await this.ctx.metrics.timeDb(this.ctx.metrics.dbEndRuns, () => rows<{ o_run: string | null; o_status: string | null; o_prev: string | null; o_base: string | null; o_waiting_host: string | null }>(em,
-      `select * from hub_end_runs(?::jsonb)`, [JSON.stringify(planned.map((p) => p.json))]));
+    const caps: Record<string, number> = {};
+    for (const { item } of planned) {
+      const cap = this.capacityOf(item.st.hostId);
+      if (cap !== undefined) caps[item.st.hostId] = cap;
+    }
+    const res = await this.ctx.metrics.timeDb(this.ctx.metrics.dbEndRuns, () => rows<{ o_run: string | null; o_status: string | null; o_prev: string | null; o_base: string | null; o_waiting_host: string | null; o_claim: ClaimRow[] | null }>(em,
+      `select * from hub_end_runs(?::jsonb, ?::jsonb)`, [JSON.stringify(planned.map((p) => p.json)), JSON.stringify(caps)]));
     const ended = new Map(res.filter((r) => r.o_run).map((r) => [r.o_run!, r]));
-    const waiting = new Set(res.filter((r) => r.o_waiting_host).map((r) => r.o_waiting_host!));
+    const waiting = new Set(res.filter((r) => r.o_waiting_host && !r.o_claim).map((r) => r.o_waiting_host!));
+    // Each host's claim goes with the first of its runs that ended here; its other runs report nothing waiting.
+    const claims = new Map(res.filter((r) => r.o_waiting_host && r.o_claim).map((r) => [r.o_waiting_host!, claimOf(r.o_claim!)]));
     return planned.map(({ item, plan }) => {
       const r = ended.get(item.st.runId);
       if (!r) return undefined; // ended before, or its session is gone
+      const claim = claims.get(item.st.hostId);
+      claims.delete(item.st.hostId);
       return {
         evs: rowEvents(item.st, item.rows, plan, Number(r.o_base)),
         publishEnd: r.o_prev === 'running',
         status: r.o_status!,
         waiting: waiting.has(item.st.hostId),
+        ...(claim ? { claim } : {}),
       };
     });
   }

@@ -11,7 +11,7 @@ import { writeRunBatch, newRow, costOf, FLUSH_MS, type Ev, type RunEnd, type Run
 import { RunEndWriter, logRunEnd, type EndItem } from './run-end.js';
 import { AgentChangeNotices } from './agent-notices.js';
 import type { SessionEvents } from './events.js';
-import type { ClaimedTask } from './queue.js';
+import type { Claim, ClaimedTask } from './queue.js';
 import { engineSessionIdOf } from './engine-session.js';
 import { frameBytes, limitsOf, type Limits } from '../limits.js';
 import { ErrorCatalogue } from '../errors.js';
@@ -34,13 +34,18 @@ export class RunTracker {
   constructor(
     private readonly ctx: HubContext,
     private readonly events: SessionEvents,
-    /** Called after a run's end is committed (the host's running count changed); `waiting`: whether the host has waiting work, undefined when unknown. */
-    private readonly onEnded: (hostId: string, waiting?: boolean) => void,
+    /**
+     * Called after a run's end is committed (the host's running count changed); `waiting`: whether the host has
+     * waiting work left to drain, undefined when unknown; `claim`: the host's waiting runs the end started.
+     */
+    private readonly onEnded: (hostId: string, waiting?: boolean, claim?: Claim) => void,
     /** Stops a run's engine on its host (a run over its output bound). */
     private readonly abort: (hostId: string, runId: string) => void = () => {},
+    /** The capacity of a host whose channel this node holds: a run's end starts that host's next waiting runs. */
+    capacityOf?: (hostId: string) => number | undefined,
   ) {
     this.limits = limitsOf(ctx.config);
-    this.endWriter = new RunEndWriter(ctx);
+    this.endWriter = new RunEndWriter(ctx, capacityOf);
     this.agentNotices = new AgentChangeNotices(ctx.bus);
   }
 
@@ -233,28 +238,29 @@ export class RunTracker {
     st.model = end.model ?? st.model;
     st.engineSessionId = engineSessionIdOf(end.engineSessionId, this.ctx.log, st.runId) ?? st.engineSessionId;
     let waiting: boolean | undefined; // unknown when the write failed: the scheduler looks for itself
+    let claim: Claim | undefined;
     // Taken out of the state once, so every retry writes the same rows.
     const item: EndItem = { st, end, rows: st.pending.splice(0), partial: st.partial.text(), usage: end.usage ?? { inputTokens: 0, outputTokens: 0 } };
     st.partial.clear();
     st.pendingBytes = 0;
     st.chain = st.chain
       .then(() => this.finalize(st, end, item))
-      .then((w) => void (waiting = w))
+      .then((w) => void ({ waiting, claim } = w))
       .catch((e) => this.ctx.log.error('session run end failed', { runId: st.runId, err: e }))
       .finally(() => {
         this.forgetSoon(st);
-        this.onEnded(st.hostId, waiting);
+        this.onEnded(st.hostId, waiting, claim);
       });
     return st.chain;
   }
 
-  /** Writes the run's end; answers whether its host has waiting work (undefined: the end was written before). */
-  private async finalize(st: RunState, end: RunEnd, item: EndItem): Promise<boolean | undefined> {
+  /** Writes the run's end; answers whether its host has waiting work left to drain, and what the end started there. */
+  private async finalize(st: RunState, end: RunEnd, item: EndItem): Promise<{ waiting: boolean; claim?: Claim }> {
     // Until it lands: a failed write must not leave the session `processing` (retry.ts).
     const out = await retryUntilDone(() => this.endWriter.write(item), {
       stopped: () => this.closing, log: this.ctx.log, what: 'run end write', fields: { runId: st.runId },
     });
-    if (!out) return false; // ended before: whoever ended it saw to the queue
+    if (!out) return { waiting: false }; // ended before: whoever ended it saw to the queue
     this.ctx.metrics.runEnded(out.status);
     logRunEnd(this.ctx.log, st, end, out.status);
     this.publish(st, out.evs, true);
@@ -267,7 +273,7 @@ export class RunTracker {
       else if (out.status === 'aborted') this.events.emit(st.sessionId, st.runId, 'run.error', { status: 'aborted', code: 'ABORTED', message: 'the host stopped the run' }); // e.g. its owner pressed Ctrl-C
       else this.events.emit(st.sessionId, st.runId, 'run.error', { status: 'error', ...engineFailure(end) });
     } // else aborted: the abort already told the readers
-    return out.waiting;
+    return { waiting: out.waiting, claim: out.claim };
   }
 
   /** run.end for a run this node already closed (aborted): keep its usage, and charge what it adds (billing/charge-function.ts). */

@@ -3,7 +3,7 @@
 // whose host went away, and keeps the gateway's running count true.
 import type { HubContext } from '../context.js';
 import type { HostGateway } from '../hosts/gateway.js';
-import { claimForHost, readClaimed, type ClaimedTask } from './queue.js';
+import { claimForHost, readClaimed, type Claim, type ClaimedTask } from './queue.js';
 import { marks, rows, tx, type Em } from './sql.js';
 import type { RunTracker } from './runs.js';
 import { isEngineSessionId } from '../../host-protocol/engine-values.js';
@@ -140,10 +140,19 @@ export class Scheduler {
   }
 
   private async drainOnce(hostId: string): Promise<void> {
-    const p = await this.gateway.presence(hostId);
-    if (p.status === 'offline') return;
+    // A channel held here knows its capacity; another node's is read from presence.
+    let capacity = this.gateway.heldCapacity(hostId);
+    if (capacity === undefined) {
+      const p = await this.gateway.presence(hostId);
+      if (p.status === 'offline') return;
+      capacity = p.capacity;
+    }
     // One round trip in autocommit (hub_claim): the host row is locked only while the claim runs.
-    const { tasks, skipped, leaseMs } = await claimForHost(this.em(), hostId, p.capacity);
+    await this.claimed(hostId, await claimForHost(this.em(), hostId, capacity));
+  }
+
+  /** After a claim of the host committed (a drain's, or one inside a run's end): dispatches what it started, and plans what it could not. */
+  private async claimed(hostId: string, { tasks, skipped, leaseMs }: Claim): Promise<void> {
     // Settings are being written: the holder drains the host when it ends; this timer covers a holder that died.
     if (leaseMs !== undefined && !this.closed && !this.leaseWaits.has(hostId)) {
       this.leaseWaits.add(hostId);
@@ -176,9 +185,11 @@ export class Scheduler {
    * unknown, the hosts whose runs ended in one loop turn are looked at with one unlocked query, and
    * only those with waiting work are drained (a drain locks the host row, which accepts need too).
    */
-  ended(hostId: string, waiting?: boolean): void {
+  ended(hostId: string, waiting?: boolean, claim?: Claim): void {
     if (this.closed) return;
     this.countSoon(hostId); // presence shows the freed capacity (and idle hosts get owed settings)
+    // The end started the host's next waiting runs itself (hub_end_runs): no claim of its own is needed.
+    if (claim) void this.claimed(hostId, claim).catch((e) => this.retryDrain(hostId, e));
     if (waiting === true) return void this.drain(hostId);
     if (waiting === false) return;
     if (this.endedHosts.size === 0) setImmediate(() => void this.drainEnded());
