@@ -39,8 +39,23 @@ export class AgentMarket {
     return p ? this.catalog.userState(p.userId) : undefined;
   }
 
-  async list(p: Principal | undefined, q: MarketQueryT) {
-    const st = await this.prepare(p);
+  /**
+   * `prepare` without a promise when nothing is cold (the warm read path): `then` runs at once with
+   * the caller's state, else after the catalog and the state are loaded.
+   */
+  private warm<T>(p: Principal | undefined, then: (st: UserState | undefined) => T): T | Promise<T> {
+    const f = this.catalog.fresh();
+    const state = () => (p ? this.catalog.userState(p.userId) : undefined);
+    if (f) return f.then(state).then(then);
+    const st = state();
+    return st instanceof Promise ? st.then(then) : then(st);
+  }
+
+  list(p: Principal | undefined, q: MarketQueryT) {
+    return this.warm(p, (st) => this.listFor(p, st, q));
+  }
+
+  private listFor(p: Principal | undefined, st: UserState | undefined, q: MarketQueryT) {
     const sort: MarketSort = q.sort ?? 'usage';
     if ((q.favOnly || q.sharedWithMe) && !p) return pageOf([], 0, q.page, q.pageSize);
     const needle = q.q?.trim().toLowerCase();
@@ -141,9 +156,8 @@ export class AgentMarket {
     };
   }
 
-  async get(p: Principal | undefined, id: string) {
-    const st = await this.prepare(p);
-    return okJson(marketJson(this.readable(p, st, id), st));
+  get(p: Principal | undefined, id: string) {
+    return this.warm(p, (st) => okJson(marketJson(this.readable(p, st, id), st)));
   }
 
   /** The agent when the caller may read it, else NOT_FOUND (never a hint that it exists). */

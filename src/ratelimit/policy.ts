@@ -70,12 +70,15 @@ export class RateLimits {
   ) {}
 
   /** The `before` hook: throws RATE_LIMITED (429) with Retry-After and X-RateLimit-* headers; on success returns the X-RateLimit-* headers for the reply. */
-  async check(req: Req, route: Route): Promise<Record<string, string> | undefined> {
+  check(req: Req, route: Route): Promise<Record<string, string> | undefined> | undefined {
+    // No limit configured and no tight one for the route: nothing to count, no promise, no address read.
+    if (this.config.rateLimitPerMinute <= 0 && this.config.rateLimitPerIpPerMinute <= 0 && !TIGHT[`${route.method} ${route.path}`]) return undefined;
     const buckets = bucketsFor(this.config, route, req.principal, clientIp(req, this.config.trustProxy));
     if (buckets.length === 0) return undefined;
-    const v = await this.limiter.hit(buckets);
-    if (!v.allowed) throw fail('RATE_LIMITED', undefined, rateHeaders(v.states, false));
-    return rateHeaders(v.states, true);
+    return this.limiter.hit(buckets).then((v) => {
+      if (!v.allowed) throw fail('RATE_LIMITED', undefined, rateHeaders(v.states, false));
+      return rateHeaders(v.states, true);
+    });
   }
 
   close(): void {
