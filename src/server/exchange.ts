@@ -23,6 +23,8 @@ const statusLine = (s: number) => STATUS_TEXT[s] ?? `${s} Status`;
 const BODY_METHODS = new Set(['POST', 'PATCH', 'PUT']);
 const BEARER = /^bearer\s+/i;
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/;
+/** Distinct raw query strings remembered per route (then forgotten at once: a bound, not an LRU). */
+const QUERY_MEMO_MAX = 1000;
 
 export class Exchange {
   private readonly t0 = performance.now();
@@ -169,9 +171,7 @@ export class Exchange {
       if (route.auth === 'admin' && principal!.role !== 'admin') throw fail('ADMIN_ONLY');
     }
     this.principal = principal;
-    const rawQuery = parseQuery(this.rawQuery);
-    refuseNul(rawQuery, 'query');
-    const query = route.query ? route.query.parse(rawQuery, 'query') : rawQuery;
+    const query = this.query(route);
     let body: unknown = undefined;
     if (route.body) {
       const raw = this.raw;
@@ -197,6 +197,22 @@ export class Exchange {
     return before instanceof Promise ? before.then((h) => this.handle(h || undefined)) : this.handle(before || undefined);
   }
 
+  /** The query parsed and checked; by the raw string from the route's memo when it keeps one (a refused query is never kept). */
+  private query(route: Route): unknown {
+    const memo = route.query?.byRaw;
+    const hit = memo?.get(this.rawQuery);
+    if (hit !== undefined) return hit;
+    const raw = parseQuery(this.rawQuery);
+    refuseNul(raw, 'query');
+    if (!route.query) return raw;
+    const query = route.query.parse(raw, 'query');
+    if (memo) {
+      if (memo.size >= QUERY_MEMO_MAX) memo.clear();
+      memo.set(this.rawQuery, query);
+    }
+    return query;
+  }
+
   private handle(hookHeaders: Record<string, string> | undefined): void | Promise<void> {
     this.hookHeaders = hookHeaders;
     const out = this.route.handler(this.req as Req & { principal: Principal });
@@ -213,6 +229,8 @@ export class Exchange {
     switch (reply.kind) {
       case 'envelope':
         return this.send(reply.status, JSON.stringify(envelope(reply.data)), this.withHooks(reply.headers));
+      case 'envelope-bytes':
+        return this.send(reply.status, reply.body, this.withHooks());
       case 'envelope-json':
         return this.send(reply.status, `{"code":"0","message":"ok","data":${reply.dataJson}}`, this.withHooks());
       case 'plain':
@@ -242,7 +260,7 @@ export class Exchange {
     await start(s);
   }
 
-  private send(status: number, body: string | undefined, extra?: Record<string, string>, contentType = 'application/json', closeConnection = false): void {
+  private send(status: number, body: string | Buffer | undefined, extra?: Record<string, string>, contentType = 'application/json', closeConnection = false): void {
     if (this.finished) return;
     this.finished = true;
     const all = this.corsHeaders ? { ...this.corsHeaders, ...extra } : extra;
