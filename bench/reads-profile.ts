@@ -3,7 +3,8 @@
 // reads run: the loop for working on the read path (bench/http.ts is the
 // full table).
 //
-//   npx tsx bench/reads-profile.ts [profile-prefix]   (BENCH_SECONDS, BENCH_ROUNDS, BENCH_CONNECTIONS)
+//   npx tsx bench/reads-profile.ts [profile-prefix]   (BENCH_SECONDS, BENCH_ROUNDS, BENCH_CONNECTIONS;
+//   BENCH_LIMITS=1 counts every request against per-key and per-IP limits too high to refuse; bench/http.ts turns them off)
 import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -19,7 +20,7 @@ runIfMain(import.meta.url, async () => {
   const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
   const conns = Number(process.env.BENCH_CONNECTIONS ?? 16);
   const prefix = process.argv[2];
-  const t = await startTestHub({ rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 });
+  const t = await startTestHub(process.env.BENCH_LIMITS === '1' ? { rateLimitPerMinute: 1e9, rateLimitPerIpPerMinute: 1e9 } : { rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 });
   let bare: us_listen_socket | undefined;
   try {
     const owner = await t.user('bench-owner');
