@@ -212,7 +212,7 @@ export async function run(opts: { seconds?: number; connections?: number; agents
 }
 
 /** 200 approved public agents in one statement (the API path is covered by the tests). */
-async function seed(ctx: Awaited<ReturnType<typeof startTestHub>>['hub']['ctx'], ownerId: string, n: number): Promise<string[]> {
+export async function seed(ctx: Awaited<ReturnType<typeof startTestHub>>['hub']['ctx'], ownerId: string, n: number): Promise<string[]> {
   const rows = await ctx.em().getConnection().execute(
     `insert into agents (id, owner_id, name, display_name, description, tags, category, scope, pricing, usage_status, review_status, enable, usage_count, session_count)
      select 'bench-owner/agent-' || g, ?, 'agent-' || g, 'Bench agent ' || g, 'A seeded agent that helps with task number ' || g || ' of the benchmark.',

@@ -5,6 +5,7 @@
 //   npx tsx bench/profile-summary.ts file.cpuprofile [top=25]
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
 interface Profile { nodes: Node[]; samples: number[]; timeDeltas: number[] }
@@ -41,4 +42,5 @@ export function summarise(p: Profile, top = 25): string {
   return `${table(self, 'self')}\n\n${table(incl, 'inclusive')}`;
 }
 
-if (process.argv[2]) console.log(summarise(JSON.parse(readFileSync(process.argv[2], 'utf8')), Number(process.argv[3] ?? 25)));
+// Only as the entry point: other bench scripts import summarise() and have arguments of their own.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && process.argv[2]) console.log(summarise(JSON.parse(readFileSync(process.argv[2], 'utf8')), Number(process.argv[3] ?? 25)));

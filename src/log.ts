@@ -8,6 +8,8 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** Whether a line at `level` would be written (a hot path skips building its fields when not); unset: assume it would. */
+  enabled?(level: Level): boolean;
 }
 
 /** `sink`: where lines go instead of stdout/stderr (tests read every line the hub writes). */
@@ -26,6 +28,7 @@ export function createLogger(level: string, base: Record<string, unknown> = {}, 
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
+    enabled: (lvl) => order[lvl] >= min,
   };
 }
 

@@ -30,7 +30,7 @@ export class Authenticator {
   private sessions = new ExpiringMap<string, boolean>(this.ttl, CACHE_MAX); // sid → live
   /** Bumped by every invalidation: a lookup that straddles one does not cache what it read. */
   private epoch = 0;
-  private touched = new Map<string, Date>();
+  private touched = new Map<string, number>();
   private timer: NodeJS.Timeout;
   private unsubs: Array<() => void>;
   /** Database lookups made so far (a seam for tests and metrics). */
@@ -42,33 +42,46 @@ export class Authenticator {
     this.timer.unref();
   }
 
-  async authenticate(token: string): Promise<Principal> {
+  /**
+   * A cached API key is answered synchronously (no promise on the hot path); anything else
+   * (a cold key, a JWT) as a promise. A refusal may be thrown synchronously.
+   */
+  authenticate(token: string): Principal | Promise<Principal> {
     if (token.startsWith(API_KEY_PREFIX)) return this.byKey(token);
     if (looksLikeJwt(token)) return this.byJwt(token);
     throw fail('UNAUTHENTICATED');
   }
 
-  private async byKey(token: string): Promise<Principal> {
+  private byKey(token: string): Principal | Promise<Principal> {
     const hash = hashSecret(token);
-    let p = this.keys.get(hash);
-    if (!p) {
-      if (this.badKeys.get(hash)) throw fail('UNAUTHENTICATED', 'invalid API key');
-      const epoch = this.epoch;
-      this.dbLookups++;
-      const rows = await this.ctx.em().getConnection().execute(
-        `select k.id as key_id, u.id as user_id, u.name, u.role from api_keys k join users u on u.id = k.user_id where k.hash = ?`,
-        [hash],
-      );
-      if (!rows.length) {
-        this.badKeys.set(hash, true);
-        throw fail('UNAUTHENTICATED', 'invalid API key');
-      }
-      const r = rows[0];
-      p = { userId: r.user_id, name: r.name, role: r.role, via: 'key', keyId: r.key_id };
-      if (epoch === this.epoch) this.keys.set(hash, p);
-    }
-    this.touched.set(p.keyId!, new Date());
+    const p = this.keys.get(hash);
+    if (!p) return this.lookupKey(hash);
+    this.touch(p);
     return p;
+  }
+
+  private async lookupKey(hash: string): Promise<Principal> {
+    if (this.badKeys.get(hash)) throw fail('UNAUTHENTICATED', 'invalid API key');
+    const epoch = this.epoch;
+    this.dbLookups++;
+    const rows = await this.ctx.em().getConnection().execute(
+      `select k.id as key_id, u.id as user_id, u.name, u.role from api_keys k join users u on u.id = k.user_id where k.hash = ?`,
+      [hash],
+    );
+    if (!rows.length) {
+      this.badKeys.set(hash, true);
+      throw fail('UNAUTHENTICATED', 'invalid API key');
+    }
+    const r = rows[0];
+    const p: Principal = { userId: r.user_id, name: r.name, role: r.role, via: 'key', keyId: r.key_id };
+    if (epoch === this.epoch) this.keys.set(hash, p);
+    this.touch(p);
+    return p;
+  }
+
+  /** Remembered for the next batched `last_used_at` write: the time in ms, a Date only when flushed. */
+  private touch(p: Principal): void {
+    this.touched.set(p.keyId!, Date.now());
   }
 
   private async byJwt(token: string): Promise<Principal> {
@@ -135,7 +148,7 @@ export class Authenticator {
     try {
       await this.ctx.em().getConnection().execute(
         `update api_keys k set last_used_at = v.t from (values ${values}) as v(id, t) where k.id = v.id`,
-        batch.flatMap(([id, t]) => [id, t.toISOString()]),
+        batch.flatMap(([id, t]) => [id, new Date(t).toISOString()]),
       );
     } catch (e) {
       this.ctx.log.warn('could not record key use', { err: e });

@@ -1,6 +1,6 @@
 // API key format: `ahk_` + 40 base62 characters (~238 bits). Only the sha256
 // is stored: keys are high-entropy, so a slow hash would buy nothing.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { randomId } from '../ids.js';
 
 export const API_KEY_PREFIX = 'ahk_';
@@ -10,7 +10,8 @@ export function generateApiKey(): string {
 }
 
 export function hashSecret(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  // The one-shot hash: no Hash object per call (it runs on every API-key request).
+  return hash('sha256', value, 'hex');
 }
 
 /** What a list may show of a key: its prefix and first characters. */

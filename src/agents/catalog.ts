@@ -23,6 +23,8 @@ export interface Entry {
   plain: MarketView;
   /** marketJson's memo: the serialized view per pair of caller flags, filled on first use. */
   json?: string[];
+  /** The same as whole 200 envelopes in bytes (GET /agents/{id}), filled on first use. */
+  bytes?: Buffer[];
 }
 
 export interface UserState {
@@ -61,7 +63,7 @@ export class AgentCatalog {
   private sortedListed = new Map<MarketSort, Entry[]>();
   /** Per-generation memo of filtered lists and of finished pages (anonymous market queries). */
   readonly results = new Map<string, Entry[]>();
-  readonly pages = new Map<string, string>();
+  readonly pages = new Map<string, Buffer>();
   /** Shares guard access: trusted for AUTH_CACHE_TTL_MS only, in case an invalidation was lost in a Redis outage. */
   private users = new ExpiringMap<string, UserState>(() => this.ctx.config.authCacheTtlMs, USERS_MAX);
   private userEpoch = new Map<string, number>();
@@ -224,7 +226,7 @@ export class AgentCatalog {
     if (this.results.size >= RESULTS_MAX) this.results.clear();
     this.results.set(key, list);
   }
-  rememberPage(key: string, page: string): void {
+  rememberPage(key: string, page: Buffer): void {
     if (this.pages.size >= RESULTS_MAX) this.pages.clear();
     this.pages.set(key, page);
   }

@@ -7,8 +7,8 @@ import { offsetOf, pageJsonOf, pageOf } from '../paging.js';
 import { orderOf, type AgentCatalog, type Entry, type MarketSort, type UserState } from './catalog.js';
 import type { MarketQueryT } from './schemas.js';
 import { canRead, inMarket, isListed } from './rules.js';
-import { marketJson, marketView } from './views.js';
-import { okJson } from '../server/reply.js';
+import { marketBytes, marketJson, marketView } from './views.js';
+import { envelopeBytes, okBytes, okJson } from '../server/reply.js';
 
 const FEATURED_MAX = 8;
 const FACET_TAGS_MAX = 50;
@@ -27,6 +27,7 @@ export const CATEGORY_LABELS: Record<string, string> = {
 };
 
 export class AgentMarket {
+  private readonly keys = new WeakMap<MarketQueryT, { key: string; pageKey: string }>();
   constructor(
     private readonly ctx: HubContext,
     private readonly catalog: AgentCatalog,
@@ -39,8 +40,23 @@ export class AgentMarket {
     return p ? this.catalog.userState(p.userId) : undefined;
   }
 
-  async list(p: Principal | undefined, q: MarketQueryT) {
-    const st = await this.prepare(p);
+  /**
+   * `prepare` without a promise when nothing is cold (the warm read path): `then` runs at once with
+   * the caller's state, else after the catalog and the state are loaded.
+   */
+  private warm<T>(p: Principal | undefined, then: (st: UserState | undefined) => T): T | Promise<T> {
+    const f = this.catalog.fresh();
+    const state = () => (p ? this.catalog.userState(p.userId) : undefined);
+    if (f) return f.then(state).then(then);
+    const st = state();
+    return st instanceof Promise ? st.then(then) : then(st);
+  }
+
+  list(p: Principal | undefined, q: MarketQueryT) {
+    return this.warm(p, (st) => this.listFor(p, st, q));
+  }
+
+  private listFor(p: Principal | undefined, st: UserState | undefined, q: MarketQueryT) {
     const sort: MarketSort = q.sort ?? 'usage';
     if ((q.favOnly || q.sharedWithMe) && !p) return pageOf([], 0, q.page, q.pageSize);
     const needle = q.q?.trim().toLowerCase();
@@ -64,7 +80,7 @@ export class AgentMarket {
     }
     // Everyone else sees the same list for the same query: memoised per catalog generation, with
     // its pages serialized; a signed-in caller's page is patched only where one of its flags is set.
-    const key = `${sort}\u0000${q.q ?? ''}\u0000${q.cat ?? ''}\u0000${q.tag ?? ''}\u0000${q.scope ?? ''}\u0000${q.pricing ?? ''}`;
+    const { key, pageKey } = this.keysOf(q, sort);
     let list = this.catalog.results.get(key);
     if (!list) {
       const all = this.catalog.listed(sort);
@@ -72,16 +88,29 @@ export class AgentMarket {
       this.catalog.rememberResult(key, list);
     }
     const items = list.slice(from, from + q.pageSize);
-    if (st && items.some((e) => st.favs.has(e.a.id) || st.shared.has(e.a.id))) {
+    if (st && (st.favs.size || st.shared.size) && items.some((e) => st.favs.has(e.a.id) || st.shared.has(e.a.id))) {
       return okJson(pageJsonOf(items.map((e) => marketJson(e, st)), list.length, q.page, q.pageSize));
     }
-    const pageKey = `${key}\u0000${q.page}\u0000${q.pageSize}`;
-    let json = this.catalog.pages.get(pageKey);
-    if (!json) {
-      json = pageJsonOf(items.map((e) => marketJson(e, undefined)), list.length, q.page, q.pageSize);
-      this.catalog.rememberPage(pageKey, json);
+    let body = this.catalog.pages.get(pageKey);
+    if (!body) {
+      body = envelopeBytes(pageJsonOf(items.map((e) => marketJson(e, undefined)), list.length, q.page, q.pageSize));
+      this.catalog.rememberPage(pageKey, body);
     }
-    return okJson(json);
+    return okBytes(body);
+  }
+
+  /**
+   * The memo keys of a query's list and page. Parsed queries are shared per raw query string
+   * (the request wrapper keeps them), so the keys are built once per distinct query, not per request.
+   */
+  private keysOf(q: MarketQueryT, sort: MarketSort): { key: string; pageKey: string } {
+    let k = this.keys.get(q);
+    if (!k) {
+      const key = `${sort}\u0000${q.q ?? ''}\u0000${q.cat ?? ''}\u0000${q.tag ?? ''}\u0000${q.scope ?? ''}\u0000${q.pricing ?? ''}`;
+      k = { key, pageKey: `${key}\u0000${q.page}\u0000${q.pageSize}` };
+      this.keys.set(q, k);
+    }
+    return k;
   }
 
   /** The caller's own and shared agents that the market lists for nobody else, in no order. */
@@ -141,9 +170,8 @@ export class AgentMarket {
     };
   }
 
-  async get(p: Principal | undefined, id: string) {
-    const st = await this.prepare(p);
-    return okJson(marketJson(this.readable(p, st, id), st));
+  get(p: Principal | undefined, id: string) {
+    return this.warm(p, (st) => okBytes(marketBytes(this.readable(p, st, id), st)));
   }
 
   /** The agent when the caller may read it, else NOT_FOUND (never a hint that it exists). */

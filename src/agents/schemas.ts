@@ -43,6 +43,7 @@ function memoQuery<T>(c: Checker<T>, max = 1000): Checker<T> {
   const memo = new Map<string, T>();
   return {
     schema: c.schema,
+    byRaw: new Map(),
     parse(input, where) {
       const key = JSON.stringify(input);
       let v = memo.get(key);

@@ -2,6 +2,7 @@
 // row version (catalog.ts) and only the per-caller flags are added per request.
 import type { Agent } from './entities.js';
 import type { UserState } from './catalog.js';
+import { envelopeBytes } from '../server/reply.js';
 
 export type BaseView = ReturnType<typeof baseView>;
 
@@ -53,6 +54,13 @@ export function marketJson(e: { a: Agent; base: BaseView; plain: MarketView; jso
   const k = (fav ? 1 : 0) | (shared ? 2 : 0);
   const memo = (e.json ??= []);
   return (memo[k] ??= JSON.stringify(k ? { ...e.base, favorited: fav, sharedWithMe: shared } : e.plain));
+}
+
+/** marketJson as the whole 200 envelope in bytes, memoised the same way (one agent's answer). */
+export function marketBytes(e: { a: Agent; base: BaseView; plain: MarketView; json?: string[]; bytes?: Buffer[] }, st: UserState | undefined): Buffer {
+  const k = (st?.favs.has(e.a.id) ? 1 : 0) | (st?.shared.has(e.a.id) ? 2 : 0);
+  const memo = (e.bytes ??= []);
+  return (memo[k] ??= envelopeBytes(marketJson(e, st)));
 }
 
 export function marketView(e: { a: Agent; base: BaseView; plain: MarketView }, st: UserState | undefined): MarketView {

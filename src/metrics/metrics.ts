@@ -1,11 +1,12 @@
 // The hub's Prometheus metrics: one registry per hub (tests build several hubs
 // in one process, so never prom-client's global registry). Hot paths only
 // increment counters and observe histograms through label children bound
-// once; anything that needs a lookup (hosts, queue depth, pool, Redis) is
+// once (the per-request HTTP pair through http-requests.ts, cheaper still); anything that needs a lookup (hosts, queue depth, pool, Redis) is
 // read when /metrics is scraped, through the sources set by buildHub.
 // Labels are low-cardinality by construction: route templates, methods from a
 // fixed set, status codes, outcomes from a fixed set — never an id.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { HttpRequestMetrics } from './http-requests.js';
 
 /** Read at scrape time; each may be left unset (its metric then reads 0). */
 export interface MetricSources {
@@ -26,16 +27,12 @@ const OUTCOMES = new Set(['completed', 'error', 'failed', 'aborted', 'cancelled'
 /** Seconds: from a fraction of a millisecond (a delta) to a slow database call. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-type HttpChild = { inc(): void; observe(v: number): void };
-
 export class HubMetrics {
   readonly registry = new Registry();
   sources: MetricSources = {};
 
-  private readonly httpRequests = new Counter({ name: 'hub_http_requests_total', help: 'HTTP requests answered, by route template, method and status', labelNames: ['route', 'method', 'status'] as const, registers: [this.registry] });
-  private readonly httpDuration = new Histogram({ name: 'hub_http_request_duration_seconds', help: 'Time from request to answer (to the stream opening for SSE)', labelNames: ['route', 'method', 'status'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
-  /** route|method|status → its bound children (the set is bounded by the route table). */
-  private readonly httpChildren = new Map<string, HttpChild>();
+  /** Requests answered and their latency: counted on every request, so not through prom-client's children. */
+  private readonly http = new HttpRequestMetrics(this.registry, LATENCY_BUCKETS);
 
   private readonly runsStarted = new Counter({ name: 'hub_runs_started_total', help: 'Runs sent to a host (run.start)', registers: [this.registry] });
   private readonly runsEnded = new Counter({ name: 'hub_runs_ended_total', help: 'Runs whose end was written, by outcome', labelNames: ['outcome'] as const, registers: [this.registry] });
@@ -81,18 +78,7 @@ export class HubMetrics {
 
   /** One answered request (called by the request wrapper). */
   request(route: string | undefined, method: string, status: number, seconds: number): void {
-    const m = METHODS.has(method) ? method : 'OTHER';
-    const r = route ?? UNMATCHED_ROUTE;
-    const key = `${r}|${m}|${status}`;
-    let c = this.httpChildren.get(key);
-    if (!c) {
-      const counter = this.httpRequests.labels(r, m, String(status));
-      const hist = this.httpDuration.labels(r, m, String(status));
-      c = { inc: () => counter.inc(), observe: (v) => hist.observe(v) };
-      this.httpChildren.set(key, c);
-    }
-    c.inc();
-    c.observe(seconds);
+    this.http.observe(route ?? UNMATCHED_ROUTE, METHODS.has(method) ? method : 'OTHER', status, seconds);
   }
 
   runStarted(): void {

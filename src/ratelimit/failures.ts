@@ -55,20 +55,29 @@ export class FailedAuth {
   }
 
   /** Runs a credential check for `ip`: refused with 429 when the IP is over its budget; an UNAUTHENTICATED it throws is counted. */
-  async guard<T>(from: Origin, check: () => Promise<T>): Promise<T> {
-    const ip = this.ipOf(from);
-    const wait = this.retryAfter(ip);
-    if (wait) throw tooManyFailures(wait);
-    try {
-      return await check();
-    } catch (e) {
-      // An expired login token is a real one that aged, not a guess: not counted.
-      if (e instanceof HubError && e.kind === 'UNAUTHENTICATED') {
-        const over = await this.failed(ip);
-        if (over) throw tooManyFailures(over);
-      }
-      throw e;
+  // Synchronous when `check` is (a cached API key): no promise on the hot path. The client's address
+  // is read only when some IP is blocked or a check failed (reading it costs on every request).
+  guard<T>(from: Origin, check: () => T | Promise<T>): T | Promise<T> {
+    if (this.blocked.size > 0) {
+      const wait = this.retryAfter(this.ipOf(from));
+      if (wait) throw tooManyFailures(wait);
     }
+    let out: T | Promise<T>;
+    try {
+      out = check();
+    } catch (e) {
+      return this.refused(from, e);
+    }
+    return out instanceof Promise ? out.catch((e: unknown) => this.refused(from, e)) : out;
+  }
+
+  private async refused(from: Origin, e: unknown): Promise<never> {
+    // An expired login token is a real one that aged, not a guess: not counted.
+    if (e instanceof HubError && e.kind === 'UNAUTHENTICATED') {
+      const over = await this.failed(this.ipOf(from));
+      if (over) throw tooManyFailures(over);
+    }
+    throw e;
   }
 }
 

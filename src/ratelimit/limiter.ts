@@ -23,8 +23,8 @@ export interface Verdict {
 
 export interface Limiter {
   readonly kind: 'memory' | 'redis';
-  /** Checks and (when allowed) counts one request against all buckets, atomically. */
-  hit(buckets: Bucket[]): Promise<Verdict>;
+  /** Checks and (when allowed) counts one request against all buckets, atomically (in process: synchronously, no promise per request). */
+  hit(buckets: Bucket[]): Verdict | Promise<Verdict>;
   close(): void;
 }
 
@@ -43,7 +43,7 @@ export class MemoryLimiter implements Limiter {
     this.sweeper.unref();
   }
 
-  async hit(buckets: Bucket[]): Promise<Verdict> {
+  hit(buckets: Bucket[]): Verdict {
     const now = Date.now();
     const open = buckets.map((b) => {
       let w = this.windows.get(b.key);

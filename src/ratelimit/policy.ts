@@ -6,7 +6,7 @@
 import type { Config } from '../config.js';
 import { fail } from '../errors.js';
 import type { Principal, Req, Route } from '../server/http.js';
-import type { Bucket, BucketState, Limiter } from './limiter.js';
+import type { Bucket, BucketState, Limiter, Verdict } from './limiter.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -63,6 +63,12 @@ export function rateHeaders(states: BucketState[], allowed: boolean, now = Date.
   return h;
 }
 
+/** The X-RateLimit-* headers of an allowed request; a refused one throws RATE_LIMITED. */
+function verdict(v: Verdict): Record<string, string> {
+  if (!v.allowed) throw fail('RATE_LIMITED', undefined, rateHeaders(v.states, false));
+  return rateHeaders(v.states, true);
+}
+
 export class RateLimits {
   constructor(
     private readonly config: Limits,
@@ -70,12 +76,13 @@ export class RateLimits {
   ) {}
 
   /** The `before` hook: throws RATE_LIMITED (429) with Retry-After and X-RateLimit-* headers; on success returns the X-RateLimit-* headers for the reply. */
-  async check(req: Req, route: Route): Promise<Record<string, string> | undefined> {
+  check(req: Req, route: Route): Record<string, string> | Promise<Record<string, string>> | undefined {
+    // No limit configured and no tight one for the route: nothing to count, no promise, no address read.
+    if (this.config.rateLimitPerMinute <= 0 && this.config.rateLimitPerIpPerMinute <= 0 && !TIGHT[`${route.method} ${route.path}`]) return undefined;
     const buckets = bucketsFor(this.config, route, req.principal, clientIp(req, this.config.trustProxy));
     if (buckets.length === 0) return undefined;
-    const v = await this.limiter.hit(buckets);
-    if (!v.allowed) throw fail('RATE_LIMITED', undefined, rateHeaders(v.states, false));
-    return rateHeaders(v.states, true);
+    const v = this.limiter.hit(buckets);
+    return v instanceof Promise ? v.then(verdict) : verdict(v);
   }
 
   close(): void {

@@ -4,6 +4,7 @@ import type { EventStream } from './sse.js';
 export type Reply =
   | { kind: 'envelope'; status: number; data: unknown; headers?: Record<string, string> }
   | { kind: 'envelope-json'; status: number; dataJson: string }
+  | { kind: 'envelope-bytes'; status: number; body: Buffer }
   | { kind: 'plain'; status: number; body: unknown; headers?: Record<string, string> }
   | { kind: 'empty'; status: number; headers?: Record<string, string> }
   | { kind: 'text'; status: number; body: string; contentType: string; headers?: Record<string, string> }
@@ -18,6 +19,10 @@ export const ok = (data: unknown, status = 200, headers?: Record<string, string>
 export const created = (data: unknown) => ok(data, 201);
 /** An envelope whose data is already serialized: for read paths that cache their JSON. */
 export const okJson = (dataJson: string) => tag({ kind: 'envelope-json', status: 200, dataJson });
+/** The whole 200 envelope already serialized to bytes (okBytes(envelopeBytes(json))): written as is, no string to encode per request. */
+export const okBytes = (body: Buffer) => tag({ kind: 'envelope-bytes', status: 200, body });
+/** The bytes of the 200 envelope around `dataJson`, for read paths that cache their answer. */
+export const envelopeBytes = (dataJson: string) => Buffer.from(`{"code":"0","message":"ok","data":${dataJson}}`);
 /** A body without the envelope (the spec's 202 answers). */
 export const plain = (status: number, body: unknown, headers?: Record<string, string>) => tag({ kind: 'plain', status, body, headers });
 export const noContent = () => tag({ kind: 'empty', status: 204 });

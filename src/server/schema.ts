@@ -8,6 +8,12 @@ export interface Checker<T> {
   schema: TSchema;
   /** Validate (and for queries, coerce strings and apply defaults); throws a 400 HubError. */
   parse(input: unknown, where: string): T;
+  /**
+   * Set on query checkers whose parsed values may be shared (handlers never mutate them): the
+   * request wrapper remembers them here by the raw query string, so a repeated query is not
+   * split, decoded and checked again.
+   */
+  byRaw?: Map<string, T>;
 }
 
 function firstError(errors: Iterable<{ instancePath: string; message: string; params?: any; keyword: string }>): string {
