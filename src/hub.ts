@@ -9,6 +9,7 @@ import { listenExclusive } from './server/listen.js';
 import { HttpApi } from './server/http.js';
 import { Cors } from './server/cors.js';
 import { openDatabase } from './db/orm.js';
+import type { Embedded } from './db/embedded.js';
 import { LocalBus } from './bus/local.js';
 import type { Bus } from './bus/bus.js';
 import { RateLimits } from './ratelimit/policy.js';
@@ -61,7 +62,8 @@ export interface Hub {
   close(): Promise<void>;
 }
 
-export async function buildHub(config: Config, opts: { log?: Logger } = {}): Promise<Hub> {
+/** `opts.embedded`: the embedded database, already booting (main.ts). */
+export async function buildHub(config: Config, opts: { log?: Logger; embedded?: Promise<Embedded> } = {}): Promise<Hub> {
   const log = opts.log ?? createLogger(config.logLevel, { node: config.nodeId });
   const hooks: Array<{ name: string; run: () => Promise<void> | void }> = [];
   const onShutdown = (name: string, run: () => Promise<void> | void) => hooks.push({ name, run });
@@ -77,7 +79,7 @@ export async function buildHub(config: Config, opts: { log?: Logger } = {}): Pro
 
   try {
     const secrets = loadSecrets(config);
-    const db = await openDatabase(config, log);
+    const db = await openDatabase(config, log, opts.embedded);
     onShutdown('database', () => db.close());
     const metrics = new HubMetrics();
     // ioredis is loaded only with REDIS_URL: a single node never pays for it (start-up time, memory).

@@ -1,6 +1,5 @@
 // Reads configuration, builds the hub, wires signals. Nothing else.
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { buildHub } from './hub.js';
 import { createLogger } from './log.js';
 
 let config: Config;
@@ -13,8 +12,13 @@ try {
   process.exit(2);
 }
 const log = createLogger(config.logLevel, { node: config.nodeId });
+// The embedded database boots first, the rest of the hub loads meanwhile: PGlite's WebAssembly
+// compiles on V8's background threads while this thread loads MikroORM and the domains.
+const embedded = config.databaseUrl ? undefined : import('./db/embedded.js').then((m) => m.startEmbedded(config.dataDir, log));
+embedded?.catch(() => {}); // awaited (and reported) by buildHub; this only keeps an early failure from being "unhandled"
 try {
-  const hub = await buildHub(config, { log });
+  const { buildHub } = await import('./hub.js');
+  const hub = await buildHub(config, { log, embedded });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

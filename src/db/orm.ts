@@ -3,7 +3,7 @@
 import { MikroORM, type EntitySchema, type Options } from '@mikro-orm/postgresql';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { startEmbedded } from './embedded.js';
+import { startEmbedded, type Embedded } from './embedded.js';
 import { migrate } from './migrate.js';
 import { allEntities } from './registry.js';
 
@@ -20,10 +20,14 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'dbPoolSize'>>, log: Logger): Promise<Database> {
+/**
+ * `booting`: the embedded database already starting (main.ts starts it before loading the rest of the
+ * hub, so PGlite's WebAssembly compiles on V8's background threads while the main thread loads modules).
+ */
+export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'dbPoolSize'>>, log: Logger, booting?: Promise<Embedded>): Promise<Database> {
   // Never the database URL in a line: it may carry a password.
   const t0 = performance.now();
-  const embedded = cfg.databaseUrl ? undefined : await startEmbedded(cfg.dataDir, log);
+  const embedded = cfg.databaseUrl ? undefined : await (booting ?? startEmbedded(cfg.dataDir, log));
   const options: Options = {
     entities: allEntities as EntitySchema[],
     clientUrl: cfg.databaseUrl ? clientUrlOf(cfg.databaseUrl) : embedded!.url,
