@@ -6,6 +6,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
+import pg from 'pg';
 import WebSocket from 'ws';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, wsUrl, connectFakeHost } from './helpers/host.js';
@@ -112,4 +114,41 @@ test('random host credentials on the WebSocket upgrade: 401 until the budget is 
   const fake = await connectFakeHost(t, good.credential);
   fake.close();
   assert.equal((await upgrade(randomHostCredential(), '198.51.100.10')).status, 401);
+});
+
+test('a client that leaves before its bad key is looked up is still counted against its own address', { skip: process.env.DATABASE_URL ? false : 'needs a second database connection to hold the lookup (PostgreSQL)' }, async () => {
+  // No proxy: the budget is counted against the socket's address, which the hub reads when it needs it.
+  const h = await startTestHub({ authFailuresPerIpPerMinute: 3 });
+  const holder = new pg.Client({ connectionString: h.config.databaseUrl });
+  await holder.connect();
+  try {
+    // Hold every key lookup until the clients below have gone.
+    await holder.query('begin');
+    await holder.query('lock table api_keys in access exclusive mode');
+    const { port } = new URL(h.url);
+    for (let i = 0; i < 3; i++) {
+      await new Promise<void>((resolve, reject) => {
+        const s = connect(Number(port), '127.0.0.1', () => {
+          s.write(`GET /api/v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${randomKey()}\r\n\r\n`, () => {
+            s.destroy();
+            resolve();
+          });
+        });
+        s.on('error', reject);
+      });
+    }
+    await new Promise((r) => setTimeout(r, 300)); // the hub sees the three clients gone
+    await holder.query('commit');
+    // The three failures land (against 127.0.0.1, not against "no address"): the next bad key from here is refused.
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 429; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      status = (await h.api('GET', '/api/v1/me', { token: randomKey() })).status;
+      if (status === 401) break; // counted as a fourth failure: the three were not counted here
+    }
+    assert.equal(status, 429);
+  } finally {
+    await holder.end().catch(() => undefined);
+    await h.close();
+  }
 });

@@ -66,15 +66,19 @@ export class FailedAuth {
     try {
       out = check();
     } catch (e) {
-      return this.refused(from, e);
+      return this.refused(this.ipOf(from), e);
     }
-    return out instanceof Promise ? out.catch((e: unknown) => this.refused(from, e)) : out;
+    if (!(out instanceof Promise)) return out;
+    // The address is read now, while the request is surely open: a client that leaves before a slow
+    // check fails is still counted against its own address.
+    const ip = this.ipOf(from);
+    return out.catch((e: unknown) => this.refused(ip, e));
   }
 
-  private async refused(from: Origin, e: unknown): Promise<never> {
+  private async refused(ip: string, e: unknown): Promise<never> {
     // An expired login token is a real one that aged, not a guess: not counted.
     if (e instanceof HubError && e.kind === 'UNAUTHENTICATED') {
-      const over = await this.failed(this.ipOf(from));
+      const over = await this.failed(ip);
       if (over) throw tooManyFailures(over);
     }
     throw e;
