@@ -156,7 +156,10 @@ export class Exchange {
     if (route.auth === 'none') return this.prepare(undefined, bearer);
     if (bearer) {
       const p = this.api.hooks.authenticate(bearer, this);
-      return p instanceof Promise ? p.then((principal) => this.prepare(principal, bearer)) : this.prepare(p, bearer);
+      if (!(p instanceof Promise)) return this.prepare(p, bearer);
+      // The per-IP limits come after a slow check: the address is read now, while the request is surely open.
+      void this.ip;
+      return p.then((principal) => this.prepare(principal, bearer));
     }
     if (auth && route.auth !== 'optional') throw fail('UNAUTHENTICATED', 'Authorization must be "Bearer <token>"');
     return this.prepare(undefined, bearer);
