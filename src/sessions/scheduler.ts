@@ -6,13 +6,14 @@ import type { HostGateway } from '../hosts/gateway.js';
 import { claimForHost, readClaimed, type Claim, type ClaimedTask } from './queue.js';
 import { marks, rows, tx, type Em } from './sql.js';
 import type { RunTracker } from './runs.js';
+import { HostDownPass } from './host-down.js';
 import { isEngineSessionId } from '../../host-protocol/engine-values.js';
 import { capMode, modeFactsOf } from '../agents/usage.js';
 import type { FrameOf, HubToHost } from '../../host-protocol/frames.js';
 
 /** After a host's hello, how long its buffered run frames get before its unknown runs count as lost. */
 export const LOST_RUN_GRACE_MS = 3000;
-/** At most this many runs are looked at per lost-run sweep. */
+/** At most this many runs are looked at per lost-run sweep (and hosts per query of the host-down pass and the reconciliation). */
 const SWEEP_BATCH = 500;
 /** Delay before re-draining a host whose claim skipped a locked session. */
 const RETRY_SKIPPED_MS = 50;
@@ -28,6 +29,8 @@ export class Scheduler {
   /** Hosts with a drain planned for when their settings lease expires. */
   private leaseWaits = new Set<string>();
   private closed = false;
+  /** Ends the runs of hosts whose channel closed. */
+  private readonly down: HostDownPass;
 
   constructor(
     private readonly ctx: HubContext,
@@ -36,12 +39,13 @@ export class Scheduler {
     /** True once this node is shutting down: its hosts go elsewhere with their runs. */
     private readonly stopping: () => boolean,
   ) {
+    this.down = new HostDownPass(() => this.em(), gateway, runs, ctx.log, () => this.closed || this.stopping(), SWEEP_BATCH);
     gateway.onRunFrame((hostId, f) => this.runs().handle(hostId, f));
     // After a hello, a host may speak for the runs the database holds open on it (and those sent to it since).
     gateway.setRunResolver((hostIds) => this.openRuns(hostIds));
     // A reconnect storm costs one query per burst of hellos, not one per host.
     gateway.onHostsUp((hosts) => void this.hostsUp(hosts));
-    gateway.onHostDown((hostId) => this.hostDown(hostId));
+    gateway.onHostDown((hostId) => this.down.hostDown(hostId));
     // Presence lost by Redis and written again: a drain that found the host offline meanwhile did nothing.
     gateway.onPresenceRestored((hostIds) => {
       for (const id of hostIds) void this.drain(id);
@@ -247,53 +251,6 @@ export class Scheduler {
     } catch (e) {
       this.ctx.log.error('host up handling failed', { hosts: ids, err: e });
     }
-  }
-
-  /** Hosts whose channel closed, not yet looked at; and whether a pass over them is running. */
-  private downHosts = new Set<string>();
-  private downPass = false;
-
-  /**
-   * The host's channel closed: its runs cannot finish. The hosts that close while a pass runs are
-   * looked at together by the next one (one query per SWEEP_BATCH hosts): a node that drops thousands
-   * of channels at once (its hosts' network, a CPU stall) must not take one pool connection per host.
-   */
-  private hostDown(hostId: string): void {
-    if (this.closed || this.stopping()) return; // this node is shutting down: the host reconnects elsewhere and reports its runs
-    this.downHosts.add(hostId);
-    this.startDownPass();
-  }
-
-  private startDownPass(): void {
-    if (this.downPass || !this.downHosts.size) return;
-    this.downPass = true;
-    setImmediate(() => void this.hostsDown().finally(() => {
-      this.downPass = false;
-      if (!this.closed && !this.stopping()) this.startDownPass(); // hosts that closed as the pass ended
-    }));
-  }
-
-  private async hostsDown(): Promise<void> {
-    while (this.downHosts.size && !this.closed && !this.stopping()) {
-      const ids = [...this.downHosts].slice(0, SWEEP_BATCH);
-      for (const id of ids) this.downHosts.delete(id);
-      try {
-        const lost = await rows<{ id: string; host_id: string; session_id: string; agent_id: string; engine: string }>(this.em(),
-          `select id, host_id, session_id, agent_id, engine from session_tasks
-            where host_id in (${marks(ids.length)}) and status in ('running', 'aborted') and ended_at is null`, ids);
-        // A host back on a channel (here or elsewhere) since it closed: its hello reconciles its runs (hostsUp).
-        const back = lost.length ? await this.gateway.connected([...new Set(lost.map((t) => t.host_id))]) : new Set<string>();
-        for (const t of lost) {
-          if (back.has(t.host_id)) continue;
-          await this.runs().end(t.id, { ok: false, error: { code: 'HOST_DISCONNECTED', message: 'the host disconnected during the run' } },
-            { sessionId: t.session_id, hostId: t.host_id, agentId: t.agent_id, engine: t.engine });
-        }
-      } catch (e) {
-        // The lost-run sweep (startSweep) ends these runs once the hosts have been offline for the window.
-        this.ctx.log.error('host down handling failed', { hosts: ids.length, err: e });
-      }
-    }
-    if (this.closed || this.stopping()) this.downHosts.clear(); // their hosts reconnect elsewhere and report their runs
   }
 
   /** Hosts seen without presence by the sweep, and since when (this node's clock). */
