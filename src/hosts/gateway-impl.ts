@@ -3,8 +3,8 @@
 // on the Bus topic `host:H`, and only the node holding H's channel subscribes
 // to it. Replies come back on `hostreply:<node>`. Presence says which node
 // holds a host, so a request to a host nobody holds fails at once.
-// One sweep timer judges every channel's liveness; connections hold none.
-// Which runs a channel may speak for: channel-runs.ts; keeping presence
+// One sweep timer judges every channel's liveness (liveness.ts); connections
+// hold none. Which runs a channel may speak for: channel-runs.ts; keeping presence
 // alive: presence-upkeep.ts; requests and their replies across nodes: forwarding.ts.
 import type { HubContext } from '../context.js';
 import type { Engine, FrameOf, HostToHub, HubToHost } from '../../host-protocol/frames.js';
@@ -20,15 +20,13 @@ import type { HostIdentity } from './store.js';
 import { limitsOf, TokenBucket, type Limits } from '../limits.js';
 import { ChannelRuns, type RunResolver } from './channel-runs.js';
 import { PresenceUpkeep } from './presence-upkeep.js';
+import { LivenessSweep } from './liveness.js';
 
 type HostMsg =
   | { k: 'send'; h: string; frame: FrameOf<HubToHost, 'run.start' | 'run.abort'> }
   | RequestMsg
   /** `serial` is read only by nodes of the previous version (a rolling upgrade): this one goes by `node`. */
   | { k: 'takeover'; h: string; node: string; serial: number };
-
-/** How often lastSeenAt of live channels reaches the database. */
-const PERSIST_SEEN_MS = 60_000;
 
 export interface ChannelTiming {
   /** Silence after which a channel is closed and the host reads offline. */
@@ -39,9 +37,9 @@ export interface ChannelTiming {
 
 export class HostChannels implements HostGateway, ChannelOwner {
   private readonly node: string;
-  private local = new Map<string, HostConnection>();
+  private readonly local = new Map<string, HostConnection>();
   /** Open sockets that have not said hello yet (closed by the sweep when too slow). */
-  private waiting = new Set<HostConnection>();
+  private readonly waiting = new Set<HostConnection>();
   private subs = new Map<string, () => void>();
   private serial = 0;
   private readonly forwarding: RequestForwarding;
@@ -52,12 +50,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
   private idleHandlers: Array<(hostId: string) => void> = [];
   /** One shared array per distinct engine list: thousands of hosts report the same one. */
   private engineLists = new Map<string, Engine[]>();
-  private sweepTimer: NodeJS.Timeout;
-  /** Period of the liveness check, and of the (costlier) presence refresh, ms. */
-  private readonly checkMs: number;
-  private readonly refreshMs: number;
-  private lastRefresh = 0;
-  private lastPersist = Date.now();
+  private readonly liveness: LivenessSweep;
   private unsubReconnect: () => void;
   private closing = false;
   private readonly onHostMsg = (m: HostMsg) => this.hostMsg(m);
@@ -83,13 +76,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     };
     store.liveHosts = () => [...this.local.keys(), ...[...this.waiting].map((c) => c.hostId)];
     this.unsubReconnect = ctx.bus.onReconnect(() => void this.upkeep.rebuild());
-    // Silence is judged often (a tenth of the window, 250 ms to 1 s) so that a host that falls silent
-    // reads offline within the window of its last frame, not up to a sweep period after it; presence
-    // in the store is extended only every third of the window (its TTL is the whole window).
-    this.checkMs = Math.min(1000, Math.max(250, Math.floor(timing.heartbeatTimeoutMs / 10)));
-    this.refreshMs = Math.max(250, Math.floor(timing.heartbeatTimeoutMs / 3));
-    this.sweepTimer = setInterval(() => this.sweep(), this.checkMs);
-    this.sweepTimer.unref();
+    this.liveness = new LivenessSweep(timing.heartbeatTimeoutMs, this.local, this.waiting, this.upkeep, store, (now) => this.forwarding.dropStale(now));
   }
 
   /** How often hosts should ping (sent in `welcome`). */
@@ -312,28 +299,6 @@ export class HostChannels implements HostGateway, ChannelOwner {
     if (!e || e.nodeId === null) throw fail('HOST_OFFLINE');
   }
 
-  /** Closes silent channels, extends presence of the live ones (every refreshMs), drops stale forwards. */
-  private sweep(): void {
-    const now = Date.now();
-    // Closed once silent for the window less one check period: the check that sees it comes before the window ends.
-    const limit = now - (this.timing.heartbeatTimeoutMs - this.checkMs);
-    const refresh = now - this.lastRefresh >= this.refreshMs - this.checkMs / 2;
-    const live: string[] = [];
-    for (const conn of this.local.values()) {
-      if (conn.lastSeen <= limit) conn.close(CloseCodes.HEARTBEAT);
-      else if (refresh) live.push(conn.hostId);
-    }
-    for (const conn of this.waiting) if (conn.lastSeen <= limit) conn.close(CloseCodes.HELLO_TIMEOUT);
-    if (!refresh) return;
-    this.lastRefresh = now;
-    if (live.length) void this.upkeep.refresh(live, now).catch(() => undefined);
-    if (now - this.lastPersist >= PERSIST_SEEN_MS) {
-      this.lastPersist = now;
-      this.store.touchMany(live, now);
-    }
-    this.forwarding.dropStale(now);
-  }
-
   private intern(engines: Engine[]): Engine[] {
     const key = JSON.stringify(engines);
     let list = this.engineLists.get(key);
@@ -355,7 +320,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
   async close(): Promise<void> {
     this.closing = true;
     this.unsubReconnect();
-    clearInterval(this.sweepTimer);
+    this.liveness.close();
     for (const conn of [...this.local.values(), ...this.waiting]) conn.close(CloseCodes.GOING_AWAY);
     this.forwarding.close();
   }
