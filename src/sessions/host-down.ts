@@ -6,25 +6,30 @@ import type { Logger } from '../log.js';
 import type { RunTracker } from './runs.js';
 import { marks, rows, type Em } from './sql.js';
 
+/** What ending the runs of hosts that went away needs (here and in lost-runs.ts). */
+export interface GoneHostDeps {
+  em(): Em;
+  gateway: HostGateway;
+  runs(): RunTracker;
+  log: Logger;
+  /** At most this many hosts (runs, for the lost-run sweep) are looked at per query. */
+  batch: number;
+}
+
 export class HostDownPass {
   /** Hosts whose channel closed, not yet looked at; and whether a pass over them is running. */
   private downHosts = new Set<string>();
   private downPass = false;
 
   constructor(
-    private readonly em: () => Em,
-    private readonly gateway: HostGateway,
-    private readonly runs: () => RunTracker,
-    private readonly log: Logger,
+    private readonly d: GoneHostDeps,
     /** True once the scheduler closed or this node is shutting down. */
     private readonly halted: () => boolean,
-    /** At most this many hosts are looked at per query. */
-    private readonly batch: number,
   ) {}
 
   /**
    * The host's channel closed: its runs cannot finish. The hosts that close while a pass runs are
-   * looked at together by the next one (one query per `batch` hosts): a node that drops thousands
+   * looked at together by the next one (one query per `d.batch` hosts): a node that drops thousands
    * of channels at once (its hosts' network, a CPU stall) must not take one pool connection per host.
    */
   hostDown(hostId: string): void {
@@ -44,22 +49,22 @@ export class HostDownPass {
 
   private async hostsDown(): Promise<void> {
     while (this.downHosts.size && !this.halted()) {
-      const ids = [...this.downHosts].slice(0, this.batch);
+      const ids = [...this.downHosts].slice(0, this.d.batch);
       for (const id of ids) this.downHosts.delete(id);
       try {
-        const lost = await rows<{ id: string; host_id: string; session_id: string; agent_id: string; engine: string }>(this.em(),
+        const lost = await rows<{ id: string; host_id: string; session_id: string; agent_id: string; engine: string }>(this.d.em(),
           `select id, host_id, session_id, agent_id, engine from session_tasks
             where host_id in (${marks(ids.length)}) and status in ('running', 'aborted') and ended_at is null`, ids);
         // A host back on a channel (here or elsewhere) since it closed: its hello reconciles its runs (Scheduler.hostsUp).
-        const back = lost.length ? await this.gateway.connected([...new Set(lost.map((t) => t.host_id))]) : new Set<string>();
+        const back = lost.length ? await this.d.gateway.connected([...new Set(lost.map((t) => t.host_id))]) : new Set<string>();
         for (const t of lost) {
           if (back.has(t.host_id)) continue;
-          await this.runs().end(t.id, { ok: false, error: { code: 'HOST_DISCONNECTED', message: 'the host disconnected during the run' } },
+          await this.d.runs().end(t.id, { ok: false, error: { code: 'HOST_DISCONNECTED', message: 'the host disconnected during the run' } },
             { sessionId: t.session_id, hostId: t.host_id, agentId: t.agent_id, engine: t.engine });
         }
       } catch (e) {
-        // The lost-run sweep (Scheduler.startSweep) ends these runs once the hosts have been offline for the window.
-        this.log.error('host down handling failed', { hosts: ids.length, err: e });
+        // The lost-run sweep (lost-runs.ts) ends these runs once the hosts have been offline for the window.
+        this.d.log.error('host down handling failed', { hosts: ids.length, err: e });
       }
     }
     if (this.halted()) this.downHosts.clear(); // their hosts reconnect elsewhere and report their runs

@@ -1,12 +1,14 @@
 // Starts runs on hosts and keeps the queue moving: dispatches claimed tasks,
 // drains a host's queue when a run ends or the host comes up, fails runs
 // whose host went away, and keeps the gateway's running count true.
+// The host-down pass: host-down.ts; the lost-run sweep: lost-runs.ts.
 import type { HubContext } from '../context.js';
 import type { HostGateway } from '../hosts/gateway.js';
 import { claimForHost, readClaimed, type Claim, type ClaimedTask } from './queue.js';
 import { marks, rows, tx, type Em } from './sql.js';
 import type { RunTracker } from './runs.js';
 import { HostDownPass } from './host-down.js';
+import { LostRunSweep } from './lost-runs.js';
 import { isEngineSessionId } from '../../host-protocol/engine-values.js';
 import { capMode, modeFactsOf } from '../agents/usage.js';
 import type { FrameOf, HubToHost } from '../../host-protocol/frames.js';
@@ -31,6 +33,8 @@ export class Scheduler {
   private closed = false;
   /** Ends the runs of hosts whose channel closed. */
   private readonly down: HostDownPass;
+  /** Ends the runs of hosts gone longer than the heartbeat window. */
+  private readonly lostRuns: LostRunSweep;
 
   constructor(
     private readonly ctx: HubContext,
@@ -39,7 +43,9 @@ export class Scheduler {
     /** True once this node is shutting down: its hosts go elsewhere with their runs. */
     private readonly stopping: () => boolean,
   ) {
-    this.down = new HostDownPass(() => this.em(), gateway, runs, ctx.log, () => this.closed || this.stopping(), SWEEP_BATCH);
+    const gone = { em: () => this.em(), gateway, runs, log: ctx.log, batch: SWEEP_BATCH };
+    this.down = new HostDownPass(gone, () => this.closed || this.stopping());
+    this.lostRuns = new LostRunSweep(gone, () => this.closed, stopping);
     gateway.onRunFrame((hostId, f) => this.runs().handle(hostId, f));
     // After a hello, a host may speak for the runs the database holds open on it (and those sent to it since).
     gateway.setRunResolver((hostIds) => this.openRuns(hostIds));
@@ -253,59 +259,17 @@ export class Scheduler {
     }
   }
 
-  /** Hosts seen without presence by the sweep, and since when (this node's clock). */
-  private offlineSince = new Map<string, number>();
-  private sweepTimer?: NodeJS.Timeout;
-
   /**
-   * Starts the lost-run sweep now and every half window: runs left `running` on a host that has had
-   * no presence for `windowMs` (the heartbeat window) end with HOST_DISCONNECTED. It catches runs of
-   * a node that died without anyone seeing its hosts disconnect; every surviving node may sweep, and
-   * a run's end is written once (hub_end_runs, end-function.ts, skips a run whose `ended_at` is set, under the session lock).
+   * Starts the lost-run sweep now and every half window (lost-runs.ts): runs left `running` on a host
+   * that has had no presence for `windowMs` (the heartbeat window) end with HOST_DISCONNECTED.
    */
   startSweep(windowMs: number): void {
-    const tick = () => {
-      if (this.closed) return;
-      this.sweep(windowMs)
-        .catch((e) => this.ctx.log.error('lost-run sweep failed', { err: e }))
-        .finally(() => {
-          if (!this.closed) (this.sweepTimer = setTimeout(tick, Math.max(500, Math.floor(windowMs / 2)))).unref?.();
-        });
-    };
-    tick();
+    this.lostRuns.start(windowMs);
   }
 
-  /** One bounded pass of the sweep; returns how many runs it ended. */
-  async sweep(windowMs: number): Promise<number> {
-    if (this.closed || this.stopping()) return 0;
-    const open = await rows<{ id: string; host_id: string; session_id: string; agent_id: string; engine: string }>(this.em(),
-      `select id, host_id, session_id, agent_id, engine from session_tasks
-        where status = 'running' and started_at < now() - make_interval(secs => ?) order by started_at limit ${SWEEP_BATCH}`, [windowMs / 1000]);
-    const hosts = [...new Set(open.map((t) => t.host_id))];
-    const now = Date.now();
-    for (const h of this.offlineSince.keys()) if (!hosts.includes(h)) this.offlineSince.delete(h);
-    if (!hosts.length) return 0;
-    const presence = await this.gateway.presenceMany(hosts);
-    const lost = new Set<string>();
-    for (const h of hosts) {
-      const p = presence.get(h);
-      if (p && p.status !== 'offline') {
-        this.offlineSince.delete(h);
-        continue;
-      }
-      let since = this.offlineSince.get(h) ?? now;
-      if (p?.lastSeenAt && p.lastSeenAt < since) since = p.lastSeenAt;
-      this.offlineSince.set(h, since);
-      if (now - since >= windowMs) lost.add(h);
-    }
-    let ended = 0;
-    for (const t of open) {
-      if (!lost.has(t.host_id) || this.closed || this.stopping()) continue;
-      await this.runs().end(t.id, { ok: false, error: { code: 'HOST_DISCONNECTED', message: 'the host has been gone longer than the heartbeat window' } },
-        { sessionId: t.session_id, hostId: t.host_id, agentId: t.agent_id, engine: t.engine });
-      ended++;
-    }
-    return ended;
+  /** One bounded pass of the lost-run sweep; returns how many runs it ended. */
+  sweep(windowMs: number): Promise<number> {
+    return this.lostRuns.sweep(windowMs);
   }
 
   private reconcileTimer?: NodeJS.Timeout;
@@ -363,7 +327,7 @@ export class Scheduler {
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    this.lostRuns.close();
     if (this.reconcileTimer) clearTimeout(this.reconcileTimer);
     if (this.countTimer) clearTimeout(this.countTimer);
     await Promise.allSettled([...this.draining.values()]);
