@@ -5,7 +5,7 @@
 import type { HubContext } from '../context.js';
 import type { HostGateway } from '../hosts/gateway.js';
 import { claimForHost, readClaimed, type Claim, type ClaimedTask } from './queue.js';
-import { marks, rows, tx, type Em } from './sql.js';
+import { marks, rows, type Em } from './sql.js';
 import type { RunTracker } from './runs.js';
 import { HostDownPass } from './host-down.js';
 import { LostRunSweep } from './lost-runs.js';
