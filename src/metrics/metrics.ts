@@ -1,12 +1,15 @@
-// The hub's Prometheus metrics: one registry per hub (tests build several hubs
-// in one process, so never prom-client's global registry). Hot paths only
-// increment counters and observe histograms through label children bound
-// once (the per-request HTTP pair through http-requests.ts, cheaper still); anything that needs a lookup (hosts, queue depth, pool, Redis) is
-// read when /metrics is scraped, through the sources set by buildHub.
+// The hub's Prometheus metrics: one registry per hub (tests build several
+// hubs in one process, so never prom-client's global registry). What is
+// counted per request, message or delta goes into plain counters
+// (http-requests.ts, plain.ts) that build their samples at scrape time; the
+// rest observes through prom-client label children bound once. Anything that
+// needs a lookup (hosts, queue depth, pool, Redis) is read when /metrics is
+// scraped, through the sources set by buildHub.
 // Labels are low-cardinality by construction: route templates, methods from a
 // fixed set, status codes, outcomes from a fixed set — never an id.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { HttpRequestMetrics } from './http-requests.js';
+import { PlainCounter, PlainHistogram } from './plain.js';
 
 /** Read at scrape time; each may be left unset (its metric then reads 0). */
 export interface MetricSources {
@@ -34,15 +37,16 @@ export class HubMetrics {
   /** Requests answered and their latency: counted on every request, so not through prom-client's children. */
   private readonly http = new HttpRequestMetrics(this.registry, LATENCY_BUCKETS);
 
-  private readonly runsStarted = new Counter({ name: 'hub_runs_started_total', help: 'Runs sent to a host (run.start)', registers: [this.registry] });
+  // Counted per message or per delta: plain counters (plain.ts), no prom-client child per call.
+  private readonly runsStarted = new PlainCounter(this.registry, 'hub_runs_started_total', 'Runs sent to a host (run.start)');
   private readonly runsEnded = new Counter({ name: 'hub_runs_ended_total', help: 'Runs whose end was written, by outcome', labelNames: ['outcome'] as const, registers: [this.registry] });
   private readonly endedChildren = new Map<string, { inc(): void }>();
   /** Message accepted (hub_accept committed) → run.start sent to the host. */
-  readonly dispatchSeconds = new Histogram({ name: 'hub_dispatch_latency_seconds', help: 'From a message accepted with its run claimed to run.start sent', buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  readonly dispatchSeconds = new PlainHistogram(this.registry, 'hub_dispatch_latency_seconds', 'From a message accepted with its run claimed to run.start sent', LATENCY_BUCKETS);
   /** Host run.delta frame received → written to an SSE stream. */
-  readonly deltaSeconds = new Histogram({ name: 'hub_delta_latency_seconds', help: 'From a run.delta frame received from a host to its SSE write', buckets: LATENCY_BUCKETS, registers: [this.registry] });
-  readonly busPublished = new Counter({ name: 'hub_bus_published_total', help: 'Messages published on the bus', registers: [this.registry] });
-  readonly busReceived = new Counter({ name: 'hub_bus_received_total', help: 'Messages delivered to a bus subscriber', registers: [this.registry] });
+  readonly deltaSeconds = new PlainHistogram(this.registry, 'hub_delta_latency_seconds', 'From a run.delta frame received from a host to its SSE write', LATENCY_BUCKETS);
+  readonly busPublished = new PlainCounter(this.registry, 'hub_bus_published_total', 'Messages published on the bus');
+  readonly busReceived = new PlainCounter(this.registry, 'hub_bus_received_total', 'Messages delivered to a bus subscriber');
   private readonly dbCall = new Histogram({ name: 'hub_db_call_duration_seconds', help: 'Duration of the message-path database functions', labelNames: ['function'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
   readonly dbAccept = this.dbCall.labels('hub_accept');
   readonly dbEndRuns = this.dbCall.labels('hub_end_runs');
