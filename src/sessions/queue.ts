@@ -5,7 +5,7 @@
 // its capacity.
 import { fail, HubError } from '../errors.js';
 import { newId } from '../ids.js';
-import { rows, one, marks, type Em } from './sql.js';
+import { bound, rows, one, marks, type Em } from './sql.js';
 import { RETRY } from './group.js';
 
 /** At most this many messages wait per session (the spec's queue rule). */
@@ -83,7 +83,7 @@ export async function acceptManyIn(em: Em, items: AcceptInput[]): Promise<Array<
     ord, sid: a.sessionId, uid: a.userId, tid: taskId, mid: messageId, content: a.content, hid: a.hostId, cap: a.capacity,
     aid: a.agentId, engine: a.engine, wd: a.workDir, mode: a.mode ?? null, effort: a.effort ?? null, wait: a.lockWait === true,
   }));
-  const answers = new Map((await rows<{ o_ord: number; o_outcome: Outcome; o_engine_session_id: string | null; o_mode: string; o_effort: string | null }>(em,
+  const answers = new Map((await bound<{ o_ord: number; o_outcome: Outcome; o_engine_session_id: string | null; o_mode: string; o_effort: string | null }>(em,
     `select * from hub_accept(?::jsonb, ?)`, [JSON.stringify(batch), MAX_WAITING])).map((r) => [r.o_ord, r]));
   return planned.map(({ a, ord, taskId, messageId }) => {
     const r = answers.get(ord);
@@ -141,7 +141,7 @@ export async function readClaimed(em: Em, ids: string[]): Promise<ClaimedTask[]>
  * while the host's settings lease is held (hosts/settings-lease.ts): `leaseMs` says how long it still lasts.
  */
 export async function claimForHost(em: Em, hostId: string, capacity: number): Promise<Claim> {
-  return claimOf(await rows<ClaimRow>(em, `select * from hub_claim(?, ?)`, [hostId, capacity]));
+  return claimOf(await bound<ClaimRow>(em, `select * from hub_claim(?, ?)`, [hostId, capacity]));
 }
 
 /** What a claim of one host gave: the tasks started, whether a picked session was skipped (locked), the settings lease. */

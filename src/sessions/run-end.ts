@@ -6,7 +6,7 @@
 import type { HubContext } from '../context.js';
 import type { Usage } from '../../host-protocol/frames.js';
 import type { Logger } from '../log.js';
-import { rows, type Em } from './sql.js';
+import { bound, rows, type Em } from './sql.js';
 import { GroupCommit } from './group.js';
 import { planSeqs, rowEvents, assistantTexts, costOf, newRow, type Ev, type RunEnd, type Row, type RunState } from './run-batch.js';
 import { engineFailure } from './engine-failure.js';
@@ -106,7 +106,7 @@ export class RunEndWriter {
       const cap = this.capacityOf(item.st.hostId);
       if (cap !== undefined) caps[item.st.hostId] = cap;
     }
-    const res = await this.ctx.metrics.timeDb(this.ctx.metrics.dbEndRuns, () => rows<{ o_run: string | null; o_status: string | null; o_prev: string | null; o_base: string | null; o_waiting_host: string | null; o_claim: ClaimRow[] | null }>(em,
+    const res = await this.ctx.metrics.timeDb(this.ctx.metrics.dbEndRuns, () => bound<{ o_run: string | null; o_status: string | null; o_prev: string | null; o_base: string | null; o_waiting_host: string | null; o_claim: ClaimRow[] | null }>(em,
       `select * from hub_end_runs(?::jsonb, ?::jsonb)`, [JSON.stringify(planned.map((p) => p.json)), JSON.stringify(caps)]));
     const ended = new Map(res.filter((r) => r.o_run).map((r) => [r.o_run!, r]));
     const waiting = new Set(res.filter((r) => r.o_waiting_host && !r.o_claim).map((r) => r.o_waiting_host!));

@@ -9,6 +9,19 @@ export function rows<T = any>(em: Em, sql: string, params: unknown[] = []): Prom
   return em.getConnection().execute<T[]>(sql, params, 'all', em.getTransactionContext());
 }
 
+/**
+ * `rows` with the parameters sent to PostgreSQL as bind values instead of inlined into the SQL text:
+ * MikroORM's execute quotes every value client-side, and a run's end carries its whole text as JSON,
+ * so quoting it was about a third of the hub's garbage per delta (bench/heap-summary.ts). For the
+ * message path's calls, whose values are strings, numbers, booleans and nulls.
+ */
+export async function bound<T = any>(em: Em, sql: string, params: Array<string | number | boolean | null | undefined>): Promise<T[]> {
+  const q = em.getConnection().getKnex().raw(sql, params.map((v) => v ?? null));
+  const trx = em.getTransactionContext();
+  if (trx) q.transacting(trx);
+  return ((await q) as { rows: T[] }).rows;
+}
+
 export async function one<T = any>(em: Em, sql: string, params: unknown[] = []): Promise<T | undefined> {
   return (await rows<T>(em, sql, params))[0];
 }
