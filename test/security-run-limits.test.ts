@@ -101,6 +101,11 @@ test('a run end whose write fails is retried until it lands: the session does no
   const ctx = t.hub.ctx;
   const orig = ctx.em;
   let failures = 3;
+  const fail = (sql: string) => {
+    if (!String(sql).includes('hub_end_runs') || failures <= 0) return undefined;
+    failures--;
+    return Object.assign(Promise.reject(new Error('injected: Connection terminated unexpectedly')), { transacting() {} });
+  };
   ctx.em = () => {
     const em = orig();
     const getConnection = em.getConnection.bind(em);
@@ -109,14 +114,19 @@ test('a run end whose write fails is retried until it lands: the session does no
       return new Proxy(conn, {
         get(target, p) {
           const v = Reflect.get(target, p, target);
+          // The message path's calls go through knex's raw with bind values (sessions/sql.ts bound), the rest through execute.
+          if (p === 'getKnex') {
+            const knex = v.call(target);
+            return () => new Proxy(knex, {
+              get(k, kp) {
+                const kv = Reflect.get(k, kp, k);
+                if (kp !== 'raw') return typeof kv === 'function' ? kv.bind(k) : kv;
+                return (sql: string, ...rest: unknown[]) => fail(sql) ?? kv.call(k, sql, ...rest);
+              },
+            });
+          }
           if (p !== 'execute') return typeof v === 'function' ? v.bind(target) : v;
-          return (sql: string, ...rest: unknown[]) => {
-            if (String(sql).includes('hub_end_runs') && failures > 0) {
-              failures--;
-              return Promise.reject(new Error('injected: Connection terminated unexpectedly'));
-            }
-            return v.call(target, sql, ...rest);
-          };
+          return (sql: string, ...rest: unknown[]) => fail(sql) ?? v.call(target, sql, ...rest);
         },
       });
     };
