@@ -39,6 +39,14 @@ before(async () => {
   api.route({ method: 'GET', path: '/sync/me', auth: 'user', handler: (r) => { r.whenDone(() => finals++); return { who: r.principal.userId }; } });
   api.route({ method: 'GET', path: '/sync/ip', auth: 'none', handler: async (r) => { await new Promise((ok) => setTimeout(ok, 5)); return { ip: r.ip }; } });
   api.route({ method: 'GET', path: '/sync/query', auth: 'none', query: memo, handler: (r) => ({ n: r.query.n ?? null, memo: memo.byRaw.size }) });
+  const shared = { ...compileQuery(Type.Object({ n: Type.Optional(Type.Integer()), tags: Type.Optional(Type.Array(Type.String())) })), byRaw: new Map() };
+  api.route({ method: 'GET', path: '/sync/query-write', auth: 'none', query: shared, handler: (r) => {
+    const q = r.query as { n?: number; tags?: string[] };
+    const refused: string[] = [];
+    try { q.n = 99; } catch { refused.push('n'); }
+    try { q.tags?.push('x'); } catch { refused.push('tags'); }
+    return { refused, n: q.n ?? null, tags: q.tags ?? null };
+  } });
   const app = uws.App();
   api.attach(app);
   listen = await new Promise((ok, no) => app.listen('127.0.0.1', 0, (s) => (s ? ok(s) : no(new Error('listen failed')))));
@@ -75,6 +83,14 @@ test('a synchronous key check: answered, finalizers run once, metrics and the ac
 
 test('the client address is read on first use, after an await too', async () => {
   assert.equal((await get('/sync/ip')).body.data.ip, '127.0.0.1');
+});
+
+test('a kept query is shared between requests, so frozen: a handler cannot change what the next request reads', async () => {
+  for (let i = 0; i < 2; i++) {
+    const r = await get('/sync/query-write?n=3&tags=a');
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body.data, { refused: ['n', 'tags'], n: 3, tags: ['a'] });
+  }
 });
 
 test('a memo-able query is kept by its raw string; a refused one is not kept', async () => {

@@ -1,6 +1,6 @@
 // Request schemas of the agent endpoints, compiled once at module load.
 import Type from 'typebox';
-import { compileBody, compileQuery, literals, type Checker } from '../server/schema.js';
+import { compileBody, compileQuery, deepFreeze, literals, type Checker } from '../server/schema.js';
 import { MODES } from './modes.js';
 import { PAGE_MAX } from '../paging.js';
 
@@ -37,7 +37,7 @@ export type AgentWriteBody = ReturnType<typeof AgentWrite.parse>;
 /**
  * Market queries repeat (the same few query strings from many callers), and
  * coercion + defaults cost ~100 µs: remember successful parses by raw input.
- * Parsed values are never mutated by handlers.
+ * What is kept is shared between requests, so frozen.
  */
 function memoQuery<T>(c: Checker<T>, max = 1000): Checker<T> {
   const memo = new Map<string, T>();
@@ -48,7 +48,7 @@ function memoQuery<T>(c: Checker<T>, max = 1000): Checker<T> {
       const key = JSON.stringify(input);
       let v = memo.get(key);
       if (v === undefined) {
-        v = c.parse(input, where);
+        v = deepFreeze(c.parse(input, where));
         if (memo.size >= max) memo.clear();
         memo.set(key, v);
       }

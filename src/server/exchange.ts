@@ -10,6 +10,7 @@ import { envelope, isReply, type Reply } from './reply.js';
 import { openEventStream } from './sse.js';
 import { readBody } from './body.js';
 import { refuseNul } from './nul.js';
+import { deepFreeze } from './schema.js';
 import { isBackendUnavailable } from './unavailable.js';
 
 const STATUS_TEXT: Record<number, string> = {
@@ -211,7 +212,7 @@ export class Exchange {
     const query = route.query.parse(raw, 'query');
     if (memo) {
       if (memo.size >= QUERY_MEMO_MAX) memo.clear();
-      memo.set(this.rawQuery, query);
+      memo.set(this.rawQuery, deepFreeze(query));
     }
     return query;
   }

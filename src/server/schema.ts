@@ -9,11 +9,20 @@ export interface Checker<T> {
   /** Validate (and for queries, coerce strings and apply defaults); throws a 400 HubError. */
   parse(input: unknown, where: string): T;
   /**
-   * Set on query checkers whose parsed values may be shared (handlers never mutate them): the
-   * request wrapper remembers them here by the raw query string, so a repeated query is not
-   * split, decoded and checked again.
+   * Set on query checkers whose parsed values may be shared: the request wrapper remembers them
+   * here by the raw query string, so a repeated query is not split, decoded and checked again.
+   * What is kept is frozen (deepFreeze): a handler that wrote to it would throw, not leak.
    */
   byRaw?: Map<string, T>;
+}
+
+/** Freezes a parsed value and what it holds: a value shared between requests is then read-only by check, not by promise. */
+export function deepFreeze<T>(v: T): T {
+  if (v && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
 }
 
 function firstError(errors: Iterable<{ instancePath: string; message: string; params?: any; keyword: string }>): string {
