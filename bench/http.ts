@@ -32,7 +32,7 @@ export interface BenchResult {
   connections: number;
   figures: Figure[];
   /** Market read rate as a fraction of the bare endpoint's rate for the same body (and the list against the small body). */
-  ratios: { byId: number; list: number; listVsSmallBody: number; signedById: number; signedList: number; signedByIdVsPeer?: number; signedListVsPeer?: number };
+  ratios: { byId: number; list: number; listVsSmallBody: number; signedById: number; signedList: number; signedByIdVsPeer?: number; signedListVsPeer?: number; signedByIdLimited?: number };
 }
 
 // Plain JS so the worker needs no TypeScript loader. A minimal HTTP/1.1
@@ -140,6 +140,11 @@ export async function run(opts: { seconds?: number; connections?: number; agents
   const n = opts.agents ?? Number(process.env.BENCH_AGENTS ?? 200);
   const rounds = opts.rounds ?? Number(process.env.BENCH_ROUNDS ?? 5);
   const t = await startTestHub({ rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0 });
+  // With REDIS_URL: a second hub with the rate limits on and counted in Redis (limits too high to refuse the
+  // bench, so what is measured is what counting costs a request).
+  const limited = process.env.REDIS_URL
+    ? await startTestHub({ redisUrl: process.env.REDIS_URL, redisPrefix: `bench-http-${process.pid}:`, rateLimitPerMinute: 6_000_000, rateLimitPerIpPerMinute: 12_000_000 })
+    : undefined;
   let bare: us_listen_socket | undefined;
   let peer: Peer | undefined;
   try {
@@ -170,6 +175,14 @@ export async function run(opts: { seconds?: number; connections?: number; agents
           { name: 'Fastify 5 + pg peer, page of 20 (signed in)', base: peer.url, paths: ['/peer/agents?pageSize=20'], headers: signedIn },
         ]
       : [];
+    const limitedTargets: Target[] = [];
+    if (limited) {
+      const lOwner = await limited.user('bench-owner');
+      const lViewer = await limited.user('bench-viewer');
+      const lIds = await seed(limited.hub.ctx, lOwner.id, n);
+      notifyAgentChanged(limited.hub.ctx.bus, ...lIds);
+      limitedTargets.push({ name: 'GET /api/v1/agents/{id} (signed in, rate limits on, counted in Redis)', base: limited.url, paths: lIds.map((id) => `/api/v1/agents/${encodeURIComponent(id)}`), headers: `Authorization: Bearer ${lViewer.key}\r\n` });
+    }
     const figures = await measureAll(
       [
         { name: 'bare uWS endpoint, one-agent body', base: `http://127.0.0.1:${barePort}`, paths: ['/bare/agent'] },
@@ -180,6 +193,7 @@ export async function run(opts: { seconds?: number; connections?: number; agents
         { name: 'GET /api/v1/agents/{id} (signed in)', base: t.url, paths: byIdPaths, headers: signedIn },
         { name: 'GET /api/v1/agents?pageSize=20 (signed in)', base: t.url, paths: ['/api/v1/agents?pageSize=20'], headers: signedIn },
         ...peerTargets,
+        ...limitedTargets,
       ],
       conns,
       seconds,
@@ -200,6 +214,7 @@ export async function run(opts: { seconds?: number; connections?: number; agents
         signedById: r3(figures[4].rps / figures[0].rps),
         signedList: r3(figures[5].rps / figures[1].rps),
         ...(peer ? { signedByIdVsPeer: r3(figures[4].rps / figures[6].rps), signedListVsPeer: r3(figures[5].rps / figures[7].rps) } : {}),
+        ...(limited ? { signedByIdLimited: r3(figures[figures.length - 1].rps / figures[0].rps) } : {}),
       },
     };
     if (opts.write ?? false) writeResults(result);
@@ -207,6 +222,7 @@ export async function run(opts: { seconds?: number; connections?: number; agents
   } finally {
     if (bare) uws.us_listen_socket_close(bare);
     await peer?.close();
+    await limited?.close();
     await t.close();
   }
 }
@@ -250,6 +266,9 @@ function writeResults(r: BenchResult): void {
     `Ratio to the bare endpoint serving the same body: \`GET /agents/{id}\` ${(r.ratios.byId * 100).toFixed(1)} %, \`GET /agents?pageSize=20\` ${(r.ratios.list * 100).toFixed(1)} % (against the one-agent body: ${(r.ratios.listVsSmallBody * 100).toFixed(1)} %); target ≥ 25 % on PostgreSQL.`,
     `Signed in (API key): \`GET /agents/{id}\` ${(r.ratios.signedById * 100).toFixed(1)} % of bare, \`GET /agents?pageSize=20\` ${(r.ratios.signedList * 100).toFixed(1)} % of bare (target ≥ 35 %)` +
       (r.ratios.signedByIdVsPeer !== undefined ? `; against the Fastify 5 + pg peer ${r.ratios.signedByIdVsPeer.toFixed(2)}× and ${r.ratios.signedListVsPeer!.toFixed(2)}× (target ≥ 5×).` : '; no Fastify peer on the embedded database.'),
+    ...(r.ratios.signedByIdLimited !== undefined
+      ? [`With the rate limits on and counted in Redis (a second hub, limits too high to refuse): \`GET /agents/{id}\` signed in ${(r.ratios.signedByIdLimited * 100).toFixed(1)} % of bare.`]
+      : []),
     '',
   ];
   const file = new URL('./RESULTS.md', import.meta.url);

@@ -208,6 +208,77 @@ for (const B of backends) {
   });
 }
 
+describe('RedisLimiter leases: most requests counted without a round trip, never more than the limit across nodes', { skip: redisSkip }, () => {
+  /** A limiter on its own connection (a node), and how many times it called Redis. */
+  async function node(prefix: string) {
+    const bus = await RedisBus.connect(redisUrl!, { prefix });
+    cleanup.push(() => bus.close());
+    const client = bus.client as any;
+    const lim = new RedisLimiter(bus.client, (k) => bus.key(k));
+    cleanup.push(() => lim.close());
+    const calls = { n: 0 };
+    const orig = client.hubRateLimitLease.bind(client);
+    client.hubRateLimitLease = (...a: unknown[]) => (calls.n++, orig(...a));
+    return { lim, calls };
+  }
+
+  test('a lease of a fiftieth of the limit is spent in process, synchronously, with the count the headers need', async () => {
+    const { lim, calls } = await node(testPrefix());
+    const b = { key: `l:${uniq()}`, limit: 600, windowMs: 60_000 };
+    let sync = 0;
+    for (let i = 1; i <= 36; i++) {
+      const r = lim.hit([b]);
+      if (!(r instanceof Promise)) sync++;
+      const v = await r;
+      assert.equal(v.allowed, true);
+      assert.equal(v.states[0].count, i, 'the count is what this node admitted, not what it leased');
+      assert.ok(v.states[0].resetMs > 0 && v.states[0].resetMs <= 60_000);
+    }
+    assert.equal(calls.n, 3, '36 requests, leases of 12: three round trips');
+    assert.equal(sync, 33);
+  });
+
+  test('two nodes on one bucket admit no more than the limit together; a bucket full in Redis is refused without asking again', async () => {
+    const prefix = testPrefix();
+    const a = await node(prefix);
+    const b = await node(prefix);
+    const bucket = { key: `l:${uniq()}`, limit: 100, windowMs: 60_000 };
+    let allowed = 0;
+    for (let i = 0; i < 150; i++) if ((await (i % 2 ? b : a).lim.hit([bucket])).allowed) allowed++;
+    assert.ok(allowed <= 100, `admitted ${allowed}`);
+    assert.ok(allowed >= 100 - 1, `admitted ${allowed}: at most a lease less one (2 - 1) is stranded on the other node`);
+    const before = a.calls.n + b.calls.n;
+    for (let i = 0; i < 20; i++) {
+      const v = (i % 2 ? b : a).lim.hit([bucket]);
+      assert.ok(!(v instanceof Promise), 'refused in process');
+      assert.equal(v.allowed, false);
+    }
+    assert.equal(a.calls.n + b.calls.n, before, 'no round trip for a bucket known full');
+  });
+
+  test('a lease ends with its window: what was leased is not carried into the next one', async () => {
+    const { lim, calls } = await node(testPrefix());
+    const b = { key: `l:${uniq()}`, limit: 500, windowMs: 300 };
+    assert.equal((await lim.hit([b])).states[0].count, 1); // leased 10
+    await sleep(350);
+    const v = await lim.hit([b]);
+    assert.equal(calls.n, 2, 'the second window asks Redis again');
+    assert.equal(v.states[0].count, 1);
+  });
+
+  test('a refusal by one bucket gives back what the request took from the others', async () => {
+    const { lim } = await node(testPrefix());
+    const wide = { key: `w:${uniq()}`, limit: 1000, windowMs: 60_000 };
+    const narrow = { key: `n:${uniq()}`, limit: 1, windowMs: 60_000 };
+    assert.equal((await lim.hit([wide])).states[0].count, 1); // leased 20, spent 1
+    assert.equal((await lim.hit([wide, narrow])).allowed, true);
+    const v = await lim.hit([wide, narrow]);
+    assert.equal(v.allowed, false);
+    assert.deepEqual(v.states.map((s) => s.count), [2, 1]);
+    assert.equal((await lim.hit([wide])).states[0].count, 3);
+  });
+});
+
 describe('counted in Redis: two hub nodes share the counts', { skip: redisSkip }, () => {
   test('requests to node A and node B add up against one limit', async () => {
     const prefix = testPrefix();
