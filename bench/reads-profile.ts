@@ -4,7 +4,7 @@
 // full table).
 //
 //   npx tsx bench/reads-profile.ts [profile-prefix]   (BENCH_SECONDS, BENCH_ROUNDS, BENCH_CONNECTIONS;
-//   BENCH_LIMITS=1 counts every request against per-key and per-IP limits too high to refuse; bench/http.ts turns them off)
+//   BENCH_LIMITS=1 counts every request against per-key and per-IP limits too high to refuse; bench/http.ts turns them off, and with REDIS_URL adds a row with them on in Redis)
 import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
