@@ -59,8 +59,8 @@ export class ChannelRuns {
 
   /** A run.start for the channel: binds the run to it; false when it was sent again already (the host must not start it twice). */
   starting(conn: HostConnection, runId: string): boolean {
-    if (conn.resent.has(runId)) return false;
-    conn.runs.add(runId); // this channel may now speak for the run
+    if (conn.resent?.has(runId)) return false;
+    (conn.runs ??= new Set()).add(runId); // this channel may now speak for the run
     return true;
   }
 
@@ -71,26 +71,27 @@ export class ChannelRuns {
 
   /** Whether the channel carried the run (its run.start, or open at the hello). */
   carries(conn: HostConnection, runId: string): boolean {
-    return conn.runs.has(runId) || conn.resent.has(runId);
+    return !!conn.runs?.has(runId) || !!conn.resent?.has(runId);
   }
 
   /** Sends a run.start again on the channel, at most once per run; false when the channel cannot take it or carries the run. */
   resend(conn: HostConnection, frame: FrameOf<HubToHost, 'run.start'>): boolean {
-    if (!conn.socket || conn.held || conn.runs.has(frame.runId) || conn.resent.has(frame.runId)) return false;
-    if (conn.resent.size >= RESENT_MAX) conn.resent.clear(); // late first copies come within seconds, not after thousands of resends
-    conn.resent.add(frame.runId);
-    conn.runs.add(frame.runId);
+    if (!conn.socket || conn.held || conn.runs?.has(frame.runId) || conn.resent?.has(frame.runId)) return false;
+    const resent = (conn.resent ??= new Set());
+    if (resent.size >= RESENT_MAX) resent.clear(); // late first copies come within seconds, not after thousands of resends
+    resent.add(frame.runId);
+    (conn.runs ??= new Set()).add(frame.runId);
     return conn.send(frame);
   }
 
   /** A run frame is passed on only from the channel its run is bound to; anything else is dropped (issue 10, hole 2). */
   private accept(conn: HostConnection, f: RunFrame): void {
-    if (!conn.runs.has(f.runId)) {
+    if (!conn.runs?.has(f.runId)) {
       this.dropped++;
       if (conn.dropped++ === 0) this.log.warn('run frames for a run not bound to this host are dropped', { hostId: conn.hostId, runId: f.runId, frame: f.t });
       return;
     }
-    if (f.t === 'run.end') conn.runs.delete(f.runId); // exactly one run.end per run
+    if (f.t === 'run.end') conn.runs!.delete(f.runId); // exactly one run.end per run
     for (const h of this.handlers) this.safe(() => h(conn.hostId, f));
   }
 
@@ -107,7 +108,7 @@ export class ChannelRuns {
     }
     for (const c of conns) {
       if (!c.socket || !c.held) continue;
-      for (const o of open) if (o.hostId === c.hostId) c.runs.add(o.runId);
+      for (const o of open) if (o.hostId === c.hostId) (c.runs ??= new Set()).add(o.runId);
       const held = c.held;
       c.held = null;
       c.heldBytes = 0;

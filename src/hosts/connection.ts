@@ -69,10 +69,11 @@ export class HostConnection {
   /**
    * Runs this channel may speak for: those sent to it (`run.start`) and, after a hello, those the
    * database holds open on this host. Run frames for any other run are dropped (channel-runs.ts).
+   * Made on first use, as is `resent`: most channels are idle, and an empty Set is ~100 bytes each.
    */
-  readonly runs = new Set<string>();
+  runs: Set<string> | null = null;
   /** Runs whose run.start this channel got again from the node's reconciliation (a late first one is dropped). */
-  readonly resent = new Set<string>();
+  resent: Set<string> | null = null;
   /** Run frames received while this channel's runs were being looked up after hello (null: not looking). */
   held: RunFrame[] | null = null;
   heldBytes = 0;
