@@ -118,6 +118,7 @@ describe('takeovers across nodes are ordered by presence epochs', { skip }, () =
     const back = await connect(a, credential);
     await eventually(async () => (await holder(b, hostId)) === 'node-a', 5000, 20);
     await a.hub.ctx.bus.ready();
+    await stillOpen(a, hostId, onB); // B has had A's takeover (while its own write is unanswered)
     const fromB = hostPublishes(b, hostId);
     try {
       heldB.release();

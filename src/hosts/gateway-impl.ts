@@ -134,7 +134,8 @@ export class HostChannels implements HostGateway, ChannelOwner {
   private placed(conn: HostConnection, serial: number, { prev, epoch }: Written): void {
     conn.epoch = epoch;
     // Another node's later hello was heard before this write answered: this channel is the older one.
-    if (conn.takenOverAt > epoch) return conn.close(CloseCodes.REPLACED);
+    // Its takeover still goes out: a channel older than this write may remain on a third node.
+    if (conn.takenOverAt > epoch) conn.close(CloseCodes.REPLACED);
     if (prev) publishObj(this.ctx.bus, `host:${conn.hostId}`, { k: 'takeover', h: conn.hostId, node: this.node, serial, epoch } satisfies HostMsg);
   }
 
