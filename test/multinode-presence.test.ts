@@ -156,11 +156,27 @@ describe('RedisPresence rules', { skip: 'skip' in redis ? redis.skip : undefined
   test('set answers the other node whose entry it replaced (the only one that can still hold a channel)', async () => {
     const [p1, p2] = [presence('n1'), presence('n2')];
     const h = hid();
-    assert.equal(await p1.set(h, entry('n1'), 5000), null, 'nobody held it');
-    assert.equal(await p1.set(h, entry('n1'), 5000), null, 'the same node again');
-    assert.equal(await p2.set(h, entry('n2'), 5000), 'n1');
+    assert.equal((await p1.set(h, entry('n1'), 5000)).prev, null, 'nobody held it');
+    assert.equal((await p1.set(h, entry('n1'), 5000)).prev, null, 'the same node again');
+    assert.equal((await p2.set(h, entry('n2'), 5000)).prev, 'n1');
     await p2.remove(h, 'n2');
-    assert.equal(await p1.set(h, entry('n1'), 5000), null, 'n2 let it go');
+    assert.equal((await p1.set(h, entry('n1'), 5000)).prev, null, 'n2 let it go');
+    await Promise.all([p1.close(), p2.close()]);
+  });
+
+  test('each write of a host takes a later epoch than the last, on any node, after a removal or an expiry too', async () => {
+    const [p1, p2] = [presence('n1'), presence('n2')];
+    const h = hid();
+    const epochs: number[] = [];
+    const write = async (p: RedisPresence, node: string, ttl = 5000) => epochs.push((await p.set(h, entry(node), ttl)).epoch);
+    await Promise.all([write(p1, 'n1'), write(p2, 'n2'), write(p1, 'n1'), write(p2, 'n2')]); // one turn: Redis orders them
+    await p2.remove(h, 'n2');
+    await write(p1, 'n1', 50);
+    await new Promise((r) => setTimeout(r, 100)); // expired
+    assert.equal(await p1.get(h), undefined);
+    await write(p2, 'n2');
+    // Answers come back in the order Redis ran the writes (one connection), so the list must rise.
+    assert.ok(epochs.every((e, i) => Number.isSafeInteger(e) && e > 0 && (i === 0 || e > epochs[i - 1])), `epochs ${epochs}`);
     await Promise.all([p1.close(), p2.close()]);
   });
 

@@ -58,8 +58,15 @@ export class HostConnection {
   ready = false;
   /** Runs the host said it takes at once (its hello). */
   capacity = 0;
-  /** Which of this node's channels it is, to tell a takeover by itself from one by another node. */
+  /** Which of this node's channels it is (sent in takeovers for nodes of the previous version). */
   serial = 0;
+  /**
+   * The epoch of this channel's presence write (see Presence.set): a takeover from a later write
+   * replaces it, an earlier one does not. Undefined until the write answers.
+   */
+  epoch: number | undefined = undefined;
+  /** The latest takeover epoch received while `epoch` was unknown, judged when it is known. */
+  takenOverAt = 0;
   /** Close code the hub chose, once it closes this channel (0 while open or closed by the host). */
   closedWith = 0;
   /** Close code of the socket once closed, whoever closed it (the log line). */

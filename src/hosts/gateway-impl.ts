@@ -12,7 +12,7 @@ import { CloseCodes, PROTOCOL_VERSION } from '../../host-protocol/version.js';
 import { publishObj, subscribeObj } from '../bus/bus.js';
 import { fail } from '../errors.js';
 import type { HostGateway, HostPresence, RequestFrame, RunFrame } from './gateway.js';
-import type { Presence, PresenceEntry } from './presence.js';
+import type { Presence, PresenceEntry, Written } from './presence.js';
 import type { HostStore } from './store.js';
 import { HostConnection, type ChannelOwner } from './connection.js';
 import { RequestForwarding, type RequestMsg } from './forwarding.js';
@@ -25,8 +25,11 @@ import { LivenessSweep } from './liveness.js';
 type HostMsg =
   | { k: 'send'; h: string; frame: FrameOf<HubToHost, 'run.start' | 'run.abort'> }
   | RequestMsg
-  /** `serial` is read only by nodes of the previous version (a rolling upgrade): this one goes by `node`. */
-  | { k: 'takeover'; h: string; node: string; serial: number };
+  /**
+   * Published by a hello whose presence write replaced another node's entry; `epoch` is that write's
+   * (Presence.set). `serial` is read only by nodes of an earlier version, and they send no epoch.
+   */
+  | { k: 'takeover'; h: string; node: string; serial: number; epoch?: number };
 
 export interface ChannelTiming {
   /** Silence after which a channel is closed and the host reads offline. */
@@ -108,13 +111,8 @@ export class HostChannels implements HostGateway, ChannelOwner {
     const running = f.running ?? [];
     this.runs.hello(conn);
     if (!this.subs.has(id)) this.subs.set(id, subscribeObj<HostMsg>(this.ctx.bus, `host:${id}`, this.onHostMsg));
-    // A channel for the same host on another node gives way to this one. Only a node whose presence entry
-    // this hello replaced can hold one (one that let the channel go removed its entry), so only then is a
-    // takeover published: a hello costs no publish in a connect storm.
     void this.presenceStore.set(id, { nodeId: this.node, running: running.length, capacity: f.capacity, engines, lastSeenAt: Date.now() }, this.timing.heartbeatTimeoutMs)
-      .then((prev) => {
-        if (prev) publishObj(this.ctx.bus, `host:${id}`, { k: 'takeover', h: id, node: this.node, serial } satisfies HostMsg);
-      }, () => undefined);
+      .then((w) => this.placed(conn, serial, w), () => this.placed(conn, serial, { prev: null, epoch: 0 }));
     this.store.recordHello(id, { name: f.name, cliVersion: f.cli, protocolVersion: f.v, engines, capacity: f.capacity });
     conn.send({ t: 'welcome', hostId: id, heartbeatMs: this.heartbeatMs, v: PROTOCOL_VERSION });
     for (const h of this.upHandlers) this.safe(() => h(id, { running }));
@@ -124,6 +122,28 @@ export class HostChannels implements HostGateway, ChannelOwner {
         for (const h of this.batchUpHandlers) this.safe(() => h(batch));
       });
     }
+  }
+
+  /**
+   * The presence write of `conn`'s hello answered. A channel for the same host on another node gives
+   * way to this one if its own write was earlier. Only a node whose entry this write replaced can hold
+   * one (one that let the channel go removed its entry), so only then is a takeover published: a hello
+   * costs no publish in a connect storm. The takeover carries the write's epoch, so that a late one
+   * (the host has since come back to that node) cannot close a newer channel.
+   */
+  private placed(conn: HostConnection, serial: number, { prev, epoch }: Written): void {
+    conn.epoch = epoch;
+    // Another node's later hello was heard before this write answered: this channel is the older one.
+    // Its takeover still goes out: a channel older than this write may remain on a third node.
+    if (conn.takenOverAt > epoch) conn.close(CloseCodes.REPLACED);
+    if (prev) publishObj(this.ctx.bus, `host:${conn.hostId}`, { k: 'takeover', h: conn.hostId, node: this.node, serial, epoch } satisfies HostMsg);
+  }
+
+  /** Another node's hello took `conn`'s host over: `conn` gives way unless its own hello was the later. */
+  private takenOver(conn: HostConnection, epoch: unknown): void {
+    if (typeof epoch !== 'number') return conn.close(CloseCodes.REPLACED); // a node of an earlier version
+    if (conn.epoch === undefined) conn.takenOverAt = Math.max(conn.takenOverAt, epoch);
+    else if (epoch > conn.epoch) conn.close(CloseCodes.REPLACED);
   }
 
   run(conn: HostConnection, f: RunFrame): void {
@@ -178,7 +198,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
         return this.forwarding.deliver(conn, m);
       case 'takeover':
         // This node's own channels replace each other at hello; a takeover it published concerns other nodes only.
-        if (conn && m.node !== this.node) conn.close(CloseCodes.REPLACED);
+        if (conn && m.node !== this.node) this.takenOver(conn, m.epoch);
         return;
     }
   }

@@ -7,7 +7,7 @@
 // (the heartbeat window) is the backstop.
 import type { Redis } from 'ioredis';
 import type { Engine } from '../../host-protocol/frames.js';
-import type { Presence, PresenceEntry, Refreshed } from './presence.js';
+import type { Presence, PresenceEntry, Refreshed, Written } from './presence.js';
 import type { Logger } from '../log.js';
 
 /** A node's liveness key lives this long without renewal. */
@@ -28,13 +28,20 @@ end
 return out
 `;
 // KEYS[1]: presence key. ARGV: node, running, capacity, engines, lastSeen, ttl.
-// Replaces the entry; returns the node that held it before ('' for none).
+// Replaces the entry; returns the node that held it before ('' for none) and
+// this write's epoch 'q': Redis's clock in microseconds, or one more than the
+// entry's when that is not larger. The clock keeps epochs rising across an
+// entry removed, expired or lost with a restarted Redis, with no key of its own.
 const SET = `
-local prev = redis.call('HGET', KEYS[1], 'n') or ''
+local was = redis.call('HMGET', KEYS[1], 'n', 'q')
+local t = redis.call('TIME')
+local epoch = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local last = was[2] and tonumber(was[2])
+if last and epoch <= last then epoch = last + 1 end
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'n', ARGV[1], 'r', ARGV[2], 'c', ARGV[3], 'e', ARGV[4], 's', ARGV[5])
+redis.call('HSET', KEYS[1], 'n', ARGV[1], 'r', ARGV[2], 'c', ARGV[3], 'e', ARGV[4], 's', ARGV[5], 'q', string.format('%.0f', epoch))
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
-return prev
+return { was[1] or '', epoch }
 `;
 // KEYS: presence keys. ARGV: node ('' for none), ttl ms, lastSeen. Returns
 // the (1-based) positions of keys that are gone, e.g. after Redis restarted empty.
@@ -63,7 +70,7 @@ return 0
 `;
 
 type Scripts = Redis & {
-  presenceSet(key: string, ...a: Array<string | number>): Promise<string>;
+  presenceSet(key: string, ...a: Array<string | number>): Promise<[string, number]>;
   presenceGet(n: number, ...a: string[]): Promise<Array<Array<string | null>>>;
   presenceRefresh(n: number, ...a: Array<string | number>): Promise<number[]>;
   presencePatch(key: string, ...a: Array<string | number>): Promise<number>;
@@ -82,8 +89,8 @@ export class RedisPresence implements Presence {
    * empty loses them, and the next refresh writes them again (presence rebuilt without a reconnect).
    */
   private mine = new Map<string, PresenceEntry>();
-  /** Per host, the previous holder read by the last set() (see takenOverFrom). */
-  private previous = new Map<string, Promise<string | null>>();
+  /** Per host, what the last set() answered (see takenOverFrom). */
+  private previous = new Map<string, Promise<Written>>();
 
   constructor(
     redis: Redis,
@@ -112,20 +119,20 @@ export class RedisPresence implements Presence {
     redis.on('ready', beat);
   }
 
-  async set(hostId: string, e: PresenceEntry, ttlMs: number): Promise<string | null> {
+  async set(hostId: string, e: PresenceEntry, ttlMs: number): Promise<Written> {
     const node = e.nodeId ?? '';
     if (e.nodeId) this.mine.set(hostId, { ...e });
     else this.mine.delete(hostId);
-    const prev = this.redis
+    const written = this.redis
       .presenceSet(this.key(hostId), node, e.running, e.capacity, JSON.stringify(e.engines), e.lastSeenAt, ttlMs)
-      .then((p) => (p && p !== node ? p : null))
-      .catch((err) => {
+      .then(([p, epoch]): Written => ({ prev: p && p !== node ? p : null, epoch: Number(epoch) }))
+      .catch((err): Written => {
         this.warn(err);
-        return null;
+        return { prev: null, epoch: 0 };
       });
     if (this.previous.size > 10_000) this.previous.clear();
-    this.previous.set(hostId, prev);
-    return prev;
+    this.previous.set(hostId, written);
+    return written;
   }
 
   /**
@@ -136,7 +143,7 @@ export class RedisPresence implements Presence {
   async takenOverFrom(hostId: string): Promise<string | null> {
     const p = this.previous.get(hostId);
     this.previous.delete(hostId);
-    return p ? await p : null;
+    return p ? (await p).prev : null;
   }
 
   async refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<Refreshed> {

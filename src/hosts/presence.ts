@@ -15,9 +15,20 @@ export interface PresenceEntry {
   lastSeenAt: number;
 }
 
+/** What a presence write answers. */
+export interface Written {
+  /** The other node whose entry the write replaced (null when none or the same node): that node held the host's channel. */
+  prev: string | null;
+  /**
+   * The write's place among every write of the host's entry, on any node: a later write has a larger
+   * epoch, also after the entry was removed or expired. 0 when the write failed (its place unknown).
+   */
+  epoch: number;
+}
+
 export interface Presence {
-  /** Writes the entry; answers the other node whose entry it replaced (null when none or the same node): that node held the host's channel. */
-  set(hostId: string, entry: PresenceEntry, ttlMs: number): Promise<string | null>;
+  /** Writes the entry (atomically with reading the previous holder and taking the next epoch). */
+  set(hostId: string, entry: PresenceEntry, ttlMs: number): Promise<Written>;
   /**
    * Extends the TTL of entries held by nodeId and stamps lastSeenAt. Answers the hosts whose
    * entries the store had lost and were written again (a Redis that restarted empty), and `ok:
@@ -42,11 +53,13 @@ type Stored = PresenceEntry & { expiresAt: number };
 
 export class LocalPresence implements Presence {
   private entries = new Map<string, Stored>();
+  /** One counter for every host: in one process it orders each host's writes as well. */
+  private epoch = 0;
 
-  async set(hostId: string, entry: PresenceEntry, ttlMs: number): Promise<string | null> {
+  async set(hostId: string, entry: PresenceEntry, ttlMs: number): Promise<Written> {
     const prev = this.live(hostId)?.nodeId ?? null;
     this.entries.set(hostId, { ...entry, expiresAt: Date.now() + ttlMs });
-    return prev && prev !== entry.nodeId ? prev : null;
+    return { prev: prev && prev !== entry.nodeId ? prev : null, epoch: ++this.epoch };
   }
 
   async refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<Refreshed> {
