@@ -109,8 +109,9 @@ begin
   -- Claimed for only where a run ended in this call (its caller dispatches what starts), all in one call.
   v_ended := array(select distinct e->>'hid' from jsonb_array_elements(p_batch) e
                     where e->>'run' in (select r->>'run' from jsonb_array_elements(v_rows) r));
-  v_waiting := array(select distinct tk.host_id from session_tasks tk
-                      where tk.status = 'queued' and tk.host_id = any(v_hids) order by tk.host_id);
+  -- One index probe per host (not every waiting task of the batch's hosts).
+  v_waiting := array(select h.hid from unnest(v_hids) as h(hid)
+                      where exists (select 1 from session_tasks tk where tk.host_id = h.hid and tk.status = 'queued') order by h.hid);
   if cardinality(v_waiting) = 0 then
     return;
   end if;
