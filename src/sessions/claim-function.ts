@@ -1,62 +1,91 @@
-// Claiming a host's waiting tasks as one PostgreSQL function: one round trip
-// in autocommit, so the host row's lock is held for the function's run only.
+// Claiming hosts' waiting tasks as one PostgreSQL function: one round trip
+// in autocommit, so the host rows' locks are held for the function's run only.
 // Claimed from the hub as BEGIN, three statements and COMMIT, the lock was
 // held across five round trips and the hub's event loop between them; under
 // load hub_accept (which locks every host of its batch) queued behind those
 // claims and the run ends behind hub_accept: a convoy that held dispatch to
 // about 500 messages/s with the hub mostly idle (bench/dispatch.ts).
-// The rule is the one claimForHost had (queue.ts), statement for statement;
-// each statement takes a fresh snapshot (READ COMMITTED), which the rule needs:
-//   1. lock the host row (the lease is read at its latest version); a lease
-//      still held starts nothing and says how long it lasts;
-//   2. the host's running count, then its oldest waiting tasks of idle
-//      sessions whose users have a balance, SKIP LOCKED;
-//   3. per session only its oldest waiting task, oldest sessions first, up to
-//      the free capacity;
+//
+// hub_claim_many(p_caps: {host id: capacity}) claims for every host given, set
+// based: a fixed number of statements whatever the number of hosts (a run-end
+// batch claims for all its hosts in one call; one hub_claim per host cost
+// ~3 ms each there). The rule is the one claimForHost had (queue.ts),
+// statement for statement; each statement takes a fresh snapshot (READ
+// COMMITTED), which the rule needs:
+//   1. lock the host rows, in host id order (after any session locks the
+//      caller holds: sessions → hosts); their leases are read at their latest
+//      version; a host whose lease is still held starts nothing and says how
+//      long it lasts;
+//   2. each other host's running count (one grouped query) and its free
+//      capacity; for each host with room, its oldest waiting tasks of idle
+//      sessions whose users have a balance, SKIP LOCKED (at most 20 per free
+//      slot, 200 in all, as before);
+//   3. per session only its oldest waiting task, then per host the oldest
+//      sessions first, up to its free capacity (window functions);
 //   4. take each picked session's running slot (SKIP LOCKED: a session locked
 //      by an abort or a run's end is drained again after that commits), start
 //      the tasks whose session was won, and return what run.start needs.
-// The first row is always the summary (o_kind 'meta': lease and how many were
-// picked, so the caller knows a session was skipped); then one row per task.
-// A change to the rule is a new migration that replaces the function.
-export const CLAIM_FUNCTION_SQL = `
-create or replace function hub_claim(p_host text, p_cap int)
-returns table (o_kind text, o_lease_ms int, o_picked int, id text, session_id text, user_id text, agent_id text, host_id text,
+// Rows: first one summary per host asked for (o_kind 'meta': the lease and how
+// many were picked, so the caller knows a session was skipped; an unknown host
+// has neither), in host id order; then one row per task started, by host and
+// age. hub_claim(host, cap) is the same claim for one host (its callers read
+// hub_claim's rows: no o_host). A change to the rule is a new migration that
+// replaces the functions.
+export const CLAIM_MANY_FUNCTION_SQL = `
+create or replace function hub_claim_many(p_caps jsonb)
+returns table (o_host text, o_kind text, o_lease_ms int, o_picked int, id text, session_id text, user_id text, agent_id text, host_id text,
                engine text, work_dir text, mode text, effort text, prompt text, engine_session_id text)
 set enable_seqscan = off
 language plpgsql as $fn$
 declare
-  v_lease int;
-  v_found boolean;
-  v_running int;
+  -- Ids as arrays: "= any(array)" keeps every lookup on an index (see hub_accept).
+  v_req text[] := array(select k from jsonb_object_keys(coalesce(p_caps, '{}'::jsonb)) k order by k);
+  v_hosts text[];
+  v_leases int[];
+  v_open text[];
+  v_free int[];
   v_tids text[];
   v_sids text[];
+  v_hids text[];
 begin
-  select ceil(extract(epoch from (h.settings_until - now())) * 1000)::int, true into v_lease, v_found
-    from hosts h where h.id = p_host for no key update;
-  if not coalesce(v_found, false) then
-    return query select 'meta'::text, null::int, 0, null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::text;
+  if cardinality(v_req) = 0 then
     return;
   end if;
-  if v_lease is not null and v_lease > 0 then
-    return query select 'meta'::text, v_lease, 0, null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::text;
-    return;
-  end if;
-  select count(*) into v_running from session_tasks t where t.host_id = p_host and t.status = 'running';
-  if v_running < p_cap then
+  select coalesce(array_agg(l.id order by l.id), '{}'), coalesce(array_agg(l.lease order by l.id), '{}') into v_hosts, v_leases
+    from (select h.id, ceil(extract(epoch from (h.settings_until - now())) * 1000)::int as lease
+            from hosts h where h.id = any(v_req) order by h.id for no key update) l;
+  v_open := array(select x.hid from unnest(v_hosts, v_leases) as x(hid, lease) where x.lease is null or x.lease <= 0);
+  with r as (select t.host_id, count(*)::int as running from session_tasks t
+              where t.host_id = any(v_open) and t.status = 'running' group by t.host_id),
+  f as (select o.hid, greatest(0, coalesce((p_caps->>o.hid)::int, 0) - coalesce(r.running, 0)) as free
+          from unnest(v_open) as o(hid) left join r on r.host_id = o.hid)
+  select coalesce(array_agg(f.hid order by f.hid), '{}'), coalesce(array_agg(f.free order by f.hid), '{}') into v_open, v_free
+    from f where f.free > 0;
+  if cardinality(v_open) > 0 then
     with cand as (
-      select t.id, t.session_id, t.n from session_tasks t join sessions s on s.id = t.session_id
-       where t.host_id = p_host and t.status = 'queued' and s.running_task_id is null
-         and (select u.balance from users u where u.id = t.user_id) > 0
-       order by t.n limit least(200, greatest(0, p_cap - v_running) * 20) for no key update of t skip locked),
-    firsts as (select distinct on (c.session_id) c.id, c.session_id, c.n from cand c order by c.session_id, c.n),
-    picks as (select f.id, f.session_id from firsts f order by f.n limit greatest(0, p_cap - v_running))
-    select coalesce(array_agg(p.id), '{}'), coalesce(array_agg(p.session_id), '{}') into v_tids, v_sids from picks p;
+      select x.hid, x.free, c.id, c.session_id, c.n from unnest(v_open, v_free) as x(hid, free)
+      cross join lateral (
+        select t.id, t.session_id, t.n from session_tasks t join sessions s on s.id = t.session_id
+         where t.host_id = x.hid and t.status = 'queued' and s.running_task_id is null
+           and (select u.balance from users u where u.id = t.user_id) > 0
+         order by t.n limit least(200, x.free::bigint * 20) for no key update of t skip locked) c),
+    firsts as (select cand.*, row_number() over (partition by cand.session_id order by cand.n) as k from cand),
+    picks as (select fs.*, row_number() over (partition by fs.hid order by fs.n) as r from firsts fs where fs.k = 1)
+    select coalesce(array_agg(p.id order by p.hid, p.n), '{}'), coalesce(array_agg(p.session_id order by p.hid, p.n), '{}'),
+           coalesce(array_agg(p.hid order by p.hid, p.n), '{}')
+      into v_tids, v_sids, v_hids
+      from picks p where p.r <= p.free;
   else
     v_tids := '{}';
     v_sids := '{}';
+    v_hids := '{}';
   end if;
-  return query select 'meta'::text, null::int, cardinality(v_tids), null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::text;
+  return query
+  select q.hid, 'meta'::text, case when l.lease > 0 then l.lease end,
+         case when l.hid is null or l.lease > 0 then 0 else (select count(*)::int from unnest(v_hids) p(hid) where p.hid = q.hid) end,
+         null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::text
+    from unnest(v_req) as q(hid) left join unnest(v_hosts, v_leases) as l(hid, lease) on l.hid = q.hid
+   order by q.hid;
   if cardinality(v_tids) = 0 then
     return;
   end if;
@@ -66,8 +95,23 @@ begin
      where s.id = x.sid and s.id in (select s2.id from sessions s2 where s2.id = any(v_sids) and s2.running_task_id is null for no key update skip locked)
      returning x.tid, s.engine_session_id),
   t as (update session_tasks st set status = 'running', started_at = now() where st.id in (select won.tid from won) returning st.*)
-  select 'task'::text, null::int, null::int, t.id, t.session_id, t.user_id, t.agent_id, t.host_id, t.engine, t.work_dir, t.mode, t.effort,
+  select t.host_id, 'task'::text, null::int, null::int, t.id, t.session_id, t.user_id, t.agent_id, t.host_id, t.engine, t.work_dir, t.mode, t.effort,
          m.content, won.engine_session_id
-    from t join won on won.tid = t.id join session_messages m on m.id = t.message_id order by t.n;
+    from t join won on won.tid = t.id join session_messages m on m.id = t.message_id order by t.host_id, t.n;
+end
+$fn$`;
+
+// The claim of one host: hub_claim_many's rows for it, without o_host (queue.ts reads them).
+export const CLAIM_FUNCTION_SQL = `
+create or replace function hub_claim(p_host text, p_cap int)
+returns table (o_kind text, o_lease_ms int, o_picked int, id text, session_id text, user_id text, agent_id text, host_id text,
+               engine text, work_dir text, mode text, effort text, prompt text, engine_session_id text)
+language plpgsql as $fn$
+begin
+  return query
+  select c.o_kind, c.o_lease_ms, c.o_picked, c.id, c.session_id, c.user_id, c.agent_id, c.host_id, c.engine, c.work_dir, c.mode, c.effort,
+         c.prompt, c.engine_session_id
+    from hub_claim_many(jsonb_build_object(coalesce(p_host, ''), p_cap)) with ordinality as c
+   order by c.ordinality;
 end
 $fn$`;

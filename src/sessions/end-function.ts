@@ -13,21 +13,22 @@
 //      session locks were taken; one queued later drains its host itself).
 //   3. the agents' counters (hub_record_runs), then the runs' charges and the
 //      owners' earnings (hub_charge_runs, billing/charge-function.ts);
-//   4. each of the batch's hosts with waiting work whose capacity the caller
-//      knows (p_caps: {host id: capacity}, the channels it holds) is claimed
-//      for here, by hub_claim (claim-function.ts: the one place of the rule —
-//      host lock, settings lease, capacity, balance, oldest first, one run per
-//      session), in host id order after the session locks (the lock order of
-//      hub_accept). A session whose run just ended starts its next message in
-//      the same call, so a backlog costs no claim per message. A host with
-//      waiting work and no known capacity is only reported: the caller drains it.
+//   4. the batch's hosts with waiting work whose capacity the caller knows
+//      (p_caps: {host id: capacity}, the channels it holds) are claimed for
+//      here, all in one call of hub_claim_many (claim-function.ts: the one
+//      place of the rule — host locks in host id order after the session
+//      locks (the lock order of hub_accept), settings lease, capacity,
+//      balance, oldest first, one run per session). A session whose run just
+//      ended starts its next message in the same call, so a backlog costs no
+//      claim per message. A host with waiting work and no known capacity is
+//      only reported: the caller drains it.
 // Batch element: {run, sid, hid, aid, engine, ok, aborted, tin, tout, cost,
 // share, model, esid, ecode, emsg, amodel, n, texts, fresh, last, partial, rows}; `rows`
 // as writeRunBatch numbers them (seq known, or off from the base), a row with
 // `partial: true` (the streamed text of the turn) only when interrupted.
 // Rows: one per run ended (o_run …), then one per host with waiting work
-// (o_waiting_host; o_claim: hub_claim's rows as a JSON array, null when not
-// claimed here). A change is a new migration that replaces the function.
+// (o_waiting_host; o_claim: its claim's rows as hub_claim gives them, as a JSON
+// array, null when not claimed here). A change is a new migration that replaces the function.
 export const END_FUNCTION_SQL = `
 create or replace function hub_end_runs(p_batch jsonb, p_caps jsonb)
 returns table (o_run text, o_status text, o_prev text, o_base bigint, o_waiting_host text, o_claim jsonb)
@@ -42,9 +43,9 @@ declare
   v_hids text[] := array(select distinct e->>'hid' from jsonb_array_elements(p_batch) e);
   v_rows jsonb;
   v_intr text[];
-  v_host text;
-  v_cap int;
   v_ended text[];
+  v_waiting text[];
+  v_caps jsonb;
 begin
   perform 1 from (
     select s.id from sessions s join session_tasks t on t.session_id = s.id
@@ -105,16 +106,23 @@ begin
   perform hub_charge_runs(v_rows);
   return query
   select r->>'run', r->>'final', r->>'prev', (r->>'base')::bigint, null::text, null::jsonb from jsonb_array_elements(v_rows) r;
-  -- Claimed for only where a run ended in this call (its caller dispatches what starts).
+  -- Claimed for only where a run ended in this call (its caller dispatches what starts), all in one call.
   v_ended := array(select distinct e->>'hid' from jsonb_array_elements(p_batch) e
                     where e->>'run' in (select r->>'run' from jsonb_array_elements(v_rows) r));
-  for v_host in select distinct tk.host_id from session_tasks tk
-                 where tk.status = 'queued' and tk.host_id = any(v_hids) order by tk.host_id loop
-    v_cap := case when v_host = any(v_ended) then (p_caps->>v_host)::int end;
-    return query
-    select null::text, null::text, null::text, null::bigint, v_host,
-           case when v_cap is null then null::jsonb
-                else (select coalesce(jsonb_agg(to_jsonb(c)), '[]'::jsonb) from hub_claim(v_host, v_cap) c) end;
-  end loop;
+  -- One index probe per host (not every waiting task of the batch's hosts).
+  v_waiting := array(select h.hid from unnest(v_hids) as h(hid)
+                      where exists (select 1 from session_tasks tk where tk.host_id = h.hid and tk.status = 'queued') order by h.hid);
+  if cardinality(v_waiting) = 0 then
+    return;
+  end if;
+  v_caps := coalesce((select jsonb_object_agg(w.hid, (p_caps->>w.hid)::int) from unnest(v_waiting) as w(hid)
+                       where w.hid = any(v_ended) and p_caps->>w.hid is not null), '{}'::jsonb);
+  return query
+  with c as (select * from hub_claim_many(v_caps) with ordinality as c),
+  g as (select c.o_host, jsonb_agg(to_jsonb(c) - 'o_host' - 'ordinality' order by c.ordinality) as claim from c group by c.o_host)
+  select null::text, null::text, null::text, null::bigint, w.hid,
+         case when v_caps ? w.hid then coalesce(g.claim, '[]'::jsonb) end
+    from unnest(v_waiting) as w(hid) left join g on g.o_host = w.hid
+   order by w.hid;
 end
 $fn$`;
