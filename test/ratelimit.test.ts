@@ -266,6 +266,23 @@ describe('RedisLimiter leases: most requests counted without a round trip, never
     assert.equal(v.states[0].count, 1);
   });
 
+  test('a hit Redis refuses while a concurrent one leased the last of the window here: spent here, and a refusal reads full', async () => {
+    const prefix = testPrefix();
+    const { lim } = await node(prefix);
+    const bus = await RedisBus.connect(redisUrl!, { prefix });
+    cleanup.push(() => bus.close());
+    const b = { key: `l:${uniq()}`, limit: 100, windowMs: 60_000 }; // leases of 2
+    await bus.client.set(bus.key(b.key), '98', 'PX', 60_000);
+    // Both ask Redis: the first takes the last two, the second is refused there, but this node now holds one.
+    const [x, y] = await Promise.all([lim.hit([b]), lim.hit([b])]);
+    assert.deepEqual([x.allowed, y.allowed], [true, true], 'the lease the first took serves the second');
+    const z = await lim.hit([b]);
+    assert.equal(z.allowed, false);
+    assert.ok(z.states[0].count >= b.limit, `a refusal reads full: ${z.states[0].count}`);
+    // The headers of a refusal name the full bucket (rateHeaders picks a bucket at its limit).
+    assert.equal(rateHeaders(z.states, false)['X-RateLimit-Remaining'], '0');
+  });
+
   test('a refusal by one bucket gives back what the request took from the others', async () => {
     const { lim } = await node(testPrefix());
     const wide = { key: `w:${uniq()}`, limit: 1000, windowMs: 60_000 };

@@ -143,8 +143,22 @@ export class RedisLimiter implements Limiter {
       if (room && (l.used < l.granted || l.seen >= b.limit)) this.leases.set(b.key, l);
       got.set(b, l);
     });
-    if (!allowed) for (const l of held) if (l) l.used--;
-    return this.verdict(allowed, buckets, buckets.map((b, i) => held[i] ?? got.get(b)), Date.now());
+    const leases = buckets.map((b, i) => held[i] ?? got.get(b)!);
+    if (allowed) return this.verdict(true, buckets, leases, Date.now());
+    // Refused in Redis, but a concurrent ask may have leased this node the window's last requests
+    // meanwhile: spend those rather than refuse while holding them.
+    if (need.every((b) => got.get(b)!.used < got.get(b)!.granted)) {
+      for (const b of need) got.get(b)!.used++;
+      return this.verdict(true, buckets, leases, Date.now());
+    }
+    for (const l of held) if (l) l.used--;
+    // A refusal reports Redis's counts for the buckets it asked about: the refusing one reads full.
+    const v = this.verdict(false, buckets, leases, Date.now());
+    need.forEach((b, j) => {
+      const st = v.states[buckets.indexOf(b)];
+      st.count = Math.max(st.count, Number(out[3 * j]));
+    });
+    return v;
   }
 
   /** The states as the headers want them: the count Redis holds less what this node has not spent. */
