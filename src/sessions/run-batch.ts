@@ -3,7 +3,7 @@
 // shared with runs.ts and run-end.ts. Split from runs.ts, which keeps the frame handling.
 import type { Block, FrameOf, HostToHub } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
-import { bound, one, type Em } from './sql.js';
+import { one, type Em } from './sql.js';
 import { newId } from '../ids.js';
 import type { SessionEventName } from './events.js';
 import type { PartialText } from './partial-text.js';
@@ -146,7 +146,7 @@ export async function writeRunBatch(em: Em, st: RunState, batch: Row[]): Promise
   const plan = await planSeqs(em, st, batch);
   const { known, offset, fresh } = plan;
   const texts = assistantTexts(batch);
-  const params: Array<string | number | boolean | null | undefined> = [fresh, batch.length, texts.count, texts.last?.slice(0, 500) ?? null, batch.length, st.model ?? null, st.engineSessionId ?? null,
+  const params: unknown[] = [fresh, batch.length, texts.count, texts.last?.slice(0, 500) ?? null, batch.length, st.model ?? null, st.engineSessionId ?? null,
     st.sessionId, fresh];
   const ctes = [`s as (update sessions set next_seq = next_seq + ?, message_count = message_count + ?, unread = unread + ?,
        last_message = coalesce(?, last_message), last_msg_at = case when ? > 0 then now() else last_msg_at end,
@@ -165,7 +165,7 @@ export async function writeRunBatch(em: Em, st: RunState, batch: Row[]): Promise
         from (values ${values.join(', ')}) as v(id, role, kind, content, seq, off, tool_name, tool_id, tool_input, tool_result, interrupted), s
       returning 1)`);
   }
-  const [base] = await bound<{ base: number }>(em, `with ${ctes.join(',\n')} select base from s`, params); // bind values: tool output can be large
+  const base = await one<{ base: number }>(em, `with ${ctes.join(',\n')} select base from s`, params);
   if (!base || !batch.length) return []; // session deleted meanwhile, or nothing but model / engine session
   return rowEvents(st, batch, plan, Number(base.base));
 }
