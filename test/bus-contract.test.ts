@@ -274,6 +274,55 @@ describe('RedisBus specifics', { skip: 'skip' in redis ? redis.skip : undefined 
     }
   });
 
+  test('the publishes of one turn reach Redis in one socket write, in order, with bytes the caller reuses at once', async () => {
+    const url = (redis as { url: string }).url;
+    const prefix = testPrefix();
+    const a = await RedisBus.connect(url, { prefix });
+    const b = await RedisBus.connect(url, { prefix });
+    const stream = (a.client as unknown as { stream: { write: (...x: unknown[]) => boolean } }).stream;
+    const realWrite = stream.write.bind(stream);
+    let writes = 0;
+    stream.write = (...x: unknown[]) => (writes++, realWrite(...x));
+    try {
+      const t = topic();
+      const got = collector();
+      b.subscribe(t, got.handler);
+      await b.ready();
+      // One buffer reused for every publish, as a transport's receive buffer is: each publish must keep its own bytes.
+      const shared = new Uint8Array(4);
+      for (let i = 0; i < 50; i++) {
+        new DataView(shared.buffer).setUint32(0, i);
+        a.publish(t, shared);
+      }
+      shared.fill(255);
+      await got.until(50);
+      assert.equal(writes, 1, 'fifty publishes of one turn are one write to the socket');
+      assert.deepEqual(got.got.map((p) => new DataView(p.buffer, p.byteOffset).getUint32(0)), Array.from({ length: 50 }, (_, i) => i));
+    } finally {
+      stream.write = realWrite;
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  test('a publish made just before close is still sent', async () => {
+    const url = (redis as { url: string }).url;
+    const prefix = testPrefix();
+    const a = await RedisBus.connect(url, { prefix });
+    const b = await RedisBus.connect(url, { prefix });
+    try {
+      const t = topic();
+      const got = collector();
+      b.subscribe(t, got.handler);
+      await b.ready();
+      a.publish(t, bytes('last words'));
+      await a.close();
+      await got.until(1);
+      assert.equal(Buffer.from(got.got[0]).toString(), 'last words');
+    } finally {
+      await b.close();
+    }
+  });
+
   test('buses with different prefixes do not meet (hubs sharing one Redis)', async () => {
     const url = (redis as { url: string }).url;
     const a = await RedisBus.connect(url, { prefix: testPrefix() });

@@ -7,7 +7,10 @@
 // subscribes thousands of host topics). No ioredis auto-pipelining on the
 // command connection: while Redis is down it held every command far longer
 // before failing (five API calls took 6.8 s instead of 0.6 s,
-// test/security-revocation-outage.test.ts).
+// test/security-revocation-outage.test.ts). Publishes alone are coalesced:
+// those of one event-loop turn go out as one pipeline, one socket write (a
+// write here costs far more than encoding: on this VM a loopback write wakes
+// Redis on the other core, ~0.1 ms of the hub's CPU each; bench/RESULTS.md).
 // Pub/sub loses what is published while a connection is down: after either
 // connection comes back, `onReconnect` handlers run (the command connection
 // announces it to every node on a reserved channel, since its own publishes
@@ -45,6 +48,8 @@ export class RedisBus implements Bus {
   private reconnectSoon = false;
   /** The reserved channel on which a node announces that its command connection came back. */
   private readonly resyncChannel: string;
+  /** Publishes of this turn not yet written (channel with prefix, own copy of the bytes). */
+  private outbox: Array<[string, Buffer]> = [];
 
   private constructor(url: string, opts: RedisBusOptions) {
     this.prefix = opts.prefix ?? '';
@@ -110,12 +115,13 @@ export class RedisBus implements Bus {
   }
 
   publish(topic: string, payload: Uint8Array): void {
-    const buf = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+    // A copy: the caller may reuse its buffer at once (a transport's receive buffer), and the bytes wait for the turn's end.
+    const buf = Buffer.from(payload);
     // A handler subscribed on this node before this publish must receive it,
     // but SUBSCRIBE travels on the other connection: hold publishes until the
     // subscriptions in flight are acknowledged, then send them in order.
     if (this.pendingSubs > 0 || this.held.length > 0) {
-      this.held.push([topic, Buffer.from(buf)]);
+      this.held.push([topic, buf]);
       return;
     }
     this.send(topic, buf);
@@ -179,11 +185,27 @@ export class RedisBus implements Bus {
     // Send what is held rather than drop it, then leave politely.
     this.pendingSubs = 0;
     this.flush();
+    this.sendOutbox();
     await Promise.allSettled([this.client.quit(), this.sub.quit()]);
   }
 
+  /** Queues a publish (bytes of its own) for the end of this turn. */
   private send(topic: string, buf: Buffer): void {
-    this.client.publish(this.prefix + topic, buf).catch((e) => this.logError(e));
+    if (this.outbox.push([this.prefix + topic, buf]) === 1) setImmediate(() => this.sendOutbox());
+  }
+
+  /** The turn's publishes as one pipeline (one write), in the order they were made. */
+  private sendOutbox(): void {
+    const out = this.outbox;
+    if (!out.length) return;
+    this.outbox = [];
+    if (out.length === 1) return void this.client.publish(out[0][0], out[0][1]).catch((e) => this.logError(e));
+    const p = this.client.pipeline();
+    for (const [channel, bytes] of out) p.publish(channel, bytes);
+    p.exec().then((results) => {
+      const failed = results?.find(([err]) => err);
+      if (failed) this.logError(failed[0]);
+    }, (e) => this.logError(e));
   }
 
   private track(p: Promise<unknown>): void {
