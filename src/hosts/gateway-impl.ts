@@ -11,7 +11,7 @@ import type { Engine, FrameOf, HostToHub, HubToHost } from '../../host-protocol/
 import { CloseCodes, PROTOCOL_VERSION } from '../../host-protocol/version.js';
 import { publishObj, subscribeObj } from '../bus/bus.js';
 import { fail } from '../errors.js';
-import type { HostGateway, HostPresence, RequestFrame, RunFrame } from './gateway.js';
+import type { HostGateway, HostPresence, RequestFrame, RunFrame, RunStartMeta } from './gateway.js';
 import type { Presence, PresenceEntry, Written } from './presence.js';
 import type { HostStore } from './store.js';
 import { HostConnection, type ChannelOwner } from './connection.js';
@@ -23,7 +23,7 @@ import { PresenceUpkeep } from './presence-upkeep.js';
 import { LivenessSweep } from './liveness.js';
 
 type HostMsg =
-  | { k: 'send'; h: string; frame: FrameOf<HubToHost, 'run.start' | 'run.abort'> }
+  | { k: 'send'; h: string; frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>; meta?: RunStartMeta }
   | RequestMsg
   /**
    * Published by a hello whose presence write replaced another node's entry; `epoch` is that write's
@@ -191,7 +191,11 @@ export class HostChannels implements HostGateway, ChannelOwner {
     const conn = this.local.get(m.h);
     switch (m.k) {
       case 'send':
-        if (conn && m.frame.t === 'run.start' && !this.runs.starting(conn, m.frame.runId)) return; // sent again already
+        if (conn && m.frame.t === 'run.start') {
+          if (!this.runs.starting(conn, m.frame.runId)) return; // sent again already
+          // From another node's bus message: checked before it reaches the sessions domain.
+          if (typeof m.meta?.agentId === 'string') for (const h of this.startingHandlers) this.safe(() => h(m.h, m.frame as FrameOf<HubToHost, 'run.start'>, { agentId: m.meta!.agentId }));
+        }
         conn?.send(m.frame);
         return;
       case 'req':
@@ -230,10 +234,15 @@ export class HostChannels implements HostGateway, ChannelOwner {
     return this.presenceStore.getMany(hostIds);
   }
 
-  async send(hostId: string, frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>): Promise<void> {
+  async send(hostId: string, frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>, meta?: RunStartMeta): Promise<void> {
     // A channel held here is reachable: no presence look-up (a Redis round trip) per run.start.
     if (!this.local.has(hostId)) await this.reachable(hostId);
-    publishObj(this.ctx.bus, `host:${hostId}`, { k: 'send', h: hostId, frame } satisfies HostMsg);
+    publishObj(this.ctx.bus, `host:${hostId}`, { k: 'send', h: hostId, frame, ...(meta && frame.t === 'run.start' ? { meta } : {}) } satisfies HostMsg);
+  }
+
+  private startingHandlers: Array<(hostId: string, frame: FrameOf<HubToHost, 'run.start'>, meta: RunStartMeta) => void> = [];
+  onRunStarting(handler: (hostId: string, frame: FrameOf<HubToHost, 'run.start'>, meta: RunStartMeta) => void): void {
+    this.startingHandlers.push(handler);
   }
 
   async request(hostId: string, frame: RequestFrame, timeoutMs = this.timing.requestTimeoutMs): Promise<unknown> {

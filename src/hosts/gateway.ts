@@ -18,6 +18,11 @@ export interface HostPresence {
 export type RunFrame = FrameOf<HostToHub, 'run.init' | 'run.delta' | 'run.message' | 'run.end'>;
 /** Omit distributed over each member of a union (plain Omit would collapse it to the common keys). */
 type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** What the node holding a host's channel needs to track a run sent there from another node (sessions/runs.ts). */
+export interface RunStartMeta {
+  agentId: string;
+}
+
 export type RequestFrame = OmitEach<FrameOf<HubToHost, 'settings.apply' | 'dirs.list' | 'engines.refresh' | 'run.abort' | 'model.test'>, 'id'>;
 
 export interface HostGateway {
@@ -30,8 +35,11 @@ export interface HostGateway {
    * (the runs it reports, the lost-run grace); whoever saw it close leaves them alone.
    */
   connected(hostIds: string[]): Promise<Set<string>>;
-  /** Fire-and-forget frame to the host wherever its channel is. Throws HubError HOST_OFFLINE if none holds it. */
-  send(hostId: string, frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>): Promise<void>;
+  /**
+   * Fire-and-forget frame to the host wherever its channel is. Throws HubError HOST_OFFLINE if none holds it.
+   * A run.start's `meta` travels with it to the node holding the channel (onRunStarting).
+   */
+  send(hostId: string, frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>, meta?: RunStartMeta): Promise<void>;
   /** Request with a reply. Throws HOST_OFFLINE, or HOST_TOO_OLD/HOST_TIMEOUT when no reply comes in time. Resolves with reply.data; rejects with a HubError when reply.ok is false. */
   request(hostId: string, frame: RequestFrame, timeoutMs?: number): Promise<unknown>;
   /**
@@ -58,6 +66,11 @@ export interface HostGateway {
    * False when the channel is not here or already carries the run.
    */
   resend(hostId: string, frame: FrameOf<HubToHost, 'run.start'>): boolean;
+  /**
+   * On the node holding the host's channel, a run.start sent with `meta` (from any node, this one
+   * included) is about to go out on it: the run's frames will come here.
+   */
+  onRunStarting(handler: (hostId: string, frame: FrameOf<HubToHost, 'run.start'>, meta: RunStartMeta) => void): void;
   /** Run frames from hosts whose channel this node holds, only for runs bound to that host. */
   onRunFrame(handler: (hostId: string, frame: RunFrame) => void): void;
   /** A host finished its hello (ran `running` = runIds it still runs). */

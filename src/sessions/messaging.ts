@@ -128,18 +128,22 @@ export class Messaging {
       const s = await one<{ running_task_id: string | null }>(t, `select running_task_id from sessions where id = ? and user_id = ? for no key update`, [sessionId, userId]);
       if (!s) throw fail('NOT_FOUND', 'session not found');
       const discarded = await discardWaiting(t, sessionId);
-      let running: { id: string; host_id: string } | undefined;
+      let running: { id: string; host_id: string; agent_id: string; engine: string } | undefined;
       if (s.running_task_id) {
-        running = await one(t, `update session_tasks set status = 'aborted' where id = ? and status = 'running' returning id, host_id`, [s.running_task_id]);
+        running = await one(t, `update session_tasks set status = 'aborted' where id = ? and status = 'running' returning id, host_id, agent_id, engine`, [s.running_task_id]);
         await rows(t, `update sessions set running_task_id = null, updated_at = now() where id = ?`, [sessionId]);
       }
       return { running, discarded };
     });
     if (out.running) {
-      const { id: runId, host_id: hostId } = out.running;
+      const { id: runId, host_id: hostId, agent_id: agentId, engine } = out.running;
       this.events.emit(sessionId, runId, 'run.error', { status: 'aborted', code: 'ABORTED', message: 'the run was aborted' }, { last: true });
       await this.gateway.send(hostId, { t: 'run.abort', runId }).catch(() => undefined); // offline: nothing left to stop
-      if (this.runs.isLocal(runId)) await this.runs.end(runId, { ok: false, aborted: true });
+      // The run's end is written here when this node tracks the run, or when its channel is on another node
+      // (which writes nothing more for it: the end is written once).
+      if (this.runs.isLocal(runId) || this.gateway.heldCapacity(hostId) === undefined) {
+        await this.runs.end(runId, { ok: false, aborted: true }, { sessionId, hostId, agentId, engine });
+      }
       void this.scheduler.drain(hostId);
     }
     return { sessionId, status: 'aborted' };

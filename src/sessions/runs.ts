@@ -49,9 +49,12 @@ export class RunTracker {
     this.agentNotices = new AgentChangeNotices(ctx.bus);
   }
 
-  /** A claimed task was sent to its host. */
-  started(t: ClaimedTask): void {
-    this.states.set(t.id, this.newState(t.id, t.sessionId, t.hostId, t.agentId, t.engine, true));
+  /**
+   * A claimed task was sent to its host. `track`: this node holds the host's channel, so the run's
+   * frames come here; otherwise the node holding it tracks the run from its run.start (tracked).
+   */
+  started(t: ClaimedTask, track = true): void {
+    if (track) this.tracked(t);
     this.ctx.metrics.runStarted();
     this.ctx.log.info('run started', { runId: t.id, sessionId: t.sessionId, hostId: t.hostId, agentId: t.agentId, engine: t.engine, mode: t.mode });
     this.events.emit(t.sessionId, t.id, 'accepted', { runId: t.id });
@@ -67,6 +70,11 @@ export class RunTracker {
     let n = 0;
     for (const s of this.states.values()) if (!s.closed) n++;
     return n;
+  }
+
+  /** Keeps state for a run whose frames come to this node (a no-op for a run it already knows). */
+  tracked(t: { id: string; sessionId: string; hostId: string; agentId: string; engine: string }): void {
+    if (!this.states.has(t.id)) this.states.set(t.id, this.newState(t.id, t.sessionId, t.hostId, t.agentId, t.engine, true));
   }
 
   isLocal(runId: string): boolean {

@@ -47,6 +47,8 @@ export class Scheduler {
     this.down = new HostDownPass(gone, () => this.closed || this.stopping());
     this.lostRuns = new LostRunSweep(gone, () => this.closed, stopping);
     gateway.onRunFrame((hostId, f) => this.runs().handle(hostId, f));
+    // A run sent here from another node: known from its run.start, not read back when its frames come.
+    gateway.onRunStarting((hostId, f, meta) => this.runs().tracked({ id: f.runId, sessionId: f.sessionId, hostId, agentId: meta.agentId, engine: f.engine }));
     // After a hello, a host may speak for the runs the database holds open on it (and those sent to it since).
     gateway.setRunResolver((hostIds) => this.openRuns(hostIds));
     // A reconnect storm costs one query per burst of hellos, not one per host.
@@ -71,13 +73,15 @@ export class Scheduler {
 
   /** Sends run.start for a claimed task (after the claim committed). */
   async dispatch(t: ClaimedTask): Promise<void> {
-    this.runs().started(t);
+    // The node holding the host's channel tracks the run: here, or wherever the run.start goes (onRunStarting).
+    this.runs().started(t, this.gateway.heldCapacity(t.hostId) !== undefined);
     try {
-      await this.gateway.send(t.hostId, await this.startFrame(t));
+      await this.gateway.send(t.hostId, await this.startFrame(t), { agentId: t.agentId });
       if (t.acceptedAt !== undefined) this.ctx.metrics.dispatchSeconds.observe((performance.now() - t.acceptedAt) / 1000);
     } catch (e) {
       this.ctx.log.warn('dispatch failed', { runId: t.id, hostId: t.hostId, err: (e as Error).message });
-      await this.runs().end(t.id, { ok: false, error: { code: 'HOST_OFFLINE', message: 'the host went offline before the run started' } });
+      await this.runs().end(t.id, { ok: false, error: { code: 'HOST_OFFLINE', message: 'the host went offline before the run started' } },
+        { sessionId: t.sessionId, hostId: t.hostId, agentId: t.agentId, engine: t.engine });
     }
     this.countSoon(t.hostId);
   }
