@@ -177,6 +177,15 @@ function startClient(): Promise<Client> {
   }));
 }
 
+/** A bare uWS server (bench/hosts.ts: hello → welcome, ping → pong) in a process of its own; resolves with its port. */
+function forkBare(): Promise<{ child: ChildProcess; port: number }> {
+  const child = fork(fileURLToPath(new URL('./hosts.ts', import.meta.url)), ['--child', 'bare', '0'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((res, rej) => {
+    child.once('message', (m: { port: number }) => res({ child, port: m.port }));
+    child.once('exit', (c) => rej(new Error(`bare server exited: ${c}`)));
+  });
+}
+
 // ---------------------------------------------------------------- measurement
 
 export interface NodeFigure {
@@ -219,6 +228,8 @@ export interface ClusterResult {
   pingP99ms: number;
   pings: number;
   bare?: { n: number; connected: number; pingP50ms: number; pingP99ms: number; pings: number };
+  /** The connect floor: the same client processes and jobs against bare uWS servers, one per node, before the hubs start. */
+  bareConnect?: { n: number; connected: number; seconds: number };
   steadySeconds: number;
   /** Redis CPU (user + sys) over the steady window. */
   redisCpuMs: number;
@@ -299,8 +310,37 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
     for (const h of hubs) if (h.pid) try { process.kill(h.pid, 'SIGKILL'); } catch { /* gone */ }
   };
   process.once('exit', killAll);
+  const concurrency = Number(process.env.BENCH_CLUSTER_CONCURRENCY ?? 100);
+  const jobsFor = (urls: string[], creds: string[], victims: number[]) => (c: number): Job[] => {
+    const out: Job[] = [];
+    for (let i = c * perClient; i < Math.min(n, (c + 1) * perClient); i++) {
+      out.push({ cred: creds[i] ?? 'none', url: urls[i % nodeCount], addr: `127.0.0.${2 + (i % ADDRESSES)}`, silent: i >= nodeCount && i < nodeCount * 2 && victims.length > 0 });
+    }
+    return out;
+  };
+  /** The connect floor: the hubs' connect, same client processes and jobs, against one bare uWS server per node. */
+  const connectFloor = async (): Promise<ClusterResult['bareConnect']> => {
+    step('connect floor: bare uWS servers');
+    const servers: Array<{ child: ChildProcess; port: number }> = [];
+    const floorClients: Client[] = [];
+    try {
+      for (let k = 0; k < nodeCount; k++) servers.push(await forkBare());
+      for (let c = 0; c < clientCount; c++) floorClients.push(await startClient());
+      const jobsOf = jobsFor(servers.map((x) => `ws://127.0.0.1:${x.port}${HOST_WS_PATH}`), [], []);
+      const done = await Promise.all(floorClients.map((c, i) => c.ask<FromClient & { t: 'connected' }>({ t: 'connect', jobs: jobsOf(i), concurrency }, 'connected')));
+      const seconds = (Math.max(...done.map((d) => d.lastAt)) - Math.min(...done.map((d) => d.firstAt))) / 1000;
+      const connected = done.reduce((a, d) => a + d.connected, 0);
+      step(`connect floor: ${connected} connected in ${seconds.toFixed(1)} s`);
+      return { n, connected, seconds: r2(seconds) };
+    } finally {
+      await Promise.all(floorClients.map((c) => c.close().catch(() => undefined)));
+      for (const x of servers) x.child.kill('SIGKILL');
+      await sleep(2000); // the sockets' TIME_WAIT and the processes' exit out of the way of the hubs' run
+    }
+  };
   const measured = async (): Promise<ClusterResult> => {
     const shared = { databaseUrl: db.url, redisUrl, redisPrefix: testPrefix(), hostHeartbeatTimeoutMs: window };
+    const bareConnect = withBare ? await connectFloor() : undefined;
     for (let k = 0; k < nodeCount; k++) {
       hubs.push(await forkHub({
         config: { ...shared, nodeId: `cluster-${k}`, ...(k ? { adminApiKey: hubs[0].adminKey } : {}) },
@@ -316,13 +356,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
     // its socket, the next one by falling silent.
     const urls = hubs.map((h) => wsUrl(h.url));
     const victims = nodeCount * 2 <= n ? Array.from({ length: nodeCount * 2 }, (_, i) => i) : [];
-    const jobsOf = (c: number): Job[] => {
-      const out: Job[] = [];
-      for (let i = c * perClient; i < Math.min(n, (c + 1) * perClient); i++) {
-        out.push({ cred: creds[i], url: urls[i % nodeCount], addr: `127.0.0.${2 + (i % ADDRESSES)}`, silent: i >= nodeCount && i < nodeCount * 2 && victims.length > 0 });
-      }
-      return out;
-    };
+    const jobsOf = jobsFor(urls, creds, victims);
     for (let c = 0; c < clientCount; c++) clients.push(await startClient());
     step(`${clientCount} client processes up`);
     const fdLimit = hubs.map((h) => fdLimits(h.pid!).soft);
@@ -333,7 +367,6 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
 
     if (process.env.BENCH_HUB_PROFILE) for (const h of hubs) h.profile(); // each node's CPU profile from here to close
     // Connect: every client at once; from the first connect anywhere to the last welcome anywhere.
-    const concurrency = Number(process.env.BENCH_CLUSTER_CONCURRENCY ?? 100);
     const done = await Promise.all(clients.map((c, i) => c.ask<FromClient & { t: 'connected' }>({ t: 'connect', jobs: jobsOf(i), concurrency }, 'connected')));
     const connectSeconds = (Math.max(...done.map((d) => d.lastAt)) - Math.min(...done.map((d) => d.firstAt))) / 1000;
     const connected = done.reduce((a, d) => a + d.connected, 0);
@@ -434,6 +467,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
       pingP99ms: r2(pct(rtts, 99)),
       pings: rtts.length,
       bare: bareFig,
+      bareConnect,
       steadySeconds: r2(elapsed),
       redisCpuMs: Math.round(r1.cpuMs - r0.cpuMs),
       redisCpuMsPerSecondPer1000: r2((r1.cpuMs - r0.cpuMs) / elapsed / (connected / 1000)),
@@ -497,7 +531,7 @@ function record(r: ClusterResult): void {
     ...r.kills.map((k) => `| ${k.mode === 'terminate' ? 'socket terminated (no close frame)' : 'socket silent (open, no heartbeats)'} | ${k.node} | ${k.offlineMs} | ${k.perNode.join(', ')} | ${k.sinceLastBeatMs ?? ''} |`),
     '',
     `Targets (issue 15, target 4):`,
-    `- all connected in < ${TARGET_CONNECT_S} s: ${r.connectSeconds} s from the first connect to the last welcome, ${r.connected} of ${r.n} — ${verdict(r.connectSeconds < TARGET_CONNECT_S && r.connected === r.n)}.`,
+    `- all connected in < ${TARGET_CONNECT_S} s: ${r.connectSeconds} s from the first connect to the last welcome, ${r.connected} of ${r.n} — ${verdict(r.connectSeconds < TARGET_CONNECT_S && r.connected === r.n)}${r.bareConnect ? `; the floor, the same clients against ${r.nodes} bare uWS servers before the hubs started: ${r.bareConnect.seconds} s for ${r.bareConnect.connected} of ${r.bareConnect.n} (hub ${r2(r.connectSeconds / r.bareConnect.seconds)}× the floor)` : ''}.`,
     `- ≤ ${TARGET_KB_PER_CHANNEL} KB RSS per channel per node: worst node ${worstKb} KB — ${verdict(worstKb <= TARGET_KB_PER_CHANNEL)}.`,
     `- ping p99 ≤ ${TARGET_PING_P99_MS} ms: ${r.pingP99ms} ms — ${verdict(r.pingP99ms <= TARGET_PING_P99_MS)}.`,
     `- Redis CPU per 1,000 hosts measured: ${r.redisCpuMsPerSecondPer1000} ms/s.`,
