@@ -21,6 +21,7 @@ export interface Limits {
 }
 
 /** The fixed parts; `limitsOf` adds what the configuration sets. */
+/** A session's replay ring: frames held, in UTF-8 bytes (its byte store, grown by doubling, is at most twice this). */
 export const RING_MAX_BYTES = 4 * MiB;
 export const RUN_BACKLOG_MAX_BYTES = 8 * MiB;
 export const CHANNEL_HELD_MAX_BYTES = 8 * MiB;

@@ -81,6 +81,23 @@ test('a channel over its frame rate is closed with FRAME_RATE (4430)', async () 
   assert.equal(closed.code, 4430);
 });
 
+test('the replay ring\'s bound counts UTF-8 bytes, not characters, and replays multi-byte text exactly', () => {
+  const events = new SessionEvents(new LocalBus());
+  const delta = '漢é'.repeat(20 * 1024); // 40 Ki characters, 100 KiB of UTF-8 (JSON keeps them as they are)
+  for (let i = 0; i < 200; i++) events.emit('ses_utf8', 'run_utf8', 'message.delta', { delta: `${i}:${delta}` });
+  // What the ring still holds, read through replay alone: the first resume point it can serve.
+  let held: NonNullable<ReturnType<SessionEvents['replay']>> | undefined;
+  for (let after = 0; after <= 201 && !held; after++) held = events.replay('ses_utf8', 'run_utf8', after) ?? undefined;
+  assert.ok(held?.length);
+  const bytes = held.reduce((a, e) => a + Buffer.byteLength(e.frame), 0);
+  assert.ok(bytes <= RING_MAX_BYTES, `the ring holds ${bytes} bytes of frames, over its bound of ${RING_MAX_BYTES}`);
+  assert.ok(bytes > RING_MAX_BYTES / 2);
+  assert.equal(events.ringBytes('ses_utf8'), bytes);
+  const last = held[held.length - 1];
+  assert.equal(last.n, 201);
+  assert.equal(last.frame, `id: run_utf8:201\nevent: message.delta\ndata: ${JSON.stringify({ sessionId: 'ses_utf8', status: 'processing', delta: `199:${delta}` })}\n\n`);
+});
+
 test('a session\'s replay ring is bounded in bytes; a resume from before its window gets live events only', () => {
   const events = new SessionEvents(new LocalBus());
   const delta = 'd'.repeat(100 * 1024);

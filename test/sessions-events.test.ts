@@ -33,3 +33,27 @@ test('the ring keeps the last RING_SIZE events of the turn: older resumes are re
     events.close();
   }
 });
+
+test('the ring replays exactly what a plain list of the turn\'s last frames would, through growth, moves and evictions', () => {
+  const events = new SessionEvents(new LocalBus());
+  try {
+    const frames: string[] = [];
+    let seed = 7;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    events.emit('ses_m', 'run_m', 'accepted', {});
+    for (let i = 0; i < 5000; i++) {
+      // Mostly small deltas, now and then a large or multi-byte one.
+      const size = rnd(10) === 0 ? 2000 + rnd(40_000) : 1 + rnd(200);
+      const delta = (rnd(3) === 0 ? 'ü漢' : 'ab').repeat(Math.ceil(size / 2)).slice(0, size);
+      events.emit('ses_m', 'run_m', 'message.delta', { delta });
+      frames.push(`id: run_m:${i + 2}\nevent: message.delta\ndata: ${JSON.stringify({ sessionId: 'ses_m', status: 'processing', delta })}\n\n`);
+      if (i % 500 === 499) {
+        const tail = events.replay('ses_m', 'run_m', i + 2 - 50)!;
+        assert.deepEqual(tail.map((e) => e.frame), frames.slice(-50), `the last 50 frames after ${i + 1} deltas`);
+        assert.deepEqual(tail.map((e) => e.n), Array.from({ length: 50 }, (_, k) => i + 3 - 50 + k));
+      }
+    }
+  } finally {
+    events.close();
+  }
+});

@@ -35,18 +35,32 @@ export interface RingEntry {
   frame: string;
 }
 
+/** First size of a ring's byte store; it doubles as a turn streams more. */
+const RING_FIRST_BYTES = 16 * 1024;
+const EVENT_CODES: SessionEventName[] = ['accepted', 'snapshot', 'message.delta', 'tool.started', 'tool.completed', 'run.completed', 'run.error'];
+const CODE_OF = new Map(EVENT_CODES.map((e, i) => [e, i]));
+
 /**
- * A turn's events, kept as their frames in a circular buffer: one string per
- * event stays alive (not the event's objects), so at thousands of deltas per
- * second the young-generation collections have little to copy.
+ * A turn's events, kept as their SSE frames' UTF-8 bytes in one growing byte
+ * store (frames in order, the evicted ones at its front until the store is
+ * compacted) with their numbers and names in typed arrays: the ring holds no
+ * JavaScript object per event, so at thousands of deltas per second nothing it
+ * keeps is copied by young-generation collections or promoted (a ring of
+ * strings made collections of 15–40 ms at 50,000 deltas/s, bench/RESULTS.md).
+ * Bounded by RING_SIZE events and RING_MAX_BYTES bytes.
  */
 class Ring {
-  private ns: number[] = [];
-  private names: SessionEventName[] = [];
-  private frames: string[] = [];
+  private readonly ns = new Float64Array(RING_SIZE);
+  private readonly codes = new Uint8Array(RING_SIZE);
+  /** Each event's frame: its offset in `store` and its length in bytes. */
+  private readonly offs = new Int32Array(RING_SIZE);
+  private readonly lens = new Int32Array(RING_SIZE);
+  private store = Buffer.allocUnsafe(0);
+  /** Bytes of `store` in use: the live frames end here. */
+  private end = 0;
   private start = 0;
   private size = 0;
-  /** Characters of the frames held (≈ bytes: frames are JSON, mostly ASCII), bounded by RING_MAX_BYTES. */
+  /** Bytes of the frames held, bounded by RING_MAX_BYTES. */
   private bytes = 0;
   /** Events evicted from the front: a resume from before them cannot be served. */
   dropped = 0;
@@ -55,26 +69,46 @@ class Ring {
   constructor(readonly runId: string) {}
 
   push(n: number, event: SessionEventName, frame: string): void {
+    const len = Buffer.byteLength(frame);
     if (this.size === RING_SIZE) this.evict();
+    // Bounded in bytes (src/limits.ts): the newest event always stays.
+    while (this.size > 0 && this.bytes + len > RING_MAX_BYTES) this.evict();
+    this.room(len);
     const at = (this.start + this.size) % RING_SIZE;
     this.ns[at] = n;
-    this.names[at] = event;
-    this.frames[at] = frame;
+    this.codes[at] = CODE_OF.get(event)!;
+    this.offs[at] = this.end;
+    this.lens[at] = len;
+    this.store.write(frame, this.end, len, 'utf8');
+    this.end += len;
     this.size++;
-    this.bytes += frame.length;
-    // Bounded in bytes too (src/limits.ts): the newest event always stays.
-    while (this.bytes > RING_MAX_BYTES && this.size > 1) this.evict();
+    this.bytes += len;
+  }
+
+  /** Makes room for `len` more bytes at the end: moves the live frames to the front, or grows the store. */
+  private room(len: number): void {
+    if (this.end + len <= this.store.length) return;
+    const live = this.size ? this.offs[this.start] : this.end;
+    const need = this.bytes + len;
+    // Growing when the live frames would fill most of the store keeps the moves amortised; the store stays
+    // under twice RING_MAX_BYTES (one frame over the bound is held alone, in a store its size).
+    const target = need * 2 > this.store.length ? Math.max(need, Math.min(Math.max(RING_FIRST_BYTES, this.store.length * 2), 2 * RING_MAX_BYTES)) : this.store.length;
+    const next = target === this.store.length ? this.store : Buffer.allocUnsafe(target);
+    this.store.copy(next, 0, live, this.end);
+    this.store = next;
+    this.end -= live;
+    for (let i = 0; i < this.size; i++) this.offs[(this.start + i) % RING_SIZE] -= live;
   }
 
   private evict(): void {
-    this.bytes -= this.frames[this.start].length;
-    this.frames[this.start] = '';
+    this.bytes -= this.lens[this.start];
     this.start = (this.start + 1) % RING_SIZE;
     this.size--;
     this.dropped++;
+    if (this.size === 0) this.end = 0;
   }
 
-  /** Characters held (tests). */
+  /** Bytes held (tests). */
   get held(): number {
     return this.bytes;
   }
@@ -84,7 +118,7 @@ class Ring {
     const out: RingEntry[] = [];
     for (let i = 0; i < this.size; i++) {
       const at = (this.start + i) % RING_SIZE;
-      if (this.ns[at] > after) out.push({ n: this.ns[at], event: this.names[at], frame: this.frames[at] });
+      if (this.ns[at] > after) out.push({ n: this.ns[at], event: EVENT_CODES[this.codes[at]], frame: this.store.toString('utf8', this.offs[at], this.offs[at] + this.lens[at]) });
     }
     return out;
   }
@@ -188,7 +222,7 @@ export class SessionEvents {
     return ring.after(after);
   }
 
-  /** Characters a session's ring holds (tests of its bound). */
+  /** Bytes a session's ring holds (tests of its bound). */
   ringBytes(sessionId: string): number {
     return this.rings.get(sessionId)?.held ?? 0;
   }
