@@ -268,7 +268,12 @@ export class RunTracker {
     const out = await retryUntilDone(() => this.endWriter.write(item), {
       stopped: () => this.closing, log: this.ctx.log, what: 'run end write', fields: { runId: st.runId },
     });
-    if (!out) return { waiting: false }; // ended before: whoever ended it saw to the queue
+    if (!out) {
+      // Ended before (an abort or a sweep on another node wrote it while this node tracked the run): whoever
+      // ended it saw to the queue; what the host reports it used is still kept, and charged, as after an abort here.
+      if (st.hostEnded && end.usage) await this.endWriter.lateUsage(st.runId, end.usage).catch((e) => this.ctx.log.warn('late usage not recorded', { runId: st.runId, err: e }));
+      return { waiting: false };
+    }
     this.ctx.metrics.runEnded(out.status);
     logRunEnd(this.ctx.log, st, end, out.status);
     this.publish(st, out.evs, true);
