@@ -63,7 +63,7 @@ type ToClient =
   | { t: 'open' }
   | { t: 'close' };
 type FromClient =
-  | { t: 'connected'; firstAt: number; lastAt: number; connected: number; failed: number; errors: string[]; byUrl: Record<string, number>; hostIds: Array<string | undefined> }
+  | { t: 'connected'; firstAt: number; lastAt: number; connected: number; failed: number; errors: string[]; byUrl: Record<string, number>; hostIds: Array<string | undefined>; upgradeMs: number[]; helloMs: number[] }
   | { t: 'pinged'; rtts: number[] }
   | { t: 'killed'; at: number; lastBeatAt?: number }
   | { t: 'open'; n: number };
@@ -83,13 +83,21 @@ function clientProcess(): void {
       let lastAt = 0;
       const errors = new Map<string, number>();
       const byUrl: Record<string, number> = {};
+      // Per connection: connect → open (TCP and the upgrade: the credential check) and open → welcome (hello), a sample.
+      const upgradeMs: number[] = [];
+      const helloMs: number[] = [];
       const firstAt = now();
       const worker = async () => {
         while (next < m.jobs.length) {
           const i = next++;
           const j = m.jobs[i];
           try {
+            const t0 = performance.now();
             const h = await connectFakeHost(j.url, j.cred, { localAddress: j.addr, name: `h${i}`, heartbeat: !j.silent });
+            if (i % 10 === 0 && h.openedAt !== undefined) {
+              upgradeMs.push(h.openedAt - t0);
+              helloMs.push(performance.now() - h.openedAt);
+            }
             // Pings like connectFakeHost's own heartbeat, from a timer `kill` can stop while the socket stays open.
             const welcome = h.frames.find((f) => f.t === 'welcome') as { heartbeatMs: number } | undefined;
             if (j.silent) {
@@ -114,6 +122,7 @@ function clientProcess(): void {
         t: 'connected', firstAt, lastAt, connected: m.jobs.length - failed, failed, byUrl,
         errors: [...errors].map(([k, v]) => `${v} × ${k}`),
         hostIds: m.jobs.map((j, i) => (j.silent || i < 64 ? hosts[i]?.hostId : undefined)),
+        upgradeMs, helloMs,
       });
     } else if (m.t === 'ping') {
       const live = hosts.filter((h): h is FakeHost => !!h && h.ws.readyState === h.ws.OPEN);
@@ -201,6 +210,20 @@ export interface NodeFigure {
   fdLimit: number;
 }
 
+/** p50 / p99 ms of connect → open (TCP and the upgrade, the credential check included) and open → welcome (the hello). */
+export interface ConnectPhases {
+  upgrade: { p50: number; p99: number };
+  hello: { p50: number; p99: number };
+}
+
+function phasesOf(done: Array<{ upgradeMs: number[]; helloMs: number[] }>): ConnectPhases {
+  const fig = (xs: number[]) => {
+    const sorted = xs.sort((a, b) => a - b);
+    return { p50: r2(pct(sorted, 50)), p99: r2(pct(sorted, 99)) };
+  };
+  return { upgrade: fig(done.flatMap((d) => d.upgradeMs)), hello: fig(done.flatMap((d) => d.helloMs)) };
+}
+
 export interface KillFigure {
   mode: 'terminate' | 'silent';
   node: string;
@@ -229,7 +252,9 @@ export interface ClusterResult {
   pings: number;
   bare?: { n: number; connected: number; pingP50ms: number; pingP99ms: number; pings: number };
   /** The connect floor: the same client processes and jobs against bare uWS servers, one per node, before the hubs start. */
-  bareConnect?: { n: number; connected: number; seconds: number };
+  bareConnect?: { n: number; connected: number; seconds: number; phases: ConnectPhases };
+  /** Where a connection's time went, from a sample of one in ten. */
+  connectPhases: ConnectPhases;
   steadySeconds: number;
   /** Redis CPU (user + sys) over the steady window. */
   redisCpuMs: number;
@@ -330,8 +355,8 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
       const done = await Promise.all(floorClients.map((c, i) => c.ask<FromClient & { t: 'connected' }>({ t: 'connect', jobs: jobsOf(i), concurrency }, 'connected')));
       const seconds = (Math.max(...done.map((d) => d.lastAt)) - Math.min(...done.map((d) => d.firstAt))) / 1000;
       const connected = done.reduce((a, d) => a + d.connected, 0);
-      step(`connect floor: ${connected} connected in ${seconds.toFixed(1)} s`);
-      return { n, connected, seconds: r2(seconds) };
+      step(`connect floor: ${connected} connected in ${seconds.toFixed(1)} s; phases ${JSON.stringify(phasesOf(done))}`);
+      return { n, connected, seconds: r2(seconds), phases: phasesOf(done) };
     } finally {
       await Promise.all(floorClients.map((c) => c.close().catch(() => undefined)));
       for (const x of servers) x.child.kill('SIGKILL');
@@ -370,7 +395,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
     const done = await Promise.all(clients.map((c, i) => c.ask<FromClient & { t: 'connected' }>({ t: 'connect', jobs: jobsOf(i), concurrency }, 'connected')));
     const connectSeconds = (Math.max(...done.map((d) => d.lastAt)) - Math.min(...done.map((d) => d.firstAt))) / 1000;
     const connected = done.reduce((a, d) => a + d.connected, 0);
-    step(`${connected} connected in ${connectSeconds.toFixed(1)} s (${done.reduce((a, d) => a + d.failed, 0)} failed)`);
+    step(`${connected} connected in ${connectSeconds.toFixed(1)} s (${done.reduce((a, d) => a + d.failed, 0)} failed); phases ${JSON.stringify(phasesOf(done))}`);
     const channels = urls.map((u) => done.reduce((a, d) => a + (d.byUrl[u] ?? 0), 0));
     await sleep(3000); // batched writes and presence settle before memory is read
     const open = await Promise.all(hubs.map((h) => h.stats!()));
@@ -468,6 +493,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
       pings: rtts.length,
       bare: bareFig,
       bareConnect,
+      connectPhases: phasesOf(done),
       steadySeconds: r2(elapsed),
       redisCpuMs: Math.round(r1.cpuMs - r0.cpuMs),
       redisCpuMsPerSecondPer1000: r2((r1.cpuMs - r0.cpuMs) / elapsed / (connected / 1000)),
@@ -532,6 +558,7 @@ function record(r: ClusterResult): void {
     '',
     `Targets (issue 15, target 4):`,
     `- all connected in < ${TARGET_CONNECT_S} s: ${r.connectSeconds} s from the first connect to the last welcome, ${r.connected} of ${r.n} — ${verdict(r.connectSeconds < TARGET_CONNECT_S && r.connected === r.n)}${r.bareConnect ? `; the floor, the same clients against ${r.nodes} bare uWS servers before the hubs started: ${r.bareConnect.seconds} s for ${r.bareConnect.connected} of ${r.bareConnect.n} (hub ${r2(r.connectSeconds / r.bareConnect.seconds)}× the floor)` : ''}.`,
+    `  Where a connection's time went (p50 / p99 ms, one connection in ten): connect → open (TCP and the upgrade, the credential check included) ${r.connectPhases.upgrade.p50} / ${r.connectPhases.upgrade.p99}, open → welcome (the hello) ${r.connectPhases.hello.p50} / ${r.connectPhases.hello.p99}${r.bareConnect ? `; against the bare servers ${r.bareConnect.phases.upgrade.p50} / ${r.bareConnect.phases.upgrade.p99} and ${r.bareConnect.phases.hello.p50} / ${r.bareConnect.phases.hello.p99}` : ''}.`,
     `- ≤ ${TARGET_KB_PER_CHANNEL} KB RSS per channel per node: worst node ${worstKb} KB — ${verdict(worstKb <= TARGET_KB_PER_CHANNEL)}.`,
     `- ping p99 ≤ ${TARGET_PING_P99_MS} ms: ${r.pingP99ms} ms — ${verdict(r.pingP99ms <= TARGET_PING_P99_MS)}.`,
     `- Redis CPU per 1,000 hosts measured: ${r.redisCpuMsPerSecondPer1000} ms/s.`,

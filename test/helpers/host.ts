@@ -57,6 +57,8 @@ export interface FakeHost {
   closed: Promise<{ code: number; reason: string }>;
   /** App-level ping; resolves with the round trip in ms. */
   ping(): Promise<number>;
+  /** When the WebSocket opened (performance.now()): the upgrade's end, before hello (benches time the two apart). */
+  openedAt?: number;
   close(): void;
 }
 
@@ -112,6 +114,7 @@ export function connectFakeHost(t: HubLike | string, credential: string, opts: F
     ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode })));
     ws.once('error', reject);
     ws.once('open', () => {
+      host.openedAt = performance.now();
       if (opts.noHello) return resolve(host);
       send({ t: 'hello', v: opts.v ?? PROTOCOL_VERSION, cli: 'fake-0.0.1', name: opts.name ?? 'fake', capacity: opts.capacity ?? 1, engines, running: opts.running });
       host.next((f) => f.t === 'welcome').then((w: any) => {
