@@ -180,6 +180,38 @@ describe('RedisPresence rules', { skip: 'skip' in redis ? redis.skip : undefined
     await Promise.all([p1.close(), p2.close()]);
   });
 
+  test('the writes of one turn go out in one socket write, in call order, and a read after them sees them', async () => {
+    const p = presence('n1');
+    const stream = (bus.client as unknown as { stream: { write: (...x: unknown[]) => boolean } }).stream;
+    const realWrite = stream.write.bind(stream);
+    let writes = 0;
+    stream.write = (...x: unknown[]) => (writes++, realWrite(...x));
+    try {
+      const hs = Array.from({ length: 40 }, hid);
+      const gone = hid();
+      const sets = hs.map((h) => p.set(h, entry('n1'), 5000));
+      const goneSet = p.set(gone, entry('n1'), 5000);
+      const removed = p.remove(gone, 'n1'); // after its set, in the same turn: the entry is gone
+      const patched = p.patch(hs[0], { running: 4 });
+      const written = await Promise.all(sets);
+      await Promise.all([goneSet, removed, patched]);
+      assert.equal(writes, 1, '43 writes of one turn are one write to the socket');
+      assert.ok(written.every((w) => w.prev === null && w.epoch > 0));
+      stream.write = realWrite;
+      // A read issued in the same turn as writes goes after them.
+      const later = hid();
+      void p.set(later, entry('n1'), 5000);
+      const seen = await p.getMany([...hs, gone, later]);
+      assert.equal(seen.size, 41);
+      assert.equal(seen.get(hs[0])!.running, 4);
+      assert.ok(!seen.has(gone));
+      assert.ok(seen.has(later));
+    } finally {
+      stream.write = realWrite;
+      await p.close();
+    }
+  });
+
   test('an entry expires with its TTL unless refreshed', async () => {
     const p = presence('n1');
     const [h1, h2] = [hid(), hid()];

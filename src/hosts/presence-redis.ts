@@ -4,7 +4,10 @@
 // never a publish per heartbeat. Each node also keeps `node:<nodeId>` alive
 // with a short TTL; an entry whose node key is gone reads as offline, so the
 // hosts of a killed node read offline within NODE_TTL_MS, and the entry TTL
-// (the heartbeat window) is the backstop.
+// (the heartbeat window) is the backstop. The writes of one event-loop turn
+// (set, patch, remove) go out in call order as one pipeline, one socket write:
+// a connect storm's hellos cost one write per turn, not one each; a read
+// sends the writes queued before it first, so it sees them.
 import type { Redis } from 'ioredis';
 import type { Engine } from '../../host-protocol/frames.js';
 import type { Presence, PresenceEntry, Refreshed, Written } from './presence.js';
@@ -69,6 +72,14 @@ if redis.call('HGET', KEYS[1], 'n') == ARGV[1] then redis.call('DEL', KEYS[1]) e
 return 0
 `;
 
+type WriteCommand = 'presenceSet' | 'presencePatch' | 'presenceRemove';
+interface QueuedWrite {
+  cmd: WriteCommand;
+  args: Array<string | number>;
+  done(r: unknown): void;
+  fail(e: unknown): void;
+}
+
 type Scripts = Redis & {
   presenceSet(key: string, ...a: Array<string | number>): Promise<[string, number]>;
   presenceGet(n: number, ...a: string[]): Promise<Array<Array<string | null>>>;
@@ -91,6 +102,8 @@ export class RedisPresence implements Presence {
   private mine = new Map<string, PresenceEntry>();
   /** Per host, what the last set() answered (see takenOverFrom). */
   private previous = new Map<string, Promise<Written>>();
+  /** Writes of this turn, sent at its end (or before the next read) in call order. */
+  private queue: QueuedWrite[] = [];
 
   constructor(
     redis: Redis,
@@ -123,8 +136,7 @@ export class RedisPresence implements Presence {
     const node = e.nodeId ?? '';
     if (e.nodeId) this.mine.set(hostId, { ...e });
     else this.mine.delete(hostId);
-    const written = this.redis
-      .presenceSet(this.key(hostId), node, e.running, e.capacity, JSON.stringify(e.engines), e.lastSeenAt, ttlMs)
+    const written = this.write<[string, number]>('presenceSet', [this.key(hostId), node, e.running, e.capacity, JSON.stringify(e.engines), e.lastSeenAt, ttlMs])
       .then(([p, epoch]): Written => ({ prev: p && p !== node ? p : null, epoch: Number(epoch) }))
       .catch((err): Written => {
         this.warn(err);
@@ -147,6 +159,7 @@ export class RedisPresence implements Presence {
   }
 
   async refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<Refreshed> {
+    this.sendWrites();
     const restored: string[] = [];
     let ok = true;
     const failed = (err: unknown) => {
@@ -177,12 +190,12 @@ export class RedisPresence implements Presence {
     if (!args.length) return;
     const m = this.mine.get(hostId);
     if (m) Object.assign(m, fields);
-    await this.redis.presencePatch(this.key(hostId), ...args).catch((e) => this.warn(e));
+    await this.write('presencePatch', [this.key(hostId), ...args]).catch((e) => this.warn(e));
   }
 
   async remove(hostId: string, nodeId: string | null): Promise<void> {
     if (this.mine.get(hostId)?.nodeId === nodeId) this.mine.delete(hostId);
-    await this.redis.presenceRemove(this.key(hostId), nodeId ?? '').catch((e) => this.warn(e));
+    await this.write('presenceRemove', [this.key(hostId), nodeId ?? '']).catch((e) => this.warn(e));
   }
 
   async get(hostId: string): Promise<PresenceEntry | undefined> {
@@ -190,6 +203,7 @@ export class RedisPresence implements Presence {
   }
 
   async getMany(hostIds: string[]): Promise<Map<string, PresenceEntry>> {
+    this.sendWrites(); // ahead of this read on the one connection
     const out = new Map<string, PresenceEntry>();
     for (let i = 0; i < hostIds.length; i += CHUNK) {
       const ids = hostIds.slice(i, i + CHUNK);
@@ -206,8 +220,30 @@ export class RedisPresence implements Presence {
   async close(): Promise<void> {
     clearInterval(this.renew);
     this.redis.off('ready', this.onReady);
+    this.sendWrites();
     // Our hosts read offline at once rather than after NODE_TTL_MS.
     await this.redis.del(this.nodeKey).catch(() => {});
+  }
+
+  /** Queues a write for the end of this turn. */
+  private write<T>(cmd: WriteCommand, args: Array<string | number>): Promise<T> {
+    return new Promise<T>((done, fail) => {
+      if (this.queue.push({ cmd, args, done: done as (r: unknown) => void, fail }) === 1) setImmediate(() => this.sendWrites());
+    });
+  }
+
+  /** The queued writes, in call order: one command alone, several as one pipeline (one socket write). */
+  private sendWrites(): void {
+    const q = this.queue;
+    if (!q.length) return;
+    this.queue = [];
+    if (q.length === 1) return void (this.redis[q[0].cmd] as (...a: Array<string | number>) => Promise<unknown>).apply(this.redis, q[0].args).then(q[0].done, q[0].fail);
+    const p = this.redis.pipeline() as unknown as Record<WriteCommand, (...a: Array<string | number>) => unknown> & { exec(): Promise<Array<[Error | null, unknown]> | null> };
+    for (const w of q) p[w.cmd](...w.args);
+    p.exec().then(
+      (res) => q.forEach((w, i) => (res?.[i] ? (res[i][0] ? w.fail(res[i][0]) : w.done(res[i][1])) : w.fail(new Error('presence write not answered')))),
+      (e) => q.forEach((w) => w.fail(e)),
+    );
   }
 
   private key(hostId: string): string {
