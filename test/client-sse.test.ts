@@ -185,6 +185,8 @@ test('follow: drops again and again: the delay grows, then the reader gives up w
   assert.equal(r.reason, 'gave-up');
   assert.deepEqual(c.states.filter((s) => s.state === 'reconnecting').map((s) => (s as { delayMs: number }).delayMs), [20, 40, 60]);
   end(runId);
+  // The host runs one turn at a time: the next test's message must find this end written, or it waits (202 queued).
+  await eventually(async () => (await t.api('GET', `${S}/${sid}`, { token: user.key })).body.data.status === 'active' || undefined, 5000, 10);
   proxy = await startCutProxy(t.hub.port);
 });
 
