@@ -8,9 +8,9 @@
 // command connection: while Redis is down it held every command far longer
 // before failing (five API calls took 6.8 s instead of 0.6 s,
 // test/security-revocation-outage.test.ts). Publishes alone are coalesced:
-// those of one event-loop turn go out as one pipeline, one socket write (a
-// write here costs far more than encoding: on this VM a loopback write wakes
-// Redis on the other core, ~0.1 ms of the hub's CPU each; bench/RESULTS.md).
+// those of one event-loop turn go out as one pipeline, one socket write (each
+// write is a syscall that wakes Redis on another core; the cross-node profile
+// showed these writes among the hub's heaviest items, three per message).
 // Pub/sub loses what is published while a connection is down: after either
 // connection comes back, `onReconnect` handlers run (the command connection
 // announces it to every node on a reserved channel, since its own publishes
