@@ -42,7 +42,15 @@ test('a message whose session is locked waits alone; the others of its batch go 
     await locker.query(`select id from sessions where id = $1 for no key update`, [a]);
     let a1Done = false;
     const a1 = c.sessions.send(a, { content: 'a1' }).finally(() => void (a1Done = true));
-    const bAnswer = await c.sessions.send(b, { content: 'b1' }); // same batch or the next: never behind a's lock
+    // a1 was skipped once and is now written again, waiting for the lock: b1 comes after that, so
+    // it can only be answered if a batch never waits behind a lock-waiting message.
+    // (pg_stat_activity is read once per transaction unless its snapshot is cleared.)
+    await eventually(async () => (await locker.query('select pg_stat_clear_snapshot()'), await locker.query(
+      `select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%hub_accept%' and datname = current_database()`)).rowCount || undefined, 5000, 10);
+    const bAnswer = await Promise.race([
+      c.sessions.send(b, { content: 'b1' }),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('b1 waited behind a\'s lock')), 5000).unref()),
+    ]);
     assert.equal(bAnswer.status, 'processing');
     const a2 = c.sessions.send(a, { content: 'a2' });
     await eventually(async () => starts.includes('b1') || undefined, 5000, 10);

@@ -4,7 +4,9 @@
 // and run ends (run-end.ts). A batch holds at most one item per key (its
 // session); an item whose key is in a batch in flight waits for that batch,
 // so one session's items keep their order. An item answered RETRY (it wrote
-// nothing) goes back to the head of the queue, still ahead of its key's later items.
+// nothing; written again it waits for its lock) is written again alone, beside
+// the batches and outside their limit, so no batch ever waits behind it; its
+// key stays busy, so it stays ahead of its key's later items.
 import { HubError } from '../errors.js';
 import { tx, type Em } from './sql.js';
 
@@ -102,9 +104,24 @@ export class GroupCommit<I, O> {
       else await Promise.all(batch.map((p) => this.write([p.item]).then(([r]) => answer(p, r), p.reject)));
     } finally {
       for (const k of keys) this.busy.delete(k);
-      // In their order, ahead of everything that came since (their keys' later items among it).
-      if (again.length) this.pending.unshift(...again);
+      for (const p of again) void this.alone(p);
       this.inflight--;
+      this.schedule();
+    }
+  }
+
+  /** Writes a skipped item again by itself: it waits for its lock without holding up any batch. */
+  private async alone(p: Pending<I, O>): Promise<void> {
+    const k = this.keyOf(p.item);
+    this.busy.add(k); // its key's later items wait for it
+    try {
+      const [r] = await this.write([p.item]);
+      if (r === RETRY) p.reject(new Error('GroupCommit: an item written alone was skipped again'));
+      else this.settle(p, r);
+    } catch (e) {
+      p.reject(e);
+    } finally {
+      this.busy.delete(k);
       this.schedule();
     }
   }
