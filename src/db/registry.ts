@@ -42,4 +42,5 @@ export const allMigrations: readonly LazyMigration[] = [
   { name: '0010m_sessions_end_start', load: async () => (await import('../sessions/migration-end-start.js')).SessionsEndStartMigration },
   { name: '0010n_sessions_accept_skip', load: async () => (await import('../sessions/migration-accept-skip.js')).SessionsAcceptSkipMigration },
   { name: '0010o_sessions_claim_many', load: async () => (await import('../sessions/migration-claim-many.js')).SessionsClaimManyMigration },
+  { name: '0010p_sessions_accept_wait', load: async () => (await import('../sessions/migration-accept-wait.js')).SessionsAcceptWaitMigration },
 ];

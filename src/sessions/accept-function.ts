@@ -6,9 +6,12 @@
 //   1. lock the sessions, in id order, skipping one another transaction
 //      holds (a run's end, another node's accept): its message is answered
 //      'retry' with nothing written, and the caller sends it again in its next
-//      batch with `wait: true` (then this call waits for that lock), so a
-//      batch never waits for the locks of a few of its sessions, and a
-//      message is skipped at most once;
+//      batch with `wait: true` (then this call waits for that lock, at most
+//      p_wait_ms when given: a lock still held then answers 'retry' again and
+//      the caller sends the message alone, waiting as long as it takes), so a
+//      batch never waits for the locks of a few of its sessions more than
+//      p_wait_ms, and the hub's locks, held for one statement, are waited for
+//      in the batch;
 //   2. lock their hosts, in id order (sessions → hosts: the lock order of
 //      every transaction on this path; the claim side never waits for a
 //      session, see queue.ts);
@@ -25,7 +28,7 @@
 // locked: nothing written, send it again).
 // A change to the rule is a new migration that replaces the function.
 export const ACCEPT_FUNCTION_SQL = `
-create or replace function hub_accept(p_batch jsonb, p_max_waiting int)
+create or replace function hub_accept(p_batch jsonb, p_max_waiting int, p_wait_ms int)
 returns table (o_ord int, o_outcome text, o_engine_session_id text, o_mode text, o_effort text)
 -- Every table access here is a lookup by key: while a table is small or its statistics are
 -- stale, a cached plan would otherwise scan it whole on every call.
@@ -43,8 +46,18 @@ begin
   -- The sessions to wait for first, in id order, then the others without waiting: this call waits
   -- only while it holds sessions below the one it waits for (the order of every lock taker), so
   -- no deadlock.
-  if cardinality(v_wait) > 0 then
+  if cardinality(v_wait) > 0 and p_wait_ms is null then
     v_got := array(select l.id from (select s.id from sessions s where s.id = any(v_wait) order by s.id for no key update) l);
+  elsif cardinality(v_wait) > 0 then
+    begin
+      perform set_config('lock_timeout', p_wait_ms || 'ms', true);
+      v_got := array(select l.id from (select s.id from sessions s where s.id = any(v_wait) order by s.id for no key update) l);
+      perform set_config('lock_timeout', '0', true);
+    exception when lock_not_available then
+      -- Still held after p_wait_ms: take the free ones; the others are answered 'retry' below.
+      perform set_config('lock_timeout', '0', true);
+      v_got := array(select l.id from (select s.id from sessions s where s.id = any(v_wait) order by s.id for no key update skip locked) l);
+    end;
   end if;
   v_got := v_got || array(select l.id from (select s.id from sessions s where s.id = any(v_sids) and not (s.id = any(v_wait))
                                               order by s.id for no key update skip locked) l);

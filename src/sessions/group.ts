@@ -4,9 +4,14 @@
 // and run ends (run-end.ts). A batch holds at most one item per key (its
 // session); an item whose key is in a batch in flight waits for that batch,
 // so one session's items keep their order. An item answered RETRY (it wrote
-// nothing; written again it waits for its lock) is written again alone, beside
-// the batches and outside their limit, so no batch ever waits behind it; its
-// key stays busy, so it stays ahead of its key's later items.
+// nothing) goes back to the head of the queue, still ahead of its key's later
+// items; the next batch waits for its lock for a bounded time. Answered RETRY
+// again (a lock held that long is not one of the hub's one-statement
+// transactions), it is written alone, beside the batches and outside their
+// limit, waiting as long as it takes, so no batch waits behind it; its key
+// stays busy meanwhile. (Writing every skipped item alone at once was tried:
+// at 2,000 messages/s the solo writes' locks made batches skip more sessions,
+// 12 skips became 2,720 and throughput halved.)
 import { HubError } from '../errors.js';
 import { tx, type Em } from './sql.js';
 
@@ -24,6 +29,8 @@ export const RETRY: unique symbol = Symbol('retry');
 
 interface Pending<I, O> {
   item: I;
+  /** Answered RETRY once already. */
+  retried?: boolean;
   resolve(r: O): void;
   reject(e: unknown): void;
 }
@@ -36,15 +43,18 @@ export class GroupCommit<I, O> {
 
   constructor(
     private readonly em: () => Em,
-    /** Runs inside the batch's transaction; an error result is that item's own (it wrote nothing). */
-    private readonly many: (em: Em, items: I[]) => Promise<Array<O | HubError | typeof RETRY>>,
+    /**
+     * Runs inside the batch's transaction; an error result is that item's own (it wrote nothing).
+     * `alone`: one item skipped twice, which may now wait for its lock as long as it takes.
+     */
+    private readonly many: (em: Em, items: I[], alone: boolean) => Promise<Array<O | HubError | typeof RETRY>>,
     private readonly keyOf: (item: I) => string,
     /** false: `many` is one atomic statement and needs no BEGIN/COMMIT round trips around it. */
     private readonly transactional = true,
   ) {}
 
-  private write(items: I[]): Promise<Array<O | HubError | typeof RETRY>> {
-    return this.transactional ? tx(this.em(), (t) => this.many(t, items)) : this.many(this.em(), items);
+  private write(items: I[], alone = false): Promise<Array<O | HubError | typeof RETRY>> {
+    return this.transactional ? tx(this.em(), (t) => this.many(t, items, alone)) : this.many(this.em(), items, alone);
   }
 
   submit(item: I): Promise<O> {
@@ -94,7 +104,12 @@ export class GroupCommit<I, O> {
     const keys = new Set(batch.map((p) => this.keyOf(p.item)));
     for (const k of keys) this.busy.add(k);
     const again: Array<Pending<I, O>> = [];
-    const answer = (p: Pending<I, O>, r: O | HubError | typeof RETRY) => (r === RETRY ? void again.push(p) : this.settle(p, r));
+    const alone: Array<Pending<I, O>> = [];
+    const answer = (p: Pending<I, O>, r: O | HubError | typeof RETRY) => {
+      if (r !== RETRY) return this.settle(p, r);
+      (p.retried ? alone : again).push(p);
+      p.retried = true;
+    };
     try {
       const out = await this.write(batch.map((p) => p.item));
       out.forEach((r, i) => answer(batch[i], r));
@@ -104,18 +119,20 @@ export class GroupCommit<I, O> {
       else await Promise.all(batch.map((p) => this.write([p.item]).then(([r]) => answer(p, r), p.reject)));
     } finally {
       for (const k of keys) this.busy.delete(k);
-      for (const p of again) void this.alone(p);
+      // In their order, ahead of everything that came since (their keys' later items among it).
+      if (again.length) this.pending.unshift(...again);
+      for (const p of alone) void this.alone(p);
       this.inflight--;
       this.schedule();
     }
   }
 
-  /** Writes a skipped item again by itself: it waits for its lock without holding up any batch. */
+  /** Writes an item skipped twice by itself: it waits for its lock without holding up any batch. */
   private async alone(p: Pending<I, O>): Promise<void> {
     const k = this.keyOf(p.item);
     this.busy.add(k); // its key's later items wait for it
     try {
-      const [r] = await this.write([p.item]);
+      const [r] = await this.write([p.item], true);
       if (r === RETRY) p.reject(new Error('GroupCommit: an item written alone was skipped again'));
       else this.settle(p, r);
     } catch (e) {

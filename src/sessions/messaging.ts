@@ -5,7 +5,7 @@ import type { HubContext } from '../context.js';
 import { fail } from '../errors.js';
 import type { HostGateway } from '../hosts/gateway.js';
 import { resolveUsableAgent, requireMode, type UsableAgent } from '../agents/usage.js';
-import { acceptIn, acceptManyIn, discardWaiting, type AcceptInput, type Accepted, type QueueReason } from './queue.js';
+import { acceptIn, acceptManyIn, BATCH_LOCK_WAIT_MS, discardWaiting, type AcceptInput, type Accepted, type QueueReason } from './queue.js';
 import { GroupCommit } from './group.js';
 import { one, rows, tx, type Em } from './sql.js';
 import type { Scheduler } from './scheduler.js';
@@ -54,7 +54,7 @@ export class Messaging {
   }
 
   // One call of hub_accept per batch: atomic on its own, so no transaction around it.
-  private readonly groups = new GroupCommit<AcceptInput, Accepted>(() => this.em(), (em, items) => this.ctx.metrics.timeDb(this.ctx.metrics.dbAccept, () => acceptManyIn(em, items)), (a) => a.sessionId, false);
+  private readonly groups = new GroupCommit<AcceptInput, Accepted>(() => this.em(), (em, items, alone) => this.ctx.metrics.timeDb(this.ctx.metrics.dbAccept, () => acceptManyIn(em, items, alone ? null : BATCH_LOCK_WAIT_MS)), (a) => a.sessionId, false);
 
   /** sessionId → its owner and agent: facts that never change, so sends skip a lookup. */
   private owners = new Map<string, { userId: string; agentId: string }>();

@@ -8,6 +8,6 @@ export class SessionsAcceptMigration extends Migration {
   }
 
   override async down(): Promise<void> {
-    this.addSql(`drop function if exists hub_accept(jsonb, int)`);
+    this.addSql(`drop function if exists hub_accept(jsonb, int, int)`);
   }
 }

@@ -11,6 +11,13 @@ import { RETRY } from './group.js';
 /** At most this many messages wait per session (the spec's queue rule). */
 export const MAX_WAITING = 10;
 
+/**
+ * How long a batch waits for the lock of a session hub_accept skipped once. The hub holds a
+ * session's lock for one statement (a run's end, an abort, another node's accept), far less
+ * than this; a lock held longer makes the message wait alone (group.ts), not the node's batches.
+ */
+export const BATCH_LOCK_WAIT_MS = 100;
+
 export type QueueReason = 'session_busy' | 'host_capacity';
 
 /** Where a message's run goes: its session, owner, agent and the agent's host, engine and directory. */
@@ -29,7 +36,7 @@ export interface AcceptInput extends RunPlace {
   /** Overrides of this run only (options.permissionMode / options.effort); else the session's. */
   mode?: string;
   effort?: string;
-  /** Wait for the session's lock (set once hub_accept skipped it: a message is skipped at most once). */
+  /** Wait for the session's lock (set once hub_accept skipped it; how long: acceptManyIn's lockWaitMs). */
   lockWait?: boolean;
 }
 
@@ -59,7 +66,7 @@ export interface ClaimedTask extends RunPlace {
  * accept-function.ts for the rule and its locks.
  */
 export async function acceptIn(em: Em, a: AcceptInput): Promise<Accepted> {
-  const [r] = await acceptManyIn(em, [{ ...a, lockWait: true }]);
+  const [r] = await acceptManyIn(em, [{ ...a, lockWait: true }], null);
   if (r instanceof HubError) throw r;
   if (r === RETRY) throw new Error('acceptIn: skipped though it waits for its lock');
   return r;
@@ -74,9 +81,10 @@ type Outcome = 'running' | 'session_busy' | 'host_capacity' | 'not_found' | 'no_
  * locks): in the caller's transaction when there is one, else as its own.
  * Each message gets its own answer or its own error (a refused one writes
  * nothing and does not spoil the others). A message whose session another transaction held locked
- * is answered RETRY (nothing written) and marked to wait for the lock the next time.
+ * is answered RETRY (nothing written) and marked to wait for the lock the next time: for at most
+ * `lockWaitMs` (answered RETRY again if still held), or as long as it takes when null.
  */
-export async function acceptManyIn(em: Em, items: AcceptInput[]): Promise<Array<Accepted | HubError | typeof RETRY>> {
+export async function acceptManyIn(em: Em, items: AcceptInput[], lockWaitMs: number | null): Promise<Array<Accepted | HubError | typeof RETRY>> {
   if (new Set(items.map((a) => a.sessionId)).size !== items.length) throw new Error('acceptManyIn: one message per session per batch');
   const planned = items.map((a, ord) => ({ a, ord, taskId: newId('run'), messageId: newId('msg') }));
   const batch = planned.map(({ a, ord, taskId, messageId }) => ({
@@ -84,7 +92,7 @@ export async function acceptManyIn(em: Em, items: AcceptInput[]): Promise<Array<
     aid: a.agentId, engine: a.engine, wd: a.workDir, mode: a.mode ?? null, effort: a.effort ?? null, wait: a.lockWait === true,
   }));
   const answers = new Map((await bound<{ o_ord: number; o_outcome: Outcome; o_engine_session_id: string | null; o_mode: string; o_effort: string | null }>(em,
-    `select * from hub_accept(?::jsonb, ?)`, [JSON.stringify(batch), MAX_WAITING])).map((r) => [r.o_ord, r]));
+    `select * from hub_accept(?::jsonb, ?, ?)`, [JSON.stringify(batch), MAX_WAITING, lockWaitMs])).map((r) => [r.o_ord, r]));
   return planned.map(({ a, ord, taskId, messageId }) => {
     const r = answers.get(ord);
     switch (r?.o_outcome) {
