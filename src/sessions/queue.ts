@@ -13,8 +13,9 @@ export const MAX_WAITING = 10;
 
 /**
  * How long a batch waits for the lock of a session hub_accept skipped once. The hub holds a
- * session's lock for one statement (a run's end, an abort, another node's accept), far less
- * than this; a lock held longer makes the message wait alone (group.ts), not the node's batches.
+ * session's lock for one statement (a run's end, another node's accept) or a short transaction
+ * (an abort, a cancel), far less than this; a lock held longer makes the message wait alone
+ * (group.ts), not the node's batches.
  */
 export const BATCH_LOCK_WAIT_MS = 100;
 
