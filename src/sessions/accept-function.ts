@@ -42,6 +42,7 @@ declare
   v_hids text[];
   v_got text[] := '{}';
   v_skip text[];
+  v_lock_timeout text;
 begin
   -- The sessions to wait for first, in id order, then the others without waiting: this call waits
   -- only while it holds sessions below the one it waits for (the order of every lock taker), so
@@ -49,13 +50,14 @@ begin
   if cardinality(v_wait) > 0 and p_wait_ms is null then
     v_got := array(select l.id from (select s.id from sessions s where s.id = any(v_wait) order by s.id for no key update) l);
   elsif cardinality(v_wait) > 0 then
+    v_lock_timeout := current_setting('lock_timeout');
     begin
       perform set_config('lock_timeout', p_wait_ms || 'ms', true);
       v_got := array(select l.id from (select s.id from sessions s where s.id = any(v_wait) order by s.id for no key update) l);
-      perform set_config('lock_timeout', '0', true);
+      perform set_config('lock_timeout', v_lock_timeout, true);
     exception when lock_not_available then
       -- Still held after p_wait_ms: take the free ones; the others are answered 'retry' below.
-      perform set_config('lock_timeout', '0', true);
+      perform set_config('lock_timeout', v_lock_timeout, true);
       v_got := array(select l.id from (select s.id from sessions s where s.id = any(v_wait) order by s.id for no key update skip locked) l);
     end;
   end if;
