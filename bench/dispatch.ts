@@ -20,6 +20,7 @@
 //
 //   npx tsx bench/dispatch.ts     (DATABASE_URL for PostgreSQL; BENCH_SECONDS, BENCH_RATES=500,2000 (or BENCH_RATE),
 //                                  BENCH_DELTA_RATES=10000,20000,50000,100000 (or BENCH_DELTA_RATE), BENCH_HUB=child|inline,
+//                                  BENCH_HUB_LOG_LEVEL=info to log as a production hub does (default warn),
 //                                  BENCH_DELTA_READERS=1, BENCH_HUB_PROFILE=file BENCH_HUB_PROFILE_DELTAS=1: profile the delta phases only)
 import { appendFileSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
@@ -208,7 +209,10 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
   const cpu0 = cpuTimes();
   // One database for the hub and the bare relay (a table of its own), so PostgreSQL's CPU is read per database.
   const db = await createTestDatabase();
-  const hubConfig = { hostFramesPerSecond: BENCH_HOST_FRAMES_PER_SECOND, ...(db.url ? { databaseUrl: db.url } : {}) };
+  const hubConfig = {
+    hostFramesPerSecond: BENCH_HOST_FRAMES_PER_SECOND, ...(db.url ? { databaseUrl: db.url } : {}),
+    ...(process.env.BENCH_HUB_LOG_LEVEL ? { logLevel: process.env.BENCH_HUB_LOG_LEVEL } : {}),
+  };
   const t = where === 'child' ? await forkHub({ config: hubConfig }) : await inlineHub(hubConfig);
   const relay: Baseline | undefined = db.url ? await forkBaseline('relay', { BENCH_RELAY_DB: db.url }) : undefined;
   const fanout = await forkBaseline('fanout');

@@ -12,6 +12,45 @@ export interface Logger {
   enabled?(level: Level): boolean;
 }
 
+/**
+ * The lines of one event-loop turn, written to their stream at once. Writes to a pipe or a file
+ * are synchronous: at `info` a busy hub logs a line per run start, run end and host connect, and
+ * one write per line was one syscall each. An error line is written at once, after every line
+ * before it (it may be the last before a crash); an exit writes what is left.
+ */
+class TurnLines {
+  private lines: string[] = [];
+  private scheduled = false;
+  constructor(private readonly out: NodeJS.WritableStream) {}
+
+  push(line: string): void {
+    this.lines.push(line);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.flush);
+  }
+
+  readonly flush = (): void => {
+    this.scheduled = false;
+    if (!this.lines.length) return;
+    const text = this.lines.length === 1 ? this.lines[0] + '\n' : this.lines.join('\n') + '\n';
+    this.lines = [];
+    this.out.write(text);
+  };
+}
+
+let streams: { out: TurnLines; err: TurnLines } | undefined;
+function stdStreams(): { out: TurnLines; err: TurnLines } {
+  if (!streams) {
+    const s = (streams = { out: new TurnLines(process.stdout), err: new TurnLines(process.stderr) });
+    process.on('exit', () => {
+      s.out.flush();
+      s.err.flush();
+    });
+  }
+  return streams;
+}
+
 /** `sink`: where lines go instead of stdout/stderr (tests read every line the hub writes). */
 export function createLogger(level: string, base: Record<string, unknown> = {}, sink?: (line: string, level: Level) => void): Logger {
   const min = order[level] ?? 20;
@@ -20,8 +59,13 @@ export function createLogger(level: string, base: Record<string, unknown> = {}, 
     const line = JSON.stringify({ t: new Date().toISOString(), level: lvl, msg, ...base, ...fields }, (_k, v) =>
       v instanceof Error ? { name: v.name, message: v.message, stack: v.stack } : v,
     );
-    if (sink) sink(line, lvl);
-    else (lvl === 'error' || lvl === 'warn' ? process.stderr : process.stdout).write(line + '\n');
+    if (sink) return sink(line, lvl);
+    const { out, err } = stdStreams();
+    (lvl === 'error' || lvl === 'warn' ? err : out).push(line);
+    if (lvl === 'error') {
+      out.flush();
+      err.flush();
+    }
   };
   return {
     debug: (m, f) => emit('debug', m, f),
