@@ -10,6 +10,7 @@ import { publishObj, subscribeObj } from '../src/bus/bus.js';
 import { LocalBus } from '../src/bus/local.js';
 import { RedisBus } from '../src/bus/redis.js';
 import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
+import { eventually } from './helpers/host.js';
 
 interface Impl {
   name: string;
@@ -271,6 +272,40 @@ describe('RedisBus specifics', { skip: 'skip' in redis ? redis.skip : undefined 
     } finally {
       probe.disconnect();
       await a.close();
+    }
+  });
+
+  test('the topics left in one turn go out in one UNSUBSCRIBE; one taken back in the same turn stays subscribed', async () => {
+    const url = (redis as { url: string }).url;
+    const prefix = testPrefix();
+    const a = await RedisBus.connect(url, { prefix });
+    const b = await RedisBus.connect(url, { prefix });
+    const probe = new Redis(url);
+    const sub = (a as unknown as { sub: Redis }).sub;
+    const calls: string[][] = [];
+    const real = sub.unsubscribe.bind(sub);
+    sub.unsubscribe = ((...chans: string[]) => (calls.push(chans), real(...chans))) as typeof sub.unsubscribe;
+    try {
+      const ts = Array.from({ length: 20 }, () => topic());
+      const kept = topic();
+      const offs = ts.map((t) => a.subscribe(t, () => {}));
+      const got: string[] = [];
+      const offKept = a.subscribe(kept, () => {});
+      await a.ready();
+      // A mass disconnect: every host topic of the node left in one turn; one of them taken back at once.
+      offs.forEach((off) => off());
+      offKept();
+      a.subscribe(kept, () => got.push('kept'));
+      await a.ready();
+      assert.deepEqual(calls, [ts.map((t) => prefix + t)], 'one UNSUBSCRIBE for the twenty, none for the topic taken back');
+      const numsub = async (t: string) => Number(((await probe.pubsub('NUMSUB', prefix + t)) as [string, number])[1]);
+      assert.deepEqual(await Promise.all(ts.map(numsub)), ts.map(() => 0));
+      assert.equal(await numsub(kept), 1);
+      b.publish(kept, new Uint8Array([1]));
+      await eventually(async () => got.length === 1 || undefined, 5000, 10);
+    } finally {
+      probe.disconnect();
+      await Promise.all([a.close(), b.close()]);
     }
   });
 

@@ -4,9 +4,10 @@
 // node however many local handlers it has. A node's own publishes come back
 // through Redis too, so every reader of a topic sees one order.
 // SUBSCRIBEs of one event-loop turn go out as one command (a reconnect storm
-// subscribes thousands of host topics). No ioredis auto-pipelining on the
-// command connection: while Redis is down it held every command far longer
-// before failing (five API calls took 6.8 s instead of 0.6 s,
+// subscribes thousands of host topics), and so do its UNSUBSCRIBEs (a mass
+// disconnect). No ioredis auto-pipelining on the command connection: while
+// Redis is down it held every command far longer before failing (five API
+// calls took 6.8 s instead of 0.6 s,
 // test/security-revocation-outage.test.ts). Publishes alone are coalesced:
 // those of one event-loop turn go out as one pipeline, one socket write (each
 // write is a syscall that wakes Redis on another core; the cross-node profile
@@ -40,6 +41,8 @@ export class RedisBus implements Bus {
   /** Channels to SUBSCRIBE at the end of this turn, in one command (counted once in pendingSubs meanwhile). */
   private toSubscribe = new Set<string>();
   private subscribeScheduled = false;
+  /** Channels to UNSUBSCRIBE at the end of this turn, in one command (a mass disconnect leaves thousands). */
+  private toUnsubscribe = new Set<string>();
   /** Publishes held back while a subscription is in flight (see publish). */
   private held: Array<[string, Buffer]> = [];
   private idle: Array<() => void> = [];
@@ -131,7 +134,8 @@ export class RedisBus implements Bus {
     let set = this.topics.get(topic);
     if (!set) {
       this.topics.set(topic, (set = new Set()));
-      this.subscribeSoon(this.prefix + topic);
+      // Left earlier in this turn and not yet sent: still subscribed in Redis, so nothing to send.
+      if (!this.toUnsubscribe.delete(this.prefix + topic)) this.subscribeSoon(this.prefix + topic);
     }
     set.add(handler);
     let done = false;
@@ -142,25 +146,31 @@ export class RedisBus implements Bus {
       if (set!.size === 0 && this.topics.get(topic) === set) {
         this.topics.delete(topic);
         // Not sent yet: nothing to undo. Otherwise the UNSUBSCRIBE follows the SUBSCRIBE already sent.
-        if (!this.toSubscribe.delete(this.prefix + topic)) this.track(this.sub.unsubscribe(this.prefix + topic));
+        if (!this.toSubscribe.delete(this.prefix + topic)) this.subscribeSoon(this.prefix + topic, true);
       }
     };
   }
 
-  /** Queues a SUBSCRIBE for the end of the turn; publishes are held from now until it is acknowledged. */
-  private subscribeSoon(channel: string): void {
+  /**
+   * Queues a SUBSCRIBE (or an UNSUBSCRIBE) for the end of the turn; publishes are held from now
+   * until it is acknowledged. A channel is never in both sets, so the two commands' order is free.
+   */
+  private subscribeSoon(channel: string, leave = false): void {
     if (!this.subscribeScheduled) {
       this.subscribeScheduled = true;
       this.pendingSubs++;
       setImmediate(() => {
         this.subscribeScheduled = false;
         const chans = [...this.toSubscribe];
+        const gone = [...this.toUnsubscribe];
         this.toSubscribe.clear();
+        this.toUnsubscribe.clear();
         this.pendingSubs--; // counted again by track
+        if (gone.length) this.track(this.sub.unsubscribe(...gone));
         this.track(chans.length ? this.sub.subscribe(...chans) : Promise.resolve());
       });
     }
-    this.toSubscribe.add(channel);
+    (leave ? this.toUnsubscribe : this.toSubscribe).add(channel);
   }
 
   onReconnect(handler: () => void): () => void {
@@ -181,6 +191,7 @@ export class RedisBus implements Bus {
   async close(): Promise<void> {
     this.topics.clear();
     this.toSubscribe.clear();
+    this.toUnsubscribe.clear();
     this.reconnectHandlers.clear();
     // Send what is held rather than drop it, then leave politely.
     this.pendingSubs = 0;
