@@ -10,8 +10,8 @@
 //      p_wait_ms when given: a lock still held then answers 'retry' again and
 //      the caller sends the message alone, waiting as long as it takes), so a
 //      batch never waits for the locks of a few of its sessions more than
-//      p_wait_ms, and the hub's locks, held for one statement, are waited for
-//      in the batch;
+//      p_wait_ms, and the hub's own locks, held briefly, are waited for in the
+//      batch;
 //   2. lock their hosts, in id order (sessions → hosts: the lock order of
 //      every transaction on this path; the claim side never waits for a
 //      session, see queue.ts);

@@ -7,9 +7,8 @@
 // nothing) goes back to the head of the queue, still ahead of its key's later
 // items; the next batch waits for its lock for a bounded time. Answered RETRY
 // again (a lock held that long is not one of the hub's short transactions),
-// it is written alone, beside the batches and outside their
-// limit, waiting as long as it takes, so no batch waits behind it; its key
-// stays busy meanwhile. (Writing every skipped item alone at once was tried:
+// it is written alone, beside the batches and outside their limit, waiting as
+// long as it takes, so no batch waits behind it; its key stays busy meanwhile. (Writing every skipped item alone at once was tried:
 // at 2,000 messages/s the solo writes' locks made batches skip more sessions,
 // 12 skips became 2,720 and throughput halved.)
 import { HubError } from '../errors.js';
