@@ -83,3 +83,35 @@ test("an item skipped twice stays ahead of its key's later items", async () => {
   await Promise.all([a1, a2]);
   assert.deepEqual(order, ['a1', 'a2']);
 });
+
+test('items skipped twice are written one at a time: an outside lock on many sessions pins one connection, not the pool', async () => {
+  let release!: () => void;
+  let held = true;
+  const released = new Promise<void>((r) => (release = () => { held = false; r(); }));
+  let aloneNow = 0;
+  let aloneMax = 0;
+  const locked = new Set(['a1', 'c1', 'd1']);
+  const many = async (_em: Em, items: Item[], alone: boolean) => {
+    if (alone) aloneMax = Math.max(aloneMax, ++aloneNow);
+    try {
+      return await Promise.all(items.map(async (i) => {
+        if (!locked.has(i.name) || !held) return i.name;
+        if (!alone) return RETRY;
+        await released;
+        return i.name;
+      }));
+    } finally {
+      if (alone) aloneNow--;
+    }
+  };
+  const g = new GroupCommit<Item, string>(() => ({}) as Em, many, (i) => i.key, false);
+  const done: string[] = [];
+  const waiting = ['a1', 'c1', 'd1'].map((n) => g.submit({ key: n[0], name: n }).then((r) => void done.push(r)));
+  await turns(6);
+  assert.equal(await g.submit({ key: 'b', name: 'b1' }), 'b1', 'batches go on meanwhile');
+  assert.equal(aloneMax, 1, 'one lane');
+  release();
+  await Promise.all(waiting);
+  assert.deepEqual(done, ['a1', 'c1', 'd1'], 'in the order they were skipped');
+  assert.equal(aloneMax, 1);
+});

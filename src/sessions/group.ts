@@ -8,7 +8,9 @@
 // items; the next batch waits for its lock for a bounded time. Answered RETRY
 // again (a lock held that long is not one of the hub's short transactions),
 // it is written alone, beside the batches and outside their limit, waiting as
-// long as it takes, so no batch waits behind it; its key stays busy meanwhile. (Writing every skipped item alone at once was tried:
+// long as it takes, so no batch waits behind it; its key stays busy meanwhile.
+// Such items are written one at a time (one lane): however many sessions an
+// outside transaction holds, they pin one pooled connection, not the pool. (Writing every skipped item alone at once was tried:
 // at 2,000 messages/s the solo writes' locks made batches skip more sessions,
 // 12 skips became 2,720 and throughput halved.)
 import { HubError } from '../errors.js';
@@ -39,6 +41,9 @@ export class GroupCommit<I, O> {
   private inflight = 0;
   private busy = new Set<string>();
   private scheduled = false;
+  /** Items skipped twice, written one at a time (their keys are busy meanwhile). */
+  private lane: Array<Pending<I, O>> = [];
+  private laneRunning = false;
 
   constructor(
     private readonly em: () => Em,
@@ -120,25 +125,35 @@ export class GroupCommit<I, O> {
       for (const k of keys) this.busy.delete(k);
       // In their order, ahead of everything that came since (their keys' later items among it).
       if (again.length) this.pending.unshift(...again);
-      for (const p of alone) void this.alone(p);
+      for (const p of alone) this.toLane(p);
       this.inflight--;
       this.schedule();
     }
   }
 
-  /** Writes an item skipped twice by itself: it waits for its lock without holding up any batch. */
-  private async alone(p: Pending<I, O>): Promise<void> {
-    const k = this.keyOf(p.item);
-    this.busy.add(k); // its key's later items wait for it
-    try {
-      const [r] = await this.write([p.item], true);
-      if (r === RETRY) p.reject(new Error('GroupCommit: an item written alone was skipped again'));
-      else this.settle(p, r);
-    } catch (e) {
-      p.reject(e);
-    } finally {
-      this.busy.delete(k);
-      this.schedule();
+  /** Queues an item skipped twice for the lane; its key's later items wait for it. */
+  private toLane(p: Pending<I, O>): void {
+    this.busy.add(this.keyOf(p.item));
+    this.lane.push(p);
+    if (!this.laneRunning) void this.runLane();
+  }
+
+  /** Writes the lane's items by themselves, one at a time: each waits for its lock without holding up any batch. */
+  private async runLane(): Promise<void> {
+    this.laneRunning = true;
+    for (let p = this.lane.shift(); p; p = this.lane.shift()) {
+      const k = this.keyOf(p.item);
+      try {
+        const [r] = await this.write([p.item], true);
+        if (r === RETRY) p.reject(new Error('GroupCommit: an item written alone was skipped again'));
+        else this.settle(p, r);
+      } catch (e) {
+        p.reject(e);
+      } finally {
+        this.busy.delete(k);
+        this.schedule();
+      }
     }
+    this.laneRunning = false;
   }
 }
