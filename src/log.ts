@@ -18,13 +18,19 @@ export interface Logger {
  * one write per line was one syscall each. An error line is written at once, after every line
  * before it (it may be the last before a crash); an exit writes what is left.
  */
+/** Characters of lines held for one stream before they are written without waiting for the turn's end. */
+export const LOG_TURN_MAX_CHARS = 64 * 1024;
+
 class TurnLines {
   private lines: string[] = [];
+  private chars = 0;
   private scheduled = false;
   constructor(private readonly out: NodeJS.WritableStream) {}
 
   push(line: string): void {
     this.lines.push(line);
+    // A turn that logs a lot (a mass disconnect) is written as it goes, not held whole.
+    if ((this.chars += line.length + 1) >= LOG_TURN_MAX_CHARS) return this.flush();
     if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(this.flush);
@@ -35,6 +41,7 @@ class TurnLines {
     if (!this.lines.length) return;
     const text = this.lines.length === 1 ? this.lines[0] + '\n' : this.lines.join('\n') + '\n';
     this.lines = [];
+    this.chars = 0;
     this.out.write(text);
   };
 }

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
+import { LOG_TURN_MAX_CHARS } from '../src/log.js';
 
 const FIXTURE = resolve(import.meta.dirname, 'fixtures/log-turns.ts');
 
@@ -36,4 +37,13 @@ test('lines pending when the process exits are written', () => {
   const r = runFixture('exit');
   const lines = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
   assert.deepEqual(lines.map((l) => l.i), Array.from({ length: 50 }, (_, i) => i));
+});
+
+test('a turn that logs a lot is written as it passes LOG_TURN_MAX_CHARS, not held whole', () => {
+  const r = runFixture('big');
+  const report = JSON.parse(r.stdout.slice(r.stdout.lastIndexOf('REPORT ') + 7));
+  assert.ok(report.inTurn >= 4, `written during the turn: ${report.inTurn} writes`);
+  assert.ok(report.lens.every((n: number) => n <= LOG_TURN_MAX_CHARS + 400), `each write at most the bound and one line: ${report.lens}`);
+  const lines = r.stdout.slice(0, r.stdout.lastIndexOf('\nREPORT ')).trimEnd().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(lines.map((l) => l.i), Array.from({ length: 1000 }, (_, i) => i), 'every line once, in order');
 });
