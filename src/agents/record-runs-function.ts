@@ -12,6 +12,8 @@ returns void
 -- Every table access here is a lookup by key: while a table is small or its statistics are
 -- stale, a cached plan would otherwise scan it whole on every call.
 set enable_seqscan = off
+-- Plans made once per connection, not per call (why: sessions/migration-generic-plans.ts).
+set plan_cache_mode = force_generic_plan
 language plpgsql as $fn$
 declare
   v_aids text[];

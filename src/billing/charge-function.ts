@@ -16,6 +16,8 @@ export const CHARGE_FUNCTION_SQL = `
 create or replace function hub_charge_runs(p_runs jsonb)
 returns void
 set enable_seqscan = off
+-- Plans made once per connection, not per call (why: sessions/migration-generic-plans.ts).
+set plan_cache_mode = force_generic_plan
 language plpgsql as $fn$
 declare
   v_moves jsonb;

@@ -43,4 +43,5 @@ export const allMigrations: readonly LazyMigration[] = [
   { name: '0010n_sessions_accept_skip', load: async () => (await import('../sessions/migration-accept-skip.js')).SessionsAcceptSkipMigration },
   { name: '0010o_sessions_claim_many', load: async () => (await import('../sessions/migration-claim-many.js')).SessionsClaimManyMigration },
   { name: '0010p_sessions_accept_wait', load: async () => (await import('../sessions/migration-accept-wait.js')).SessionsAcceptWaitMigration },
+  { name: '0010q_sessions_generic_plans', load: async () => (await import('../sessions/migration-generic-plans.js')).SessionsGenericPlansMigration },
 ];

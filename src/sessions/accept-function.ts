@@ -33,6 +33,8 @@ returns table (o_ord int, o_outcome text, o_engine_session_id text, o_mode text,
 -- Every table access here is a lookup by key: while a table is small or its statistics are
 -- stale, a cached plan would otherwise scan it whole on every call.
 set enable_seqscan = off
+-- Plans made once per connection, not per call (why: sessions/migration-generic-plans.ts).
+set plan_cache_mode = force_generic_plan
 language plpgsql as $fn$
 declare
   -- Ids as arrays: "= any(array)" keeps every lookup on an index whatever the batch size (a join

@@ -36,6 +36,8 @@ create or replace function hub_claim_many(p_caps jsonb)
 returns table (o_host text, o_kind text, o_lease_ms int, o_picked int, id text, session_id text, user_id text, agent_id text, host_id text,
                engine text, work_dir text, mode text, effort text, prompt text, engine_session_id text)
 set enable_seqscan = off
+-- Plans made once per connection, not per call (why: sessions/migration-generic-plans.ts).
+set plan_cache_mode = force_generic_plan
 language plpgsql as $fn$
 declare
   -- Ids as arrays: "= any(array)" keeps every lookup on an index (see hub_accept).

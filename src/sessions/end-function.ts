@@ -35,6 +35,8 @@ returns table (o_run text, o_status text, o_prev text, o_base bigint, o_waiting_
 -- Every table access here is a lookup by key: while a table is small or its statistics are
 -- stale, a cached plan would otherwise scan it whole on every call.
 set enable_seqscan = off
+-- Plans made once per connection, not per call (why: sessions/migration-generic-plans.ts).
+set plan_cache_mode = force_generic_plan
 language plpgsql as $fn$
 declare
   -- Ids as arrays: "= any(array)" keeps every lookup on an index (see hub_accept).
