@@ -115,3 +115,32 @@ test('items skipped twice are written one at a time: an outside lock on many ses
   assert.deepEqual(done, ['a1', 'c1', 'd1'], 'in the order they were skipped');
   assert.equal(aloneMax, 1);
 });
+
+test('with several batches in flight, each new batch is written while the others are, up to the bound; a key is in one batch at a time', async () => {
+  const writes: string[][] = [];
+  const gates: Array<() => void> = [];
+  let inflight = 0;
+  let most = 0;
+  const many = async (_em: Em, items: Item[]) => {
+    writes.push(items.map((i) => i.name));
+    most = Math.max(most, ++inflight);
+    await new Promise<void>((r) => gates.push(r));
+    inflight--;
+    return items.map((i) => i.name);
+  };
+  const g = new GroupCommit<Item, string>(() => ({}) as Em, many, (i) => i.key, false, 3);
+  const out: Array<Promise<string>> = [];
+  for (const [key, name] of [['a', 'a1'], ['b', 'b1'], ['c', 'c1'], ['d', 'd1'], ['a', 'a2']]) {
+    out.push(g.submit({ key, name }));
+    await turns(2);
+  }
+  assert.deepEqual(writes, [['a1'], ['b1'], ['c1']], 'three batches at once; d1 and a2 wait');
+  gates.shift()!(); // a1's batch ends: d1 and a2 go in the next one (a's earlier item is done)
+  await turns(4);
+  assert.deepEqual(writes.slice(3), [['d1', 'a2']]);
+  assert.equal(most, 3);
+  while (gates.length) gates.shift()!();
+  await turns(4);
+  while (gates.length) gates.shift()!();
+  assert.deepEqual(await Promise.all(out), ['a1', 'b1', 'c1', 'd1', 'a2']);
+});
