@@ -51,7 +51,7 @@ function rowJson(r: Row, seq: number | null, off: number | null, partial = false
  * Run-end batches written at once. A run's end starts its session's next message (the claim inside
  * hub_end_runs), so with one batch in flight the ends set the pace of a busy node: at 2,000
  * messages/s offered, bench/dispatch started 1,240–1,530 a second and refused 1,700–2,900 of
- * 10,000 as queue_full; with three, 1,880–1,990 a second and none refused. Concurrent batches
+ * 10,000 as queue_full; with three, 1,520–1,990 a second and none refused. Concurrent batches
  * keep the lock order of every writer (sessions, tasks, agents, users, hosts), as two nodes'
  * batches always did; a session is in one batch at a time.
  */
