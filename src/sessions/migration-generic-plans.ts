@@ -10,8 +10,8 @@ import { RECORD_RUNS_FUNCTION_SQL } from '../agents/record-runs-function.js';
 // compares its generic plan's cost (costed for an array of unknown size) with its first custom
 // plans' (costed for the array at hand, usually one id) and, finding the custom ones cheaper,
 // plans again on every call: a quarter of the backend's CPU on this path (perf, bench/sql-calls.ts).
-// Every access in them is a lookup by key (enable_seqscan = off), so the generic plan is the
-// custom one. Same signatures, same rules.
+// Every access in them is a lookup by key (enable_seqscan = off), so the generic plans use the
+// same indexes; measured, they cost less per call. Same signatures, same rules.
 export class SessionsGenericPlansMigration extends Migration {
   override async up(): Promise<void> {
     this.addSql(RECORD_RUNS_FUNCTION_SQL);
