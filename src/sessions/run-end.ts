@@ -58,8 +58,6 @@ function rowJson(r: Row, seq: number | null, off: number | null, partial = false
 export const END_BATCHES_IN_FLIGHT = 3;
 
 export class RunEndWriter {
-  /** The model this node last recorded per agent: the agent row is written only when it changes. */
-  private readonly models = new Map<string, string>();
   /**
    * Run ends arriving together are written with one call (group commit; hub_end_runs is atomic on
    * its own), END_BATCHES_IN_FLIGHT calls at once.
@@ -81,11 +79,6 @@ export class RunEndWriter {
     return this.ends.submit(item);
   }
 
-  /** An end of this agent's run, with this model, was written: the next ends need not write the model again. */
-  modelRecorded(agentId: string, model: string): void {
-    this.models.set(agentId, model);
-  }
-
   /** Usage of a run whose end is written already (aborted): kept, and what it adds charged (billing/charge-function.ts). */
   lateUsage(runId: string, u: Usage): Promise<unknown> {
     return rows(this.em(), LATE_USAGE_SQL, [runId, u.inputTokens, u.outputTokens, costOf(u), this.ctx.config.ownerShare]);
@@ -100,7 +93,9 @@ export class RunEndWriter {
       const { st, end, rows: batch, partial, usage } = item;
       const plan = await planSeqs(em, st, batch);
       const texts = assistantTexts(batch);
-      const model = st.agentId && st.model && this.models.get(st.agentId) !== st.model ? st.model : null;
+      // Every end passes its model: hub_end_runs updates the agent's row anyway, and the last end
+      // written is the one that counts (a node's cache of it went stale across nodes and batches).
+      const model = st.agentId && st.model ? st.model : null;
       const rowsOut = batch.map((r, i) => rowJson(r, plan.known[i], plan.offset[i]));
       // The turn's streamed text not covered by a complete message: stored only if the run was interrupted.
       if (partial) rowsOut.push(rowJson(newRow('assistant', { kind: 'text', content: partial }, true), null, plan.fresh, true));

@@ -278,7 +278,6 @@ export class RunTracker {
     logRunEnd(this.ctx.log, st, end, out.status);
     this.publish(st, out.evs, true);
     if (st.agentId) {
-      if (st.model) this.endWriter.modelRecorded(st.agentId, st.model);
       this.agentNotices.add(st.agentId);
     }
     if (out.publishEnd) {
