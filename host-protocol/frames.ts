@@ -25,7 +25,14 @@ export const Block = Type.Object({
 });
 export type Block = Static<typeof Block>;
 
-export const Usage = Type.Object({ inputTokens: Type.Integer({ minimum: 0 }), outputTokens: Type.Integer({ minimum: 0 }) });
+/**
+ * Most tokens of one kind a run may report: far past any real turn (a long agentic turn reads tens
+ * of millions), and small enough that a run's cost (input + output × 2) stays an exact integer in
+ * JavaScript and in a bigint column. The usage is the host's word and charges the runner.
+ */
+export const MAX_RUN_TOKENS = 1_000_000_000;
+const Tokens = Type.Integer({ minimum: 0, maximum: MAX_RUN_TOKENS });
+export const Usage = Type.Object({ inputTokens: Tokens, outputTokens: Tokens });
 export type Usage = Static<typeof Usage>;
 
 // ---------- host → hub ----------

@@ -1,16 +1,23 @@
 // Run charges as one PostgreSQL function, so the money rule for runs has one
 // home whether it is called inside hub_end_runs (a batch of run ends) or for
 // usage reported after an abort's end. Input: [{run, uid, aid, cost, share,
-// note?}], one per run to charge. Per run with cost > 0:
+// note?}], one per run to charge, in order. Per run with cost > 0:
 //   - the runner (`uid`, the session's owner) pays `cost` in full: a `spend`
 //     entry, ref = the run id, even when it takes the balance below zero (the
 //     run already happened);
 //   - on a `paid` agent run by someone other than its owner, the owner earns
-//     floor(cost × share): an `earn` entry (ref = the run id) and the agent's
-//     `earn` counter, in the same statement, so counters and ledger agree.
-// Users are locked in id order after the agents (the lock order of the
-// message path: sessions → tasks → agents → users), so concurrent batches
-// cannot deadlock; every balance moves only together with its ledger entry.
+//     floor(covered × share), where `covered` is the part of the cost the
+//     runner's balance held before this run (its balance when the call began,
+//     less its earlier runs in the call; never below 0): an `earn` entry
+//     (ref = the run id) and the agent's `earn` counter, in the same
+//     statement, so counters and ledger agree. The cost is the host's word
+//     (its owner's), so earning on more than the runner had would let an
+//     owner mint tokens by running its own agent from a second account.
+// Agents and then users (runners and earning owners) are locked in id order
+// before anything is read (the lock order of the message path: sessions →
+// tasks → agents → users), so concurrent batches cannot deadlock and the
+// balances read are the ones charged; every balance moves only together with
+// its ledger entry.
 // A change is a new migration that replaces the function.
 export const CHARGE_FUNCTION_SQL = `
 create or replace function hub_charge_runs(p_runs jsonb)
@@ -20,31 +27,46 @@ set enable_seqscan = off
 set plan_cache_mode = force_generic_plan
 language plpgsql as $fn$
 declare
-  v_moves jsonb;
+  v_runs jsonb;
+  v_aids text[];
   v_uids text[];
+  v_moves jsonb;
 begin
   if p_runs is null or jsonb_array_length(p_runs) = 0 then
     return;
   end if;
-  select coalesce(jsonb_agg(m), '[]'::jsonb) into v_moves from (
-    select r.uid, -r.cost as amount, 'spend' as type, r.run as ref, r.note, null::text as aid
-      from jsonb_to_recordset(p_runs) as r(run text, uid text, aid text, cost bigint, share numeric, note text)
-     where r.cost > 0 and r.uid is not null
-    union all
-    select a.owner_id, floor(r.cost * r.share)::bigint, 'earn', r.run, r.note, a.id
-      from jsonb_to_recordset(p_runs) as r(run text, uid text, aid text, cost bigint, share numeric, note text)
-      join agents a on a.id = r.aid
-     where r.cost > 0 and r.uid is not null and a.pricing = 'paid' and a.owner_id <> r.uid and floor(r.cost * r.share) > 0
-  ) m;
-  if jsonb_array_length(v_moves) = 0 then
+  v_runs := (select jsonb_agg(e.j || jsonb_build_object('o', e.o) order by e.o) from jsonb_array_elements(p_runs) with ordinality as e(j, o)
+              where (e.j->>'cost')::bigint > 0 and e.j->>'uid' is not null);
+  if v_runs is null then
     return;
   end if;
+  v_aids := array(select distinct r->>'aid' from jsonb_array_elements(v_runs) r where r->>'aid' is not null);
+  perform 1 from (select a.id from agents a where a.id = any(v_aids) order by a.id for no key update) locked_agents;
+  v_uids := array(select r->>'uid' from jsonb_array_elements(v_runs) r
+                  union select a.owner_id from agents a where a.id = any(v_aids) and a.pricing = 'paid');
+  perform 1 from (select u.id from users u where u.id = any(v_uids) order by u.id for no key update) locked_users;
+  with r as (
+    select r->>'run' as run, r->>'uid' as uid, r->>'aid' as aid, (r->>'cost')::bigint as cost,
+           coalesce((r->>'share')::numeric, 0) as share, r->>'note' as note, (r->>'o')::bigint as o
+      from jsonb_array_elements(v_runs) r),
+  b as (
+    select r.*, least(r.cost, greatest(0, u.balance - coalesce(sum(r.cost) over (partition by r.uid order by r.o
+                                                                                  rows between unbounded preceding and 1 preceding), 0))) as covered
+      from r join users u on u.id = r.uid)
+  select coalesce(jsonb_agg(m order by m.k, m.o), '[]'::jsonb) into v_moves from (
+    select b.uid, -b.cost as amount, 'spend' as type, b.run as ref, b.note, null::text as aid, 0 as k, b.o from b
+    union all
+    select a.owner_id, floor(b.covered * b.share)::bigint, 'earn', b.run,
+           case when b.covered < b.cost then concat_ws('; ', b.note, format('share of the %s of %s tokens the runner''s balance covered', b.covered, b.cost))
+                else b.note end,
+           a.id, 1, b.o
+      from b join agents a on a.id = b.aid
+     where a.pricing = 'paid' and a.owner_id <> b.uid and floor(b.covered * b.share) > 0
+  ) m;
   update agents a set earn = a.earn + x.amount
     from (select m->>'aid' as aid, sum((m->>'amount')::bigint) as amount from jsonb_array_elements(v_moves) m
            where m->>'aid' is not null group by m->>'aid') x
    where a.id = x.aid;
-  v_uids := array(select distinct m->>'uid' from jsonb_array_elements(v_moves) m);
-  perform 1 from (select u.id from users u where u.id = any(v_uids) order by u.id for no key update) locked_users;
   with mv as (
     select m->>'uid' as uid, (m->>'amount')::bigint as amount, m->>'type' as type, m->>'ref' as ref, m->>'note' as note, o as ord
       from jsonb_array_elements(v_moves) with ordinality as e(m, o)),

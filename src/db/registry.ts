@@ -44,4 +44,5 @@ export const allMigrations: readonly LazyMigration[] = [
   { name: '0010o_sessions_claim_many', load: async () => (await import('../sessions/migration-claim-many.js')).SessionsClaimManyMigration },
   { name: '0010p_sessions_accept_wait', load: async () => (await import('../sessions/migration-accept-wait.js')).SessionsAcceptWaitMigration },
   { name: '0010q_sessions_generic_plans', load: async () => (await import('../sessions/migration-generic-plans.js')).SessionsGenericPlansMigration },
+  { name: '0010r_billing_earn_covered', load: async () => (await import('../billing/migration-earn-covered.js')).BillingEarnCoveredMigration },
 ];

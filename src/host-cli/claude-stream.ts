@@ -2,6 +2,7 @@
 // line in, zero or more frames out; the final `result` line is kept for
 // run.end rather than turned into a frame.
 import type { Block, HostToHub, Usage } from '../../host-protocol/frames.js';
+import { MAX_RUN_TOKENS } from '../../host-protocol/frames.js';
 
 export interface StreamResult {
   isError: boolean;
@@ -75,9 +76,10 @@ const nat = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 
 /** Input counts every prompt token the engine processed, cached or not. */
 export function usageOf(u: any): Usage | undefined {
   if (!u || typeof u !== 'object') return undefined;
+  // Held to the protocol's bound: past it the hub would take the whole frame as bad and close the channel.
   return {
-    inputTokens: nat(u.input_tokens) + nat(u.cache_creation_input_tokens) + nat(u.cache_read_input_tokens),
-    outputTokens: nat(u.output_tokens),
+    inputTokens: Math.min(MAX_RUN_TOKENS, nat(u.input_tokens) + nat(u.cache_creation_input_tokens) + nat(u.cache_read_input_tokens)),
+    outputTokens: Math.min(MAX_RUN_TOKENS, nat(u.output_tokens)),
   };
 }
 
