@@ -27,28 +27,31 @@ set enable_seqscan = off
 set plan_cache_mode = force_generic_plan
 language plpgsql as $fn$
 declare
-  v_runs jsonb;
-  v_aids text[];
   v_uids text[];
   v_moves jsonb;
 begin
   if p_runs is null or jsonb_array_length(p_runs) = 0 then
     return;
   end if;
-  v_runs := (select jsonb_agg(e.j || jsonb_build_object('o', e.o) order by e.o) from jsonb_array_elements(p_runs) with ordinality as e(j, o)
-              where (e.j->>'cost')::bigint > 0 and e.j->>'uid' is not null);
-  if v_runs is null then
+  -- The agents of the runs to charge, locked, then the users whose balances move: runners and the
+  -- owners of paid agents among them.
+  v_uids := array(
+    select r->>'uid' from jsonb_array_elements(p_runs) r where (r->>'cost')::bigint > 0 and r->>'uid' is not null
+    union
+    select l.owner_id from (
+      select a.id, a.owner_id, a.pricing from agents a
+       where a.id = any(array(select r->>'aid' from jsonb_array_elements(p_runs) r where (r->>'cost')::bigint > 0 and r->>'uid' is not null))
+       order by a.id for no key update) l
+     where l.pricing = 'paid');
+  if cardinality(v_uids) = 0 then
     return;
   end if;
-  v_aids := array(select distinct r->>'aid' from jsonb_array_elements(v_runs) r where r->>'aid' is not null);
-  perform 1 from (select a.id from agents a where a.id = any(v_aids) order by a.id for no key update) locked_agents;
-  v_uids := array(select r->>'uid' from jsonb_array_elements(v_runs) r
-                  union select a.owner_id from agents a where a.id = any(v_aids) and a.pricing = 'paid');
   perform 1 from (select u.id from users u where u.id = any(v_uids) order by u.id for no key update) locked_users;
   with r as (
-    select r->>'run' as run, r->>'uid' as uid, r->>'aid' as aid, (r->>'cost')::bigint as cost,
-           coalesce((r->>'share')::numeric, 0) as share, r->>'note' as note, (r->>'o')::bigint as o
-      from jsonb_array_elements(v_runs) r),
+    select e.j->>'run' as run, e.j->>'uid' as uid, e.j->>'aid' as aid, (e.j->>'cost')::bigint as cost,
+           coalesce((e.j->>'share')::numeric, 0) as share, e.j->>'note' as note, e.o
+      from jsonb_array_elements(p_runs) with ordinality as e(j, o)
+     where (e.j->>'cost')::bigint > 0 and e.j->>'uid' is not null),
   b as (
     select r.*, least(r.cost, greatest(0, u.balance - coalesce(sum(r.cost) over (partition by r.uid order by r.o
                                                                                   rows between unbounded preceding and 1 preceding), 0))) as covered
