@@ -70,6 +70,8 @@ export interface DispatchFigure {
   latency: Latency;
   /** PostgreSQL CPU ms per message sent (undefined without PostgreSQL). */
   pgCpuMsPerMessage?: number;
+  /** The hub's message-path database calls in the phase: calls per message and mean wall ms per call, by function. */
+  dbCalls?: string;
 }
 
 export interface DeltaFigure {
@@ -267,6 +269,7 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
       let sent = 0, accepted = 0, queued = 0, errors = 0;
       const inflight: Promise<void>[] = [];
       const cpuBefore = await cpu?.read(target.app, target.notApp);
+      const dbBefore = target === hubTarget ? await dbCalls(t.url) : undefined;
       const start = performance.now();
       const total = Math.round(r * secs);
       let next = 0;
@@ -298,9 +301,11 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
       await eventually(target.idle, 10_000, 20).catch(() => undefined);
       const elapsed = (performance.now() - start) / 1000;
       const cpuAfter = await cpu?.read(target.app, target.notApp);
+      const calls = dbBefore && dbCallsLine(dbBefore, await dbCalls(t.url), sent);
+      if (calls) say(`rate ${r}: ${calls}`);
       say(`rate ${r}: sent ${sent}, dispatched ${lat.length} in ${elapsed.toFixed(1)} s`);
       const pgMs = cpuBefore === undefined || cpuAfter === undefined ? undefined : Math.round(((cpuAfter - cpuBefore) / sent) * 1000) / 1000;
-      return { rate: r, sent, accepted, queued, errors, dispatched: lat.length, messagesPerSecond: Math.round(lat.length / elapsed), latency: pct(lat), pgCpuMsPerMessage: pgMs };
+      return { rate: r, sent, accepted, queued, errors, dispatched: lat.length, messagesPerSecond: Math.round(lat.length / elapsed), latency: pct(lat), pgCpuMsPerMessage: pgMs, ...(calls ? { dbCalls: calls } : {}) };
     };
     // Warm-up (JIT, pools, the tables' first pages and statistics), not reported: at 50 msg/s for 1 s the
     // first measured phase still carried it (p99 of 90–360 ms at 500 msg/s for the relay and the hub alike).
@@ -354,6 +359,27 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
   }
 }
 
+/** The hub's message-path database calls so far (count and seconds, by function), from its /metrics. */
+async function dbCalls(url: string): Promise<Map<string, { n: number; s: number }>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const m = new Map<string, { n: number; s: number }>();
+  for (const [, kind, fn, v] of text.matchAll(/^hub_db_call_duration_seconds_(sum|count)\{function="([^"]+)"\} (\S+)$/gm)) {
+    const e = m.get(fn!) ?? { n: 0, s: 0 };
+    if (kind === 'count') e.n = Number(v);
+    else e.s = Number(v);
+    m.set(fn!, e);
+  }
+  return m;
+}
+
+/** Calls per message and mean ms per call in a phase, by function. */
+function dbCallsLine(a: Map<string, { n: number; s: number }>, b: Map<string, { n: number; s: number }>, sent: number): string {
+  return [...b].map(([fn, e]) => {
+    const n = e.n - (a.get(fn)?.n ?? 0), s = e.s - (a.get(fn)?.s ?? 0);
+    return `${fn} ${(n / sent).toFixed(3)} calls/msg, ${n ? ((s / n) * 1000).toFixed(2) : '-'} ms/call`;
+  }).join('; ');
+}
+
 /** The producers sent less than 90 % of the offered rate in either phase: the rows do not compare the same load. */
 const behind = (d: DispatchResult['deltas'][number]) => d.fanout.rate < 0.9 * d.rate || d.hub.rate < 0.9 * d.rate;
 const deltaSaturated = (f: DeltaFigure) => !(f.latency.p99 <= BASELINE_SATURATED_MS) || f.received < f.sent;
@@ -391,6 +417,8 @@ function record(r: DispatchResult): void {
     '| offered | bare relay | hub | hub p99 / relay p99 | target | started at once (≥ 99 %) | PG CPU ms/msg hub | PG CPU ms/msg relay |',
     '|---|---|---|---:|---|---|---:|---:|',
     ...r.dispatch.map(dispatchRow),
+    '',
+    ...r.dispatch.filter((d) => d.hub.dbCalls).map((d) => `The hub's database calls at ${d.rate} msg/s (its /metrics, hub_db_call_duration_seconds): ${d.hub.dbCalls}.`),
     '',
     `host run.delta → SSE message.delta over 20 turns, sent every ${DELTA_TICK_MS} ms (p50 / p99 / max ms). Baseline: the bare fan-out (bench/baselines/fanout.ts: WebSocket frames to SSE readers, one corked write per reader per event-loop turn), the same producer and reader code.`,
     '',

@@ -11,18 +11,24 @@
 // terminated (a crashed host process: the node sees the TCP close) and its
 // socket left open but silent (a cut network: only the heartbeat window tells).
 // A bare uWebSockets.js server holding one node's share, pinged in the same
-// state of the machine, is the floor for the ping figure.
+// state of the machine, is the floor for the ping figure. The hosts speak
+// through bench/raw-host.ts (the upgrade written by hand on a socket): the
+// `ws` client of the tests cost so much per handshake that on 2 cores it, not
+// the server, set the connect time (BENCH_CLUSTER_CLIENT=ws uses it still).
+// CPU per channel over the connect span is reported for the hub nodes, the
+// client processes, PostgreSQL and Redis.
 //
 //   DATABASE_URL=… REDIS_URL=… npx tsx bench/hosts-cluster.ts
-//   (BENCH_CLUSTER_HOSTS=60000, BENCH_CLUSTER_NODES=4, BENCH_CLUSTER_CLIENTS, BENCH_CLUSTER_HEARTBEAT_MS=15000,
+//   (BENCH_CLUSTER_HOSTS=60000, BENCH_CLUSTER_NODES=4, BENCH_CLUSTER_CLIENTS, BENCH_CLUSTER_CLIENT=raw|ws, BENCH_CLUSTER_HEARTBEAT_MS=15000,
 //    BENCH_CLUSTER_STEADY_SECONDS=15, BENCH_CLUSTER_BARE=0 to skip the bare server, BENCH_MAX_SECONDS=600,
 //    BENCH_HUB_PROFILE=/tmp/node-%n.cpuprofile for each node's CPU profile from the first connect to close)
 import { fork, type ChildProcess } from 'node:child_process';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, readdirSync } from 'node:fs';
 import { cpus, totalmem, loadavg, platform } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
-import { connectFakeHost, wsUrl, type FakeHost } from '../test/helpers/host.js';
+import { connectFakeHost, wsUrl } from '../test/helpers/host.js';
+import { connectRawHost, type RawHost } from './raw-host.js';
 import { createTestDatabase } from '../test/helpers/hub.js';
 import { redisUrlOrSkip, testPrefix } from '../test/helpers/redis.js';
 import { HOST_WS_PATH } from '../host-protocol/version.js';
@@ -68,8 +74,25 @@ type FromClient =
   | { t: 'killed'; at: number; lastBeatAt?: number }
   | { t: 'open'; n: number };
 
+/** The `ws` client of the tests behind the raw client's face (BENCH_CLUSTER_CLIENT=ws). */
+async function connectWsHost(url: string, cred: string, opts: { localAddress: string; name: string; heartbeat: boolean }): Promise<RawHost> {
+  const h = await connectFakeHost(url, cred, opts);
+  const welcome = h.frames.find((f) => f.t === 'welcome') as { heartbeatMs: number } | undefined;
+  // Frames are not kept: thousands of hosts each holding its welcome and pongs would be the bench's memory, not the hub's.
+  h.frames.length = 0;
+  h.ws.on('message', () => void (h.frames.length = 0));
+  return {
+    hostId: h.hostId, heartbeatMs: welcome?.heartbeatMs, openedAt: h.openedAt,
+    get open() {
+      return h.ws.readyState === h.ws.OPEN;
+    },
+    send: h.send, ping: h.ping, terminate: () => h.ws.terminate(),
+  };
+}
+
 function clientProcess(): void {
-  const hosts: Array<FakeHost | undefined> = [];
+  const connectHost = process.env.BENCH_CLUSTER_CLIENT === 'ws' ? connectWsHost : connectRawHost;
+  const hosts: Array<RawHost | undefined> = [];
   const beats = new Map<number, NodeJS.Timeout>();
   let beatId = 1_000_000; // ping ids of their own, clear of the FakeHost's
   /** When each silent-capable host last pinged (its last sign of life once killed). */
@@ -93,20 +116,16 @@ function clientProcess(): void {
           const j = m.jobs[i];
           try {
             const t0 = performance.now();
-            const h = await connectFakeHost(j.url, j.cred, { localAddress: j.addr, name: `h${i}`, heartbeat: !j.silent });
+            const h = await connectHost(j.url, j.cred, { localAddress: j.addr, name: `h${i}`, heartbeat: !j.silent });
             if (i % 10 === 0 && h.openedAt !== undefined) {
               upgradeMs.push(h.openedAt - t0);
               helloMs.push(performance.now() - h.openedAt);
             }
-            // Pings like connectFakeHost's own heartbeat, from a timer `kill` can stop while the socket stays open.
-            const welcome = h.frames.find((f) => f.t === 'welcome') as { heartbeatMs: number } | undefined;
+            // Pings like the client's own heartbeat, from a timer `kill` can stop while the socket stays open.
             if (j.silent) {
               lastBeat.set(i, now());
-              beats.set(i, setInterval(() => (h.send({ t: 'ping', id: ++beatId, ts: Date.now() }), lastBeat.set(i, now())), welcome?.heartbeatMs ?? 5000));
+              beats.set(i, setInterval(() => (h.send({ t: 'ping', id: ++beatId, ts: Date.now() }), lastBeat.set(i, now())), h.heartbeatMs ?? 5000));
             }
-            // Frames are not kept: thousands of hosts each holding its welcome and pongs would be the bench's memory, not the hub's.
-            h.frames.length = 0;
-            h.ws.on('message', () => void (h.frames.length = 0));
             hosts[i] = h;
             byUrl[j.url] = (byUrl[j.url] ?? 0) + 1;
             lastAt = now();
@@ -125,7 +144,7 @@ function clientProcess(): void {
         upgradeMs, helloMs,
       });
     } else if (m.t === 'ping') {
-      const live = hosts.filter((h): h is FakeHost => !!h && h.ws.readyState === h.ws.OPEN);
+      const live = hosts.filter((h): h is RawHost => !!h && h.open);
       const rtts: number[] = [];
       let k = 0;
       const pinger = async () => {
@@ -137,13 +156,13 @@ function clientProcess(): void {
       const h = hosts[m.index];
       clearInterval(beats.get(m.index));
       const at = now();
-      if (m.mode === 'terminate') h?.ws.terminate(); // no close frame: the socket just goes
+      if (m.mode === 'terminate') h?.terminate(); // no close frame: the socket just goes
       send({ t: 'killed', at, lastBeatAt: lastBeat.get(m.index) });
     } else if (m.t === 'open') {
-      send({ t: 'open', n: hosts.filter((h) => h && h.ws.readyState === h.ws.OPEN).length });
+      send({ t: 'open', n: hosts.filter((h) => h?.open).length });
     } else if (m.t === 'close') {
       for (const t of beats.values()) clearInterval(t);
-      for (const h of hosts) h?.ws.terminate();
+      for (const h of hosts) h?.terminate();
       process.exit(0);
     }
   });
@@ -255,6 +274,8 @@ export interface ClusterResult {
   bareConnect?: { n: number; connected: number; seconds: number; phases: ConnectPhases };
   /** Where a connection's time went, from a sample of one in ten. */
   connectPhases: ConnectPhases;
+  /** CPU ms per channel from the first connect to the last welcome: the hub nodes, the client processes, PostgreSQL's processes, Redis. */
+  connectCpu: { hubs: number; clients: number; postgres: number; redis: number };
   steadySeconds: number;
   /** Redis CPU (user + sys) over the steady window. */
   redisCpuMs: number;
@@ -274,6 +295,23 @@ function procCpuMs(pid: number | undefined): number {
   } catch {
     return NaN;
   }
+}
+
+/** utime + stime of every process named postgres on this machine, ms (the database must run here to be counted). */
+function postgresCpuMs(): number {
+  let ms = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (!st.includes('(postgres)')) continue;
+      const f = st.split(') ')[1].split(' ');
+      ms += ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ms;
 }
 
 /** The soft and hard open-file limits of a process (Linux /proc). */
@@ -392,10 +430,19 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
 
     if (process.env.BENCH_HUB_PROFILE) for (const h of hubs) h.profile(); // each node's CPU profile from here to close
     // Connect: every client at once; from the first connect anywhere to the last welcome anywhere.
+    const cpuOf = async () => ({ hubs: hubs.map((h) => procCpuMs(h.pid)), clients: clients.map((c) => procCpuMs(c.child.pid)), postgres: postgresCpuMs(), redis: (await redisCpu(redis)).cpuMs });
+    const cpuBefore = await cpuOf();
     const done = await Promise.all(clients.map((c, i) => c.ask<FromClient & { t: 'connected' }>({ t: 'connect', jobs: jobsOf(i), concurrency }, 'connected')));
+    const cpuAfter = await cpuOf();
+    const sum = (xs: number[]) => xs.reduce((a, x) => a + x, 0);
+    const perChannel = (ms: number) => r2(ms / Math.max(1, done.reduce((a, d) => a + d.connected, 0)));
+    const connectCpu = {
+      hubs: perChannel(sum(cpuAfter.hubs) - sum(cpuBefore.hubs)), clients: perChannel(sum(cpuAfter.clients) - sum(cpuBefore.clients)),
+      postgres: perChannel(cpuAfter.postgres - cpuBefore.postgres), redis: perChannel(cpuAfter.redis - cpuBefore.redis),
+    };
     const connectSeconds = (Math.max(...done.map((d) => d.lastAt)) - Math.min(...done.map((d) => d.firstAt))) / 1000;
     const connected = done.reduce((a, d) => a + d.connected, 0);
-    step(`${connected} connected in ${connectSeconds.toFixed(1)} s (${done.reduce((a, d) => a + d.failed, 0)} failed); phases ${JSON.stringify(phasesOf(done))}`);
+    step(`${connected} connected in ${connectSeconds.toFixed(1)} s (${done.reduce((a, d) => a + d.failed, 0)} failed); phases ${JSON.stringify(phasesOf(done))}; CPU ms per channel ${JSON.stringify(connectCpu)}`);
     const channels = urls.map((u) => done.reduce((a, d) => a + (d.byUrl[u] ?? 0), 0));
     await sleep(3000); // batched writes and presence settle before memory is read
     const open = await Promise.all(hubs.map((h) => h.stats!()));
@@ -493,7 +540,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
       pings: rtts.length,
       bare: bareFig,
       bareConnect,
-      connectPhases: phasesOf(done),
+      connectPhases: phasesOf(done), connectCpu,
       steadySeconds: r2(elapsed),
       redisCpuMs: Math.round(r1.cpuMs - r0.cpuMs),
       redisCpuMsPerSecondPer1000: r2((r1.cpuMs - r0.cpuMs) / elapsed / (connected / 1000)),
@@ -559,6 +606,7 @@ function record(r: ClusterResult): void {
     `Targets (issue 15, target 4):`,
     `- all connected in < ${TARGET_CONNECT_S} s: ${r.connectSeconds} s from the first connect to the last welcome, ${r.connected} of ${r.n} — ${verdict(r.connectSeconds < TARGET_CONNECT_S && r.connected === r.n)}${r.bareConnect ? `; the floor, the same clients against ${r.nodes} bare uWS servers before the hubs started: ${r.bareConnect.seconds} s for ${r.bareConnect.connected} of ${r.bareConnect.n} (hub ${r2(r.connectSeconds / r.bareConnect.seconds)}× the floor)` : ''}.`,
     `  Where a connection's time went (p50 / p99 ms, one connection in ten): connect → open (TCP and the upgrade, the credential check included) ${r.connectPhases.upgrade.p50} / ${r.connectPhases.upgrade.p99}, open → welcome (the hello) ${r.connectPhases.hello.p50} / ${r.connectPhases.hello.p99}${r.bareConnect ? `; against the bare servers ${r.bareConnect.phases.upgrade.p50} / ${r.bareConnect.phases.upgrade.p99} and ${r.bareConnect.phases.hello.p50} / ${r.bareConnect.phases.hello.p99}` : ''}.`,
+    ...(r.connectCpu ? [`  CPU per channel over the same span (ms, all processes of each kind): hub nodes ${r.connectCpu.hubs}, client processes ${r.connectCpu.clients}, PostgreSQL ${r.connectCpu.postgres}, Redis ${r.connectCpu.redis}.`] : []),
     `- ≤ ${TARGET_KB_PER_CHANNEL} KB RSS per channel per node: worst node ${worstKb} KB — ${verdict(worstKb <= TARGET_KB_PER_CHANNEL)}.`,
     `- ping p99 ≤ ${TARGET_PING_P99_MS} ms: ${r.pingP99ms} ms — ${verdict(r.pingP99ms <= TARGET_PING_P99_MS)}.`,
     `- Redis CPU per 1,000 hosts measured: ${r.redisCpuMsPerSecondPer1000} ms/s.`,

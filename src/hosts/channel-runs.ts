@@ -2,13 +2,14 @@
 // and the run-reconciliation verbs built on that. A channel speaks for the
 // runs sent to it and, after its hello, for those the database holds open on
 // its host; its run frames wait (bounded) until that look-up answers, one
-// query per burst of hellos. Frames for any other run are dropped.
+// query in flight for all the hellos meanwhile. Frames for any other run are dropped.
 import { CloseCodes } from '../../host-protocol/version.js';
 import type { FrameOf, HubToHost } from '../../host-protocol/frames.js';
 import type { Logger } from '../log.js';
 import { frameBytes } from '../limits.js';
 import type { RunFrame } from './gateway.js';
 import type { HostConnection } from './connection.js';
+import { Coalescer } from '../coalesce.js';
 
 /** Run ids a channel remembers as sent again (see resend). */
 const RESENT_MAX = 10_000;
@@ -19,8 +20,8 @@ export class ChannelRuns {
   private handlers: Array<(hostId: string, f: RunFrame) => void> = [];
   /** Until a domain says which runs are open (sessions/ does at start), a channel speaks only for the runs sent to it. */
   private resolver: RunResolver = async () => [];
-  /** Channels that said hello and wait for their open runs to be looked up (one query per burst). */
-  private admitting: HostConnection[] = [];
+  /** Channels that said hello and wait for their open runs to be looked up (one query in flight; the hellos meanwhile go in the next). */
+  private admitting = new Coalescer<HostConnection>((conns) => this.admitOpenRuns(conns), 1000);
   /** Run frames dropped on this node because their run is not bound to the sending channel. */
   dropped = 0;
 
@@ -43,7 +44,7 @@ export class ChannelRuns {
   /** The channel said hello: its frames for runs started before it wait until the database says which are its own. */
   hello(conn: HostConnection): void {
     conn.held = [];
-    if (this.admitting.push(conn) === 1) setImmediate(() => void this.admitOpenRuns());
+    this.admitting.add(conn);
   }
 
   /** A run frame from the channel: held while its runs are looked up, else passed on if the run is bound to it. */
@@ -96,8 +97,7 @@ export class ChannelRuns {
   }
 
   /** Looks up the open runs of the channels that said hello since the last call, then passes on what they held. */
-  private async admitOpenRuns(): Promise<void> {
-    const conns = this.admitting.splice(0);
+  private async admitOpenRuns(conns: HostConnection[]): Promise<void> {
     let open: Array<{ hostId: string; runId: string }>;
     try {
       open = await this.resolver([...new Set(conns.map((c) => c.hostId))]);

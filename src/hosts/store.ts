@@ -12,6 +12,7 @@ import type { Engine } from '../../host-protocol/frames.js';
 import { publishObj, subscribeObj } from '../bus/bus.js';
 import { ExpiringMap } from '../bus/expiring.js';
 import { hashSecret } from './credentials.js';
+import { Coalescer } from '../coalesce.js';
 
 export interface HostIdentity {
   hostId: string;
@@ -40,6 +41,8 @@ export class HostStore {
   private bad = new ExpiringMap<string, true>(() => NEGATIVE_TTL_MS, CACHE_MAX);
   /** Credential hashes looked up in the database so far (a seam for tests and metrics). */
   dbLookups = 0;
+  /** Lookup queries so far (a reconnect storm must cost few). */
+  lookupQueries = 0;
   private checkTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private hellos = new Map<string, HelloData>();
@@ -107,28 +110,22 @@ export class HostStore {
     if (this.bad.get(hash)) return Promise.resolve(undefined);
     return new Promise((resolve, reject) => {
       const waiting = this.lookups.get(hash);
-      if (waiting) waiting.push({ resolve, reject });
-      else this.lookups.set(hash, [{ resolve, reject }]);
-      if (!this.lookupScheduled) {
-        this.lookupScheduled = true;
-        setImmediate(() => void this.lookupBatch());
-      }
+      if (waiting) return void waiting.push({ resolve, reject });
+      this.lookups.set(hash, [{ resolve, reject }]);
+      this.lookupQueue.add(hash);
     });
   }
 
   private lookups = new Map<string, Array<{ resolve(v: HostIdentity | undefined): void; reject(e: unknown): void }>>();
-  private lookupScheduled = false;
+  /** One lookup query in flight; the credentials that arrive meanwhile go in the next (a reconnect storm is a few queries, not thousands). */
+  private lookupQueue = new Coalescer<string>((hashes) => this.lookupBatch(hashes), 1000);
 
-  /** One query for every credential that arrived since the last one (a reconnect storm is a few queries, not thousands). */
-  private async lookupBatch(): Promise<void> {
-    this.lookupScheduled = false;
-    const batch = [...this.lookups].slice(0, 1000);
-    for (const [h] of batch) this.lookups.delete(h);
-    if (this.lookups.size) {
-      this.lookupScheduled = true;
-      setImmediate(() => void this.lookupBatch());
-    }
+  /** One query for the credentials that arrived since the last one. */
+  private async lookupBatch(hashes: string[]): Promise<void> {
+    const batch = hashes.map((h) => [h, this.lookups.get(h)!] as const);
+    for (const h of hashes) this.lookups.delete(h);
     this.dbLookups += batch.length;
+    this.lookupQueries++;
     try {
       const rows = await this.ctx.em().getConnection().execute(
         `select id, user_id, credential_hash from hosts where credential_hash in (${batch.map(() => '?').join(',')})`,
@@ -192,11 +189,15 @@ export class HostStore {
       this.hellos.clear();
       for (let i = 0; i < batch.length; i += 2000) {
         const part = batch.slice(i, i + 2000);
-        const values = part.map(() => '(?, ?, ?, ?::int, ?::jsonb, ?::int)').join(',');
+        // The hello's last-seen time goes in the same row update (one row version per connect, not two).
+        const seen = part.map(([id]) => this.seen.get(id));
+        for (const [id] of part) this.seen.delete(id);
+        const values = part.map(() => '(?, ?, ?, ?::int, ?::jsonb, ?::int, ?::timestamptz)').join(',');
         await this.write(
-          `update hosts h set name = v.name, cli_version = v.cli, protocol_version = v.pv, engines = v.engines, capacity = v.cap, updated_at = now()
-           from (values ${values}) as v(id, name, cli, pv, engines, cap) where h.id = v.id`,
-          part.flatMap(([id, h]) => [id, h.name, h.cliVersion, h.protocolVersion, JSON.stringify(h.engines), h.capacity]),
+          `update hosts h set name = v.name, cli_version = v.cli, protocol_version = v.pv, engines = v.engines, capacity = v.cap, updated_at = now(),
+                  last_seen_at = coalesce(v.t, h.last_seen_at)
+           from (values ${values}) as v(id, name, cli, pv, engines, cap, t) where h.id = v.id`,
+          part.flatMap(([id, h], k) => [id, h.name, h.cliVersion, h.protocolVersion, JSON.stringify(h.engines), h.capacity, seen[k] === undefined ? null : new Date(seen[k]!).toISOString()]),
         );
       }
     }

@@ -11,6 +11,7 @@ import { publishObj, subscribeObj } from '../bus/bus.js';
 import { takeSettingsLease, renewSettingsLease, releaseSettingsLease, type SettingsLease } from '../hosts/settings-lease.js';
 import { HostModelBinding, ModelConfig, type BindingStatus } from './entities.js';
 import type { ModelConfigService } from './service.js';
+import { Coalescer } from '../coalesce.js';
 
 export interface BindingView {
   configId: string;
@@ -53,7 +54,7 @@ export class ModelBindings {
       for (const h of m.hostIds) this.clean.delete(h);
     });
     // A reconnect storm costs one query per burst, not one per host.
-    this.gateway.onHostsUp((hosts) => void this.kickOwing(hosts.map((h) => h.hostId)));
+    this.gateway.onHostsUp((hosts) => this.owingQueue.add(...hosts.map((h) => h.hostId)));
     this.gateway.onIdle((hostId) => {
       if (!this.clean.has(hostId)) this.kick(hostId);
     });
@@ -148,6 +149,9 @@ export class ModelBindings {
   }
 
   /** Of these hosts (just online), kick those that owe a delivery; the rest are known clean. */
+  /** Hosts just online, checked for owed deliveries: one query in flight for all the hellos meanwhile. */
+  private readonly owingQueue = new Coalescer<string>((hostIds) => this.kickOwing([...new Set(hostIds)]), 1000);
+
   private async kickOwing(hostIds: string[]): Promise<void> {
     if (!hostIds.length) return;
     const seq = this.owedSeq;

@@ -12,6 +12,7 @@ import { LostRunSweep } from './lost-runs.js';
 import { isEngineSessionId } from '../../host-protocol/engine-values.js';
 import { capMode, modeFactsOf } from '../agents/usage.js';
 import type { FrameOf, HubToHost } from '../../host-protocol/frames.js';
+import { Coalescer } from '../coalesce.js';
 
 /** After a host's hello, how long its buffered run frames get before its unknown runs count as lost. */
 export const LOST_RUN_GRACE_MS = 3000;
@@ -51,8 +52,11 @@ export class Scheduler {
     gateway.onRunStarting((hostId, f, meta) => this.runs().tracked({ id: f.runId, sessionId: f.sessionId, hostId, agentId: meta.agentId, engine: f.engine }));
     // After a hello, a host may speak for the runs the database holds open on it (and those sent to it since).
     gateway.setRunResolver((hostIds) => this.openRuns(hostIds));
-    // A reconnect storm costs one query per burst of hellos, not one per host.
-    gateway.onHostsUp((hosts) => void this.hostsUp(hosts));
+    // A reconnect storm costs one query in flight for all the hellos meanwhile, not one per host.
+    gateway.onHostsUp((hosts) => {
+      const at = new Date();
+      this.upQueue.add(...hosts.map((h) => ({ ...h, at })));
+    });
     gateway.onHostDown((hostId) => this.down.hostDown(hostId));
     // Presence lost by Redis and written again: a drain that found the host offline meanwhile did nothing.
     gateway.onPresenceRestored((hostIds) => {
@@ -63,6 +67,9 @@ export class Scheduler {
   private em(): Em {
     return this.ctx.em() as unknown as Em;
   }
+
+  /** Hosts that said hello, each with when: one hostsUp query in flight at a time. */
+  private readonly upQueue = new Coalescer<{ hostId: string; running: string[]; at: Date }>((hosts) => this.hostsUp(hosts), 1000);
 
   /** Runs open on these hosts: one query for a burst of hellos. */
   private async openRuns(hostIds: string[]): Promise<Array<{ hostId: string; runId: string }>> {
@@ -227,10 +234,11 @@ export class Scheduler {
    * Hosts finished their hello: runs the hub thinks are on a host but the host no longer runs are
    * lost; hosts with waiting work drain. One query for the whole burst when there is nothing to do.
    */
-  private async hostsUp(hosts: Array<{ hostId: string; running: string[] }>): Promise<void> {
+  private async hostsUp(hosts: Array<{ hostId: string; running: string[]; at: Date }>): Promise<void> {
     if (!hosts.length) return;
-    const helloAt = new Date();
-    const ids = hosts.map((h) => h.hostId);
+    // Only runs started before the batch's first hello are judged (one dispatched since is not in `running`).
+    const helloAt = new Date(Math.min(...hosts.map((h) => h.at.getTime())));
+    const ids = [...new Set(hosts.map((h) => h.hostId))];
     let open: Array<{ id: string; status: string; host_id: string; session_id: string; agent_id: string; engine: string }>;
     try {
       open = await rows(this.em(),
@@ -242,10 +250,15 @@ export class Scheduler {
     for (const h of new Set(open.filter((t) => t.status === 'queued').map((t) => t.host_id))) void this.drain(h);
     const still = new Set(hosts.flatMap((h) => h.running));
     const suspects = open.filter((t) => t.status !== 'queued' && !still.has(t.id));
-    if (!suspects.length) return;
-    // A run that ended while the host was away is not in `running`, but its frames (kept by the
-    // host while disconnected) follow the welcome: judge only what is still open after they had time,
-    // and only runs started before the hello.
+    if (suspects.length) void this.lostAfterHello(ids, suspects, helloAt); // not awaited: the next batch of hellos goes on
+  }
+
+  /**
+   * A run that ended while the host was away is not in `running`, but its frames (kept by the
+   * host while disconnected) follow the welcome: judge only what is still open after they had time,
+   * and only runs started before the hello.
+   */
+  private async lostAfterHello(ids: string[], suspects: Array<{ id: string; host_id: string; session_id: string; agent_id: string; engine: string }>, helloAt: Date): Promise<void> {
     await new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS).unref?.());
     if (this.closed || this.stopping()) return;
     try {
