@@ -271,7 +271,7 @@ export interface ClusterResult {
   pings: number;
   bare?: { n: number; connected: number; pingP50ms: number; pingP99ms: number; pings: number };
   /** The connect floor: the same client processes and jobs against bare uWS servers, one per node, before the hubs start. */
-  bareConnect?: { n: number; connected: number; seconds: number; phases: ConnectPhases };
+  bareConnect?: { n: number; connected: number; seconds: number; phases: ConnectPhases; cpu: { servers: number; clients: number } };
   /** Where a connection's time went, from a sample of one in ten. */
   connectPhases: ConnectPhases;
   /** CPU ms per channel from the first connect to the last welcome: the hub nodes, the client processes, PostgreSQL's processes, Redis. */
@@ -390,11 +390,15 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
       for (let k = 0; k < nodeCount; k++) servers.push(await forkBare());
       for (let c = 0; c < clientCount; c++) floorClients.push(await startClient());
       const jobsOf = jobsFor(servers.map((x) => `ws://127.0.0.1:${x.port}${HOST_WS_PATH}`), [], []);
+      const cpuOf = () => [servers.map((x) => procCpuMs(x.child.pid)), floorClients.map((c) => procCpuMs(c.child.pid))].map((xs) => xs.reduce((a, x) => a + x, 0));
+      const [s0, c0] = cpuOf();
       const done = await Promise.all(floorClients.map((c, i) => c.ask<FromClient & { t: 'connected' }>({ t: 'connect', jobs: jobsOf(i), concurrency }, 'connected')));
+      const [s1, c1] = cpuOf();
       const seconds = (Math.max(...done.map((d) => d.lastAt)) - Math.min(...done.map((d) => d.firstAt))) / 1000;
       const connected = done.reduce((a, d) => a + d.connected, 0);
-      step(`connect floor: ${connected} connected in ${seconds.toFixed(1)} s; phases ${JSON.stringify(phasesOf(done))}`);
-      return { n, connected, seconds: r2(seconds), phases: phasesOf(done) };
+      const cpu = { servers: r2((s1 - s0) / Math.max(1, connected)), clients: r2((c1 - c0) / Math.max(1, connected)) };
+      step(`connect floor: ${connected} connected in ${seconds.toFixed(1)} s; phases ${JSON.stringify(phasesOf(done))}; CPU ms per channel ${JSON.stringify(cpu)}`);
+      return { n, connected, seconds: r2(seconds), phases: phasesOf(done), cpu };
     } finally {
       await Promise.all(floorClients.map((c) => c.close().catch(() => undefined)));
       for (const x of servers) x.child.kill('SIGKILL');
@@ -606,7 +610,7 @@ function record(r: ClusterResult): void {
     `Targets (issue 15, target 4):`,
     `- all connected in < ${TARGET_CONNECT_S} s: ${r.connectSeconds} s from the first connect to the last welcome, ${r.connected} of ${r.n} — ${verdict(r.connectSeconds < TARGET_CONNECT_S && r.connected === r.n)}${r.bareConnect ? `; the floor, the same clients against ${r.nodes} bare uWS servers before the hubs started: ${r.bareConnect.seconds} s for ${r.bareConnect.connected} of ${r.bareConnect.n} (hub ${r2(r.connectSeconds / r.bareConnect.seconds)}× the floor)` : ''}.`,
     `  Where a connection's time went (p50 / p99 ms, one connection in ten): connect → open (TCP and the upgrade, the credential check included) ${r.connectPhases.upgrade.p50} / ${r.connectPhases.upgrade.p99}, open → welcome (the hello) ${r.connectPhases.hello.p50} / ${r.connectPhases.hello.p99}${r.bareConnect ? `; against the bare servers ${r.bareConnect.phases.upgrade.p50} / ${r.bareConnect.phases.upgrade.p99} and ${r.bareConnect.phases.hello.p50} / ${r.bareConnect.phases.hello.p99}` : ''}.`,
-    ...(r.connectCpu ? [`  CPU per channel over the same span (ms, all processes of each kind): hub nodes ${r.connectCpu.hubs}, client processes ${r.connectCpu.clients}, PostgreSQL ${r.connectCpu.postgres}, Redis ${r.connectCpu.redis}.`] : []),
+    ...(r.connectCpu ? [`  CPU per channel over the same span (ms, all processes of each kind): hub nodes ${r.connectCpu.hubs}, client processes ${r.connectCpu.clients}, PostgreSQL ${r.connectCpu.postgres}, Redis ${r.connectCpu.redis}${r.bareConnect?.cpu ? `; against the bare servers: servers ${r.bareConnect.cpu.servers}, client processes ${r.bareConnect.cpu.clients}` : ''}.`] : []),
     `- ≤ ${TARGET_KB_PER_CHANNEL} KB RSS per channel per node: worst node ${worstKb} KB — ${verdict(worstKb <= TARGET_KB_PER_CHANNEL)}.`,
     `- ping p99 ≤ ${TARGET_PING_P99_MS} ms: ${r.pingP99ms} ms — ${verdict(r.pingP99ms <= TARGET_PING_P99_MS)}.`,
     `- Redis CPU per 1,000 hosts measured: ${r.redisCpuMsPerSecondPer1000} ms/s.`,
