@@ -19,7 +19,8 @@
 // client processes, PostgreSQL and Redis.
 //
 //   DATABASE_URL=… REDIS_URL=… npx tsx bench/hosts-cluster.ts
-//   (BENCH_CLUSTER_HOSTS=60000, BENCH_CLUSTER_NODES=4, BENCH_CLUSTER_CLIENTS, BENCH_CLUSTER_CLIENT=raw|ws, BENCH_CLUSTER_HEARTBEAT_MS=15000,
+//   (BENCH_CLUSTER_HOSTS=60000, BENCH_CLUSTER_NODES=4, BENCH_CLUSTER_CLIENTS, BENCH_CLUSTER_CLIENT=raw|ws,
+//    BENCH_CLUSTER_KNOWN=1 for hosts that connected before (their rows hold their hello: a reconnect storm), BENCH_CLUSTER_HEARTBEAT_MS=15000,
 //    BENCH_CLUSTER_STEADY_SECONDS=15, BENCH_CLUSTER_BARE=0 to skip the bare server, BENCH_MAX_SECONDS=600,
 //    BENCH_HUB_PROFILE=/tmp/node-%n.cpuprofile for each node's CPU profile from the first connect to close)
 import { fork, type ChildProcess } from 'node:child_process';
@@ -58,6 +59,8 @@ const step = (what: string) => process.stderr.write(`hosts-cluster ${((Date.now(
 /** One host a client process connects: its credential, the node's URL, its source address; `silent` hosts ping from a timer the bench can stop. */
 interface Job {
   cred: string;
+  /** The host's name in its hello (`h${i}`, i its index in the whole cluster, as bench/hosts.ts seeds known hosts). */
+  name: string;
   url: string;
   addr: string;
   silent?: boolean;
@@ -116,7 +119,7 @@ function clientProcess(): void {
           const j = m.jobs[i];
           try {
             const t0 = performance.now();
-            const h = await connectHost(j.url, j.cred, { localAddress: j.addr, name: `h${i}`, heartbeat: !j.silent });
+            const h = await connectHost(j.url, j.cred, { localAddress: j.addr, name: j.name, heartbeat: !j.silent });
             if (i % 10 === 0 && h.openedAt !== undefined) {
               upgradeMs.push(h.openedAt - t0);
               helloMs.push(performance.now() - h.openedAt);
@@ -334,6 +337,7 @@ async function redisCpu(r: Redis): Promise<{ cpuMs: number; commands: number }> 
 export async function run(opts: { write?: boolean; n?: number; nodes?: number } = {}): Promise<ClusterResult> {
   const n = opts.n ?? Number(process.env.BENCH_CLUSTER_HOSTS ?? 60_000);
   const nodeCount = opts.nodes ?? Number(process.env.BENCH_CLUSTER_NODES ?? 4);
+  const known = process.env.BENCH_CLUSTER_KNOWN === '1';
   const window = Number(process.env.BENCH_CLUSTER_HEARTBEAT_MS ?? 15_000);
   const steadySeconds = Number(process.env.BENCH_CLUSTER_STEADY_SECONDS ?? 15);
   const maxSeconds = Number(process.env.BENCH_MAX_SECONDS ?? 600);
@@ -377,7 +381,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
   const jobsFor = (urls: string[], creds: string[], victims: number[]) => (c: number): Job[] => {
     const out: Job[] = [];
     for (let i = c * perClient; i < Math.min(n, (c + 1) * perClient); i++) {
-      out.push({ cred: creds[i] ?? 'none', url: urls[i % nodeCount], addr: `127.0.0.${2 + (i % ADDRESSES)}`, silent: i >= nodeCount && i < nodeCount * 2 && victims.length > 0 });
+      out.push({ cred: creds[i] ?? 'none', name: `h${i}`, url: urls[i % nodeCount], addr: `127.0.0.${2 + (i % ADDRESSES)}`, silent: i >= nodeCount && i < nodeCount * 2 && victims.length > 0 });
     }
     return out;
   };
@@ -417,7 +421,8 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
     step(`${nodeCount} nodes up`);
     const [first] = hubs;
     const key = first.key;
-    const creds = await first.seedHosts!(n);
+    // BENCH_CLUSTER_KNOWN=1: the hosts connected before (their rows hold their hello): a reconnect storm, as after a deploy.
+    const creds = await first.seedHosts!(n, known);
     step(`${n} hosts seeded`);
     // Host i → node i mod nodes, client ⌊i / perClient⌋; the first host of each node is killed by terminating
     // its socket, the next one by falling silent.
@@ -513,7 +518,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
       });
       const bc = await startClient();
       clients.push(bc);
-      const jobs = Array.from({ length: perNode }, (_, i): Job => ({ cred: 'none', url: `ws://127.0.0.1:${port}${HOST_WS_PATH}`, addr: `127.0.0.${2 + (i % ADDRESSES)}` }));
+      const jobs = Array.from({ length: perNode }, (_, i): Job => ({ cred: 'none', name: `b${i}`, url: `ws://127.0.0.1:${port}${HOST_WS_PATH}`, addr: `127.0.0.${2 + (i % ADDRESSES)}` }));
       const d = await bc.ask<FromClient & { t: 'connected' }>({ t: 'connect', jobs, concurrency }, 'connected');
       const p = (await bc.ask<FromClient & { t: 'pinged' }>({ t: 'ping', count: 2000, parallel: 2 }, 'pinged')).rtts.sort((a, b) => a - b);
       bareFig = { n: perNode, connected: d.connected, pingP50ms: r2(pct(p, 50)), pingP99ms: r2(pct(p, 99)), pings: p.length };

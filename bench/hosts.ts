@@ -17,6 +17,7 @@ import { decode } from '@msgpack/msgpack';
 import { connectFakeHost, type FakeHost } from '../test/helpers/host.js';
 import { encodeFrame } from '../host-protocol/index.js';
 import { HOST_WS_PATH } from '../host-protocol/version.js';
+import { RAW_HELLO } from './raw-host.js';
 
 const SELF = fileURLToPath(import.meta.url);
 
@@ -76,7 +77,11 @@ async function childHub(n: number, channelOnly: boolean): Promise<void> {
 }
 
 /** Inserts `n` hosts of `userId` straight into the database (pairing each over the API is slow); their credentials. */
-export async function seedHosts(conn: { execute(sql: string, params: unknown[]): Promise<unknown> }, userId: string, n: number): Promise<string[]> {
+/**
+ * Inserts `n` hosts of the user. `known`: each row already holds the hello bench/raw-host.ts sends as
+ * host i of the cluster bench (name `h${i}`), as hosts that connected before would (a reconnect storm).
+ */
+export async function seedHosts(conn: { execute(sql: string, params: unknown[]): Promise<unknown> }, userId: string, n: number, known = false): Promise<string[]> {
   const { hashSecret } = await import('../src/hosts/credentials.js');
   const credentials: string[] = [];
   const tag = randomBytes(3).toString('hex'); // a second call on one database makes new ids
@@ -88,6 +93,14 @@ export async function seedHosts(conn: { execute(sql: string, params: unknown[]):
       credentials.push(c);
       ids.push(`hst_bench${tag}${j}`);
       hashes.push(hashSecret(c));
+    }
+    if (known) {
+      await conn.execute(
+        `insert into hosts (id, user_id, name, credential_hash, cli_version, protocol_version, engines, capacity)
+         values ${ids.map(() => `(?, ?, ?, ?, ?, ?, ?::jsonb, 1)`).join(',')}`,
+        ids.flatMap((id, k) => [id, userId, `h${i + k}`, hashes[k], RAW_HELLO.cli, RAW_HELLO.v, JSON.stringify(RAW_HELLO.engines)]),
+      );
+      continue;
     }
     await conn.execute(
       `insert into hosts (id, user_id, name, credential_hash, engines, capacity) values ${ids.map(() => `(?, ?, ?, ?, '[]'::jsonb, 1)`).join(',')}`,

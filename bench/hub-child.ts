@@ -9,7 +9,8 @@
 //   ← {t: 'loop-reset'}           starts an event-loop delay window
 //   ← {t: 'loop-read'}            → {t: 'loop', loop: {p99, max}} (ms) since the reset
 //   ← {t: 'stats'}                → {t: 'stats', rss, heap, streams, sseBuffered}: RSS and heap+external (bytes, after a GC under --expose-gc) and SSE accounting
-//   ← {t: 'seed', n}              → {t: 'seeded', credentials}: n hosts of the bench user inserted straight into the database
+//   ← {t: 'seed', n, known?}      → {t: 'seeded', credentials}: n hosts of the bench user inserted straight into the database
+//                                  (known: as hosts that said their hello before, see bench/hosts.ts)
 //   ← {t: 'close'}                closes the hub and exits
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -24,7 +25,7 @@ const conn = t.hub.ctx.em().getConnection();
 const loop = monitorEventLoopDelay({ resolution: 1 });
 loop.enable();
 const gc = (globalThis as { gc?: () => void }).gc;
-process.on('message', async (m: { t: string; id?: number; n?: number }) => {
+process.on('message', async (m: { t: string; id?: number; n?: number; known?: boolean }) => {
   if (m.t === 'profile' && prof) {
     prof.connect();
     if (process.env.BENCH_HUB_PROFILE) {
@@ -34,7 +35,7 @@ process.on('message', async (m: { t: string; id?: number; n?: number }) => {
     // Every allocation sampled, also what the next young-generation collection frees (what costs GC time).
     if (process.env.BENCH_HUB_HEAP) await prof.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
   } else if (m.t === 'seed') {
-    process.send!({ t: 'seeded', credentials: await seedHosts(conn, u!.id, m.n ?? 0) });
+    process.send!({ t: 'seeded', credentials: await seedHosts(conn, u!.id, m.n ?? 0, m.known) });
   } else if (m.t === 'stats') {
     gc?.();
     const mem = process.memoryUsage();

@@ -27,7 +27,7 @@ export interface BenchHub {
   /** The hub's RSS and JS heap + external memory in bytes, after a GC when the child runs with --expose-gc (child hub only). */
   stats?(): Promise<{ rss: number; heap: number }>;
   /** Inserts `n` hosts of the bench user straight into the database; their credentials (child hub only). */
-  seedHosts?(n: number): Promise<string[]>;
+  seedHosts?(n: number, known?: boolean): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -71,7 +71,7 @@ export async function forkHub(opts: { config?: Record<string, unknown>; user?: b
     profile: () => void child.send({ t: 'profile' }),
     pid: child.pid,
     stats: () => ask<{ rss: number; heap: number }>({ t: 'stats' }, 'stats'),
-    seedHosts: async (n) => (await ask<{ credentials: string[] }>({ t: 'seed', n }, 'seeded')).credentials,
+    seedHosts: async (n, known) => (await ask<{ credentials: string[] }>({ t: 'seed', n, known }, 'seeded')).credentials,
     loopDelay: (op) => new Promise((res) => {
       if (op === 'reset') return void child.send({ t: 'loop-reset' }, () => res(undefined));
       loopWaiter = (l) => ((loopWaiter = undefined), res(l));

@@ -11,7 +11,8 @@ import { connect, type Socket } from 'node:net';
 import { encodeFrame, decodeHubFrame, PROTOCOL_VERSION, type HostToHub, type HubToHost } from '../host-protocol/index.js';
 import { CLAUDE_ENGINE } from '../test/helpers/host.js';
 
-const ENGINES = [CLAUDE_ENGINE];
+/** What every raw host says in its hello beside its name (bench/hosts.ts seeds rows that hold it already). */
+export const RAW_HELLO = { cli: 'raw-0.0.1', v: PROTOCOL_VERSION, engines: [CLAUDE_ENGINE] } as const;
 
 export interface RawHost {
   hostId?: string;
@@ -147,7 +148,7 @@ export function connectRawHost(url: string, credential: string, opts: RawHostOpt
         upgraded = true;
         host.openedAt = performance.now();
         buf = buf.subarray(end + 4);
-        host.send({ t: 'hello', v: PROTOCOL_VERSION, cli: 'raw-0.0.1', name: opts.name ?? 'raw', capacity: 1, engines: ENGINES });
+        host.send({ t: 'hello', v: RAW_HELLO.v, cli: RAW_HELLO.cli, name: opts.name ?? 'raw', capacity: 1, engines: [...RAW_HELLO.engines] });
       }
       frames();
     });

@@ -83,3 +83,33 @@ test('host credentials arriving turn by turn while a lookup is in flight cost on
   for (const c of creds.slice(0, 3)) hosts.push(await connectFakeHost(t, c));
   assert.ok(hosts.every((h) => h.hostId));
 });
+
+test('a host reconnecting with the hello its row holds costs no row write; a changed hello is written', { skip, timeout: 60_000 }, async () => {
+  const [t] = nodes.hubs;
+  const u = await t.user();
+  const { credential } = await pairHost(t, u.key, 'steady');
+  const store = t.hub.hostStore;
+  const conn = t.hub.ctx.em().getConnection();
+  const row = async () => (await conn.execute(`select xmin::text as v, name from hosts where credential_hash is not null and name in ('steady', 'renamed') and user_id = ?`, [u.id]))[0] as { v: string; name: string };
+  // Each connect as after a node restart: the credential is not in this node's memory.
+  const coldConnect = async (name: string) => {
+    (store as unknown as { creds: { clear(): void } }).creds.clear();
+    const h = await connectFakeHost(t, credential, { name });
+    await store.flush();
+    return h;
+  };
+  const closeAndSettle = async (h: FakeHost) => {
+    h.close();
+    await h.closed;
+    await new Promise((r) => setTimeout(r, 200)); // the hub hears the close and records the last-seen time
+    await store.flush();
+  };
+  await closeAndSettle(await coldConnect('steady'));
+  const before = await row();
+  const again = await coldConnect('steady');
+  assert.equal((await row()).v, before.v, 'the same hello again: the row is not rewritten');
+  await closeAndSettle(again);
+  const renamed = await coldConnect('renamed');
+  assert.equal((await row()).name, 'renamed', 'a changed hello is written');
+  hosts.push(renamed);
+});

@@ -51,6 +51,8 @@ const HANDLERS: Record<HostToHub['t'], Handler> = {
 export class HostConnection {
   readonly hostId: string;
   readonly userId: string;
+  /** The hello the host row held at this channel's credential check, when a database lookup served it (HostIdentity.stored). */
+  readonly stored?: string;
   socket: Socket | null = null;
   /** Unix ms of the last frame received. */
   lastSeen = Date.now();
@@ -95,6 +97,7 @@ export class HostConnection {
   ) {
     this.hostId = id.hostId;
     this.userId = id.userId;
+    this.stored = id.stored;
   }
 
   open(socket: Socket): void {

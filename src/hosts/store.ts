@@ -17,6 +17,11 @@ import { Coalescer } from '../coalesce.js';
 export interface HostIdentity {
   hostId: string;
   userId: string;
+  /**
+   * The hello the host row holds (helloPrint), as read by the database lookup that served this
+   * credential check; absent when the check was served from memory. A hello equal to it is not written.
+   */
+  stored?: string;
 }
 
 export interface HelloData {
@@ -25,6 +30,11 @@ export interface HelloData {
   protocolVersion: number;
   engines: Engine[];
   capacity: number;
+}
+
+/** A hello's fields as one comparable string (engines field by field: jsonb does not keep key order). */
+export function helloPrint(h: HelloData): string {
+  return JSON.stringify([h.name, h.cliVersion, h.protocolVersion, h.capacity, h.engines.map((e) => [e.id, e.displayName, e.version ?? null])]);
 }
 
 type StoreEvent = { t: 'revoked'; hash: string; hostId: string };
@@ -128,13 +138,20 @@ export class HostStore {
     this.lookupQueries++;
     try {
       const rows = await this.ctx.em().getConnection().execute(
-        `select id, user_id, credential_hash from hosts where credential_hash in (${batch.map(() => '?').join(',')})`,
+        `select id, user_id, credential_hash, name, cli_version, protocol_version, engines, capacity from hosts where credential_hash in (${batch.map(() => '?').join(',')})`,
         batch.map(([h]) => h),
       );
-      const found = new Map<string, HostIdentity>(rows.filter((r: any) => !this.revoked.has(r.credential_hash)).map((r: any) => [r.credential_hash, { hostId: r.id, userId: r.user_id }]));
-      for (const [h, id] of found) this.creds.set(h, id);
+      const found = new Map<string, { id: HostIdentity; stored?: string }>(rows.filter((r: any) => !this.revoked.has(r.credential_hash)).map((r: any) => [
+        r.credential_hash,
+        { id: { hostId: r.id, userId: r.user_id }, stored: storedPrint(r) },
+      ]));
+      for (const [h, f] of found) this.creds.set(h, f.id);
       for (const [h] of batch) if (!found.has(h)) this.bad.set(h, true);
-      for (const [h, waiters] of batch) for (const w of waiters) w.resolve(found.get(h));
+      // Each waiter its own object: the row's hello is known for this check only, never from the cache.
+      for (const [h, waiters] of batch) {
+        const f = found.get(h);
+        for (const w of waiters) w.resolve(f && { ...f.id, ...(f.stored === undefined ? {} : { stored: f.stored }) });
+      }
     } catch (e) {
       for (const [, waiters] of batch) for (const w of waiters) w.reject(e);
     }
@@ -146,8 +163,13 @@ export class HostStore {
     publishObj(this.ctx.bus, 'hosts', { t: 'revoked', hash: credentialHash, hostId } satisfies StoreEvent);
   }
 
-  /** Written at the end of this tick, together with every other hello of the tick, so readers of the row (agent engine checks) see it at once. */
-  recordHello(hostId: string, hello: HelloData): void {
+  /**
+   * Written at the end of this tick, together with every other hello of the tick, so readers of the row (agent engine checks) see it at once.
+   * Not written when the row holds it already (`stored`, read at this connect's credential check): a reconnect storm of
+   * unchanged hosts costs no row writes (their last-seen time is written at the disconnect and by the periodic persist).
+   */
+  recordHello(hostId: string, hello: HelloData, stored?: string): void {
+    if (stored !== undefined && stored === helloPrint(hello) && !this.hellos.has(hostId)) return;
     this.hellos.set(hostId, hello);
     this.seen.set(hostId, Date.now());
     this.soon();
@@ -230,4 +252,12 @@ export class HostStore {
     for (const u of this.unsubs) u();
     await this.flush();
   }
+}
+
+/** The hello a host row holds, or undefined when the row has never had one. */
+function storedPrint(r: { name: string | null; cli_version: string | null; protocol_version: number | null; engines: unknown; capacity: number | null }): string | undefined {
+  if (r.cli_version === null || r.protocol_version === null || r.capacity === null) return undefined;
+  const engines = typeof r.engines === 'string' ? JSON.parse(r.engines) : r.engines;
+  if (!Array.isArray(engines)) return undefined;
+  return helloPrint({ name: r.name ?? '', cliVersion: r.cli_version, protocolVersion: Number(r.protocol_version), capacity: Number(r.capacity), engines });
 }
