@@ -53,7 +53,7 @@ export class ModelBindings {
       this.owedSeq++;
       for (const h of m.hostIds) this.clean.delete(h);
     });
-    // A reconnect storm costs one query per burst, not one per host.
+    // A reconnect storm costs one query in flight for all the hellos meanwhile, not one per host.
     this.gateway.onHostsUp((hosts) => this.owingQueue.add(...hosts.map((h) => h.hostId)));
     this.gateway.onIdle((hostId) => {
       if (!this.clean.has(hostId)) this.kick(hostId);
@@ -148,10 +148,10 @@ export class ModelBindings {
     for (const h of now) this.kick(h);
   }
 
-  /** Of these hosts (just online), kick those that owe a delivery; the rest are known clean. */
   /** Hosts just online, checked for owed deliveries: one query in flight for all the hellos meanwhile. */
   private readonly owingQueue = new Coalescer<string>((hostIds) => this.kickOwing([...new Set(hostIds)]), 1000);
 
+  /** Of these hosts (just online), kick those that owe a delivery; the rest are known clean. */
   private async kickOwing(hostIds: string[]): Promise<void> {
     if (!hostIds.length) return;
     const seq = this.owedSeq;

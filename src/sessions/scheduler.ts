@@ -71,7 +71,7 @@ export class Scheduler {
   /** Hosts that said hello, each with when: one hostsUp query in flight at a time. */
   private readonly upQueue = new Coalescer<{ hostId: string; running: string[]; at: Date }>((hosts) => this.hostsUp(hosts), 1000);
 
-  /** Runs open on these hosts: one query for a burst of hellos. */
+  /** Runs open on these hosts: one query for the hellos gathered while the previous one ran (hosts/channel-runs.ts). */
   private async openRuns(hostIds: string[]): Promise<Array<{ hostId: string; runId: string }>> {
     const r = await rows<{ id: string; host_id: string }>(this.em(),
       `select id, host_id from session_tasks where host_id in (${marks(hostIds.length)}) and status in ('running', 'aborted') and ended_at is null`, hostIds);
