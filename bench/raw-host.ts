@@ -1,12 +1,13 @@
 // A lean host-channel client for benches that open tens of thousands of
 // channels: the WebSocket upgrade written by hand on a net.Socket and frames
-// parsed in place. The `ws` client (test/helpers/host.ts) spends about half a
-// millisecond of CPU per connection on the handshake alone (a fresh random
-// key, its SHA-1 check, an http.ClientRequest); with 60,000 hosts on a
-// 2-core machine the load generator, not the server, set the connect time.
+// parsed in place. With the tests' `ws` client (test/helpers/host.ts: an
+// http.ClientRequest, a random key and its SHA-1 check per handshake) the
+// floor of bench/hosts-cluster.ts, the same clients against bare uWS servers,
+// took 28–34 s for 60,000 hosts on a 2-core machine: the load generator, not
+// the server, set the connect time. With this one it took 14–26 s.
 // Speaks only what the channel benches need: hello → welcome, app-level
-// pings both ways, terminate (no close frame) and close. Not a general
-// WebSocket client: no fragmentation, no extensions, server frames only.
+// pings both ways, terminate (no close frame). Not a general WebSocket
+// client: no fragmentation, no extensions, server frames only.
 import { connect, type Socket } from 'node:net';
 import { encodeFrame, decodeHubFrame, PROTOCOL_VERSION, type HostToHub, type HubToHost } from '../host-protocol/index.js';
 import { CLAUDE_ENGINE } from '../test/helpers/host.js';
