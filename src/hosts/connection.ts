@@ -51,8 +51,8 @@ const HANDLERS: Record<HostToHub['t'], Handler> = {
 export class HostConnection {
   readonly hostId: string;
   readonly userId: string;
-  /** The hello the host row held at this channel's credential check, when a database lookup served it (HostIdentity.stored). */
-  readonly stored?: string;
+  /** The hello the host row held at this channel's credential check, when a database lookup served it (HostIdentity.stored); dropped at the hello. */
+  stored?: string;
   socket: Socket | null = null;
   /** Unix ms of the last frame received. */
   lastSeen = Date.now();

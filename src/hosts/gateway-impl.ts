@@ -114,6 +114,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     void this.presenceStore.set(id, { nodeId: this.node, running: running.length, capacity: f.capacity, engines, lastSeenAt: Date.now() }, this.timing.heartbeatTimeoutMs)
       .then((w) => this.placed(conn, serial, w), () => this.placed(conn, serial, { prev: null, epoch: 0 }));
     this.store.recordHello(id, { name: f.name, cliVersion: f.cli, protocolVersion: f.v, engines, capacity: f.capacity }, conn.stored);
+    conn.stored = undefined; // needed once; a channel holds no more than it must
     conn.send({ t: 'welcome', hostId: id, heartbeatMs: this.heartbeatMs, v: PROTOCOL_VERSION });
     for (const h of this.upHandlers) this.safe(() => h(id, { running }));
     if (this.batchUpHandlers.length && this.upBatch.push({ hostId: id, running }) === 1) {
