@@ -8,7 +8,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { useCluster, clusterSkipReason } from './helpers/cluster.js';
-import { pairHost, connectFakeHost, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import { Coalescer } from '../src/coalesce.js';
 
 const turn = () => new Promise((r) => setImmediate(r));
@@ -87,7 +87,7 @@ test('host credentials arriving turn by turn while a lookup is in flight cost on
 test('a host reconnecting with the hello its row holds costs no row write; a changed hello is written', { skip, timeout: 60_000 }, async () => {
   const [t] = nodes.hubs;
   const u = await t.user();
-  const { credential } = await pairHost(t, u.key, 'steady');
+  const { hostId, credential } = await pairHost(t, u.key, 'steady');
   const store = t.hub.hostStore;
   const conn = t.hub.ctx.em().getConnection();
   const row = async () => (await conn.execute(`select xmin::text as v, name from hosts where credential_hash is not null and name in ('steady', 'renamed') and user_id = ?`, [u.id]))[0] as { v: string; name: string };
@@ -101,7 +101,8 @@ test('a host reconnecting with the hello its row holds costs no row write; a cha
   const closeAndSettle = async (h: FakeHost) => {
     h.close();
     await h.closed;
-    await new Promise((r) => setTimeout(r, 200)); // the hub hears the close and records the last-seen time
+    // The hub has heard the close once it no longer holds the host; it recorded the last-seen time then.
+    await eventually(async () => (await t.hub.runFrames.gateway.connected([hostId])).size === 0, 5000, 10);
     await store.flush();
   };
   await closeAndSettle(await coldConnect('steady'));

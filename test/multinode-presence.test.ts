@@ -12,6 +12,7 @@ import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
 import { RedisBus } from '../src/bus/redis.js';
 import { RedisPresence } from '../src/hosts/presence-redis.js';
 import { CloseCodes } from '../host-protocol/version.js';
+import { hostsTopic } from '../src/hosts/gateway-impl.js';
 import { apiError } from './helpers/api-error.js';
 
 const redis = await redisUrlOrSkip();
@@ -69,11 +70,11 @@ describe('two hub nodes sharing PostgreSQL and Redis', { skip }, () => {
       const first = await connectFakeHost(a, credential);
       hosts.push(first);
       await new Promise((r) => setTimeout(r, 300));
-      assert.deepEqual(onA.topics.filter((x) => x === `host:${hostId}`), [], 'nobody held it: no takeover');
+      assert.deepEqual(onA.topics.filter((x) => x.startsWith(hostsTopic(''))), [], 'nobody held it: no takeover');
       const second = await connectFakeHost(b, credential);
       hosts.push(second);
       assert.equal((await first.closed).code, CloseCodes.REPLACED.code);
-      assert.deepEqual(onB.topics.filter((x) => x === `host:${hostId}`), [`host:${hostId}`], 'node A held it: one takeover');
+      assert.deepEqual(onB.topics.filter((x) => x.startsWith(hostsTopic(''))), [hostsTopic('node-a')], 'node A held it: one takeover, to node A');
     } finally {
       onA.restore();
       onB.restore();

@@ -4,8 +4,9 @@
 // write is still in flight; a genuine move A -> B still closes A's channel.
 // Each race is made deterministic by holding a node's presence write
 // (written to Redis, its answer held back) and by a frame sent after the
-// takeover from the same node: the Bus keeps one node's publishes in order,
-// so when that frame reaches the host the takeover was handled before it.
+// takeover from the same node, on the same node's topic: the Bus keeps one
+// node's publishes in order, so when that frame reaches the host the takeover
+// was handled before it.
 import { describe, test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, createTestDatabase, type TestHub } from './helpers/hub.js';
@@ -13,6 +14,9 @@ import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/
 import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
 import { CloseCodes } from '../host-protocol/version.js';
 import type { Presence } from '../src/hosts/presence.js';
+import { decode } from '@msgpack/msgpack';
+import { publishObj } from '../src/bus/bus.js';
+import { hostsTopic } from '../src/hosts/gateway-impl.js';
 
 const redis = await redisUrlOrSkip();
 const skip = 'skip' in redis ? redis.skip : !process.env.DATABASE_URL ? 'DATABASE_URL is not set (two hubs need one shared PostgreSQL)' : undefined;
@@ -45,13 +49,14 @@ function holdPresence(t: TestHub) {
   };
 }
 
-/** Counts node `t`'s publishes on `host:<id>`. */
+/** Counts node `t`'s takeovers of host `hostId` (published on the topic of the node that held it). */
 function hostPublishes(t: TestHub, hostId: string) {
   const bus = t.hub.ctx.bus;
   const publish = bus.publish.bind(bus);
   const out = { count: 0, restore: () => void (bus.publish = publish) };
   bus.publish = (topic, payload) => {
-    if (topic === `host:${hostId}`) out.count++;
+    const m = topic.startsWith(hostsTopic('')) ? (decode(payload) as { k: string; h: string }) : undefined;
+    if (m?.k === 'takeover' && m.h === hostId) out.count++;
     publish(topic, payload);
   };
   return out;
@@ -59,15 +64,13 @@ function hostPublishes(t: TestHub, hostId: string) {
 
 let sentinels = 0;
 /**
- * Sends a frame to the host through node `via` and answers how the channel `fh` ended up: 'open'
- * when the frame reached it, else its close code. Sent after `via`'s earlier publishes, it arrives
- * after them.
+ * Publishes a frame for the host from node `via` on the topic of node `at`, which holds (or held) the
+ * channel `fh`, and answers how `fh` ended up: 'open' when the frame reached it, else its close code.
+ * Published after `via`'s earlier publishes to `at`, it arrives after them.
  */
-async function stillOpen(via: TestHub, hostId: string, fh: FakeHost): Promise<string> {
+async function stillOpen(via: TestHub, hostId: string, fh: FakeHost, at: TestHub): Promise<string> {
   const runId = `run_sentinel${++sentinels}`;
-  const sent = await via.hub.runFrames.gateway.send(hostId, { t: 'run.abort', runId }).then(() => true, () => false);
-  if (!sent && fh.ws.readyState !== fh.ws.OPEN) return `closed ${(await fh.closed).code}`; // and the host read offline
-  if (!sent) return 'unreachable';
+  publishObj(via.hub.ctx.bus, hostsTopic(at.hub.ctx.config.nodeId), { k: 'send', h: hostId, frame: { t: 'run.abort', runId } });
   return Promise.race([
     fh.closed.then((c) => `closed ${c.code}`),
     fh.next((f) => f.t === 'run.abort' && f.runId === runId).then(() => 'open'),
@@ -118,13 +121,13 @@ describe('takeovers across nodes are ordered by presence epochs', { skip }, () =
     const back = await connect(a, credential);
     await eventually(async () => (await holder(b, hostId)) === 'node-a', 5000, 20);
     await a.hub.ctx.bus.ready();
-    await stillOpen(a, hostId, onB); // B has had A's takeover (while its own write is unanswered)
+    await stillOpen(a, hostId, onB, b); // B has had A's takeover (while its own write is unanswered)
     const fromB = hostPublishes(b, hostId);
     try {
       heldB.release();
       assert.equal((await onB.closed).code, CloseCodes.REPLACED.code, 'B gave way to the newer channel on A');
       await eventually(async () => fromB.count > 0, 5000, 10); // B's late takeover is out
-      assert.equal(await stillOpen(b, hostId, back), 'open', 'the newest channel, on A, stays');
+      assert.equal(await stillOpen(b, hostId, back, a), 'open', 'the newest channel, on A, stays');
     } finally {
       fromB.restore();
     }
@@ -154,14 +157,14 @@ describe('takeovers across nodes are ordered by presence epochs', { skip }, () =
       // B's takeover reaches A while A does not know yet where its channel stands.
       heldB.release();
       await eventually(async () => fromB.count > 0, 5000, 10);
-      assert.equal(await stillOpen(b, hostId, back), 'open', 'not closed on a takeover it cannot judge yet');
+      assert.equal(await stillOpen(b, hostId, back, a), 'open', 'not closed on a takeover it cannot judge yet');
     } finally {
       fromB.restore();
     }
     // A's write was the later one: A keeps its channel, and its own takeover closes B's.
     heldA.release();
     assert.equal((await onB.closed).code, CloseCodes.REPLACED.code);
-    assert.equal(await stillOpen(b, hostId, back), 'open');
+    assert.equal(await stillOpen(b, hostId, back, a), 'open');
     assert.equal(await holder(b, hostId), 'node-a');
   });
 
@@ -177,10 +180,10 @@ describe('takeovers across nodes are ordered by presence epochs', { skip }, () =
     try {
       const onB = await connect(b, credential);
       await eventually(async () => fromB.count > 0, 5000, 10);
-      await stillOpen(b, hostId, first); // whatever A made of the takeover, it has had it
+      await stillOpen(b, hostId, first, a); // whatever A made of the takeover, it has had it
       heldA.release();
       assert.equal((await first.closed).code, CloseCodes.REPLACED.code, 'the older channel on A gives way');
-      assert.equal(await stillOpen(a, hostId, onB), 'open');
+      assert.equal(await stillOpen(a, hostId, onB, b), 'open');
     } finally {
       fromB.restore();
     }

@@ -4,10 +4,10 @@
 // host reconnected. The node holding the channel now compares, every so
 // often, the runs the database holds open on its hosts with the runs their
 // channels carried, and sends a lost run.start again — once per run and
-// channel. Losing the publish is simulated by dropping it on the bus.
+// channel. Losing the publish is simulated by dropping the run.start on its
+// way into the node's channels (where a publish from another node arrives).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { decode } from '@msgpack/msgpack';
 import type { FrameOf, HubToHost } from '../host-protocol/frames.js';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
@@ -20,24 +20,25 @@ after(async () => {
   for (const h of hubs) await h.close();
 });
 
-/** Drops the next `n` run.start publishes on the hub's bus; answers what was dropped. */
-function dropRunStarts(t: TestHub): { arm(n: number): void; dropped: Array<[string, Uint8Array]> } {
-  const bus = t.hub.ctx.bus as { publish(topic: string, payload: Uint8Array): void };
-  const publish = bus.publish.bind(bus);
+type HostMsg = { k: string; frame?: { t?: string } };
+/**
+ * Drops the next `n` run.starts on their way into the hub's host channels; answers what was dropped,
+ * and `late` hands a message in as if it arrived now.
+ */
+function dropRunStarts(t: TestHub): { arm(n: number): void; dropped: HostMsg[]; late(m: HostMsg): void } {
+  const gateway = t.hub.runFrames.gateway as unknown as { hostMsg(m: HostMsg): void };
+  const real = gateway.hostMsg.bind(gateway);
   let left = 0;
-  const dropped: Array<[string, Uint8Array]> = [];
-  bus.publish = (topic, payload) => {
-    if (left > 0 && topic.startsWith('host:')) {
-      const m = decode(payload) as { k?: string; frame?: { t?: string } };
-      if (m.k === 'send' && m.frame?.t === 'run.start') {
-        left--;
-        dropped.push([topic, payload]);
-        return;
-      }
+  const dropped: HostMsg[] = [];
+  gateway.hostMsg = (m) => {
+    if (left > 0 && m.k === 'send' && m.frame?.t === 'run.start') {
+      left--;
+      dropped.push(m);
+      return;
     }
-    publish(topic, payload);
+    real(m);
   };
-  return { arm: (n) => void (left = n), dropped };
+  return { arm: (n) => void (left = n), dropped, late: real };
 }
 
 async function agentOn(t: TestHub, key: string, hostId: string): Promise<string> {
@@ -78,7 +79,7 @@ test('the channel node sends a lost run.start again, once; a run its channel car
   assert.equal(await scheduler.reconcile(0), 0, 'a run the channel carried is not sent again');
   assert.equal(startsOf(host, carried), 1);
 
-  // Lost: claimed and `running` in the database, its run.start dropped on the bus.
+  // Lost: claimed and `running` in the database, its run.start dropped on its way to the channel.
   drop.arm(1);
   const lostSession = await session(t, u.key, agentId);
   const lost = await send(t, u.key, lostSession, 'lost');
@@ -93,8 +94,7 @@ test('the channel node sends a lost run.start again, once; a run its channel car
   assert.equal(await scheduler.reconcile(0), 0, 'sent again once: the channel carries it now');
 
   // The original publish, arriving late (an ioredis offline queue flushed after the resend), is not passed on twice.
-  const [topic, payload] = drop.dropped[0];
-  t.hub.ctx.bus.publish(topic, payload); // the in-process bus delivers synchronously
+  drop.late(drop.dropped[0]);
   await host.ping(); // anything sent before the pong has arrived
   assert.equal(startsOf(host, lost), 1, 'the late original is dropped on the channel that already got the run');
 

@@ -1,5 +1,5 @@
 // Fan-out between the parts of the hub, and between hub nodes. Topics are
-// stable ids (`host:<id>`, `session:<id>`, `auth`), never sockets. Payloads
+// stable ids (`hostframes:<node>`, `session:<id>`, `auth`), never sockets. Payloads
 // are MessagePack bytes; `publishObj`/`subscribeObj` do the encoding.
 import { Encoder } from '@msgpack/msgpack';
 import { nativeStringDecoder } from '../../host-protocol/native-strings.js';

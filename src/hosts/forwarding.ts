@@ -1,8 +1,10 @@
 // Requests to a host wherever its channel is. The asking node opens a pending
-// request (requests.ts) and publishes it on the Bus topic `host:H`; the node
-// holding H's channel sends it on under an id of its own and carries the
-// host's reply back on `hostreply:<asking node>`. A channel that closes
-// answers its forwarded requests `offline` at once rather than by timeout.
+// request (requests.ts) and routes it to the node holding H's channel (the
+// gateway's route: straight in when that is this node, else on that node's
+// Bus topic); the holder sends it on under an id of its own and carries the
+// host's reply back on `hostreply:<asking node>`, or straight to the pending
+// request when it asked itself. A channel that closes answers its forwarded
+// requests `offline` at once rather than by timeout.
 import type { FrameOf, HostToHub, HubToHost } from '../../host-protocol/frames.js';
 import { publishObj, subscribeObj, type Bus } from '../bus/bus.js';
 import type { RequestFrame } from './gateway.js';
@@ -10,7 +12,7 @@ import type { HostConnection } from './connection.js';
 import { PendingRequests, type ReplyMsg } from './requests.js';
 
 /** A request on its way to the node holding host `h`'s channel. */
-export type RequestMsg = { k: 'req'; h: string; node: string; rid: number; frame: RequestFrame };
+export type RequestMsg = { k: 'req'; h: string; node: string; rid: number; frame: RequestFrame; hop?: number };
 
 /** A forward with no reply is forgotten after this long (its asker timed out long before). */
 const FORWARD_MAX_AGE_MS = 5 * 60_000;
@@ -32,23 +34,30 @@ export class RequestForwarding {
   constructor(
     private readonly bus: Bus,
     private readonly node: string,
+    /** Takes a request to node `to`, which holds its host's channel. */
+    private readonly route: (to: string, m: RequestMsg) => void,
   ) {
     this.unsubReply = subscribeObj<ReplyMsg>(bus, `hostreply:${node}`, (m) => this.pending.settle(m));
   }
 
-  /** Asking side: publishes the request for the host's node; resolves with the reply's data. */
-  ask(hostId: string, frame: RequestFrame, timeoutMs: number): Promise<unknown> {
+  /** Asking side: routes the request to node `to`, which holds the host's channel; resolves with the reply's data. */
+  ask(hostId: string, to: string, frame: RequestFrame, timeoutMs: number): Promise<unknown> {
     const { rid, result } = this.pending.open(timeoutMs, frame.t === 'settings.apply');
-    publishObj(this.bus, `host:${hostId}`, { k: 'req', h: hostId, node: this.node, rid, frame } satisfies RequestMsg);
+    this.route(to, { k: 'req', h: hostId, node: this.node, rid, frame });
     return result;
   }
 
   /** Holding side: a request for a host, sent on its channel here (`conn`, undefined when none). */
   deliver(conn: HostConnection | undefined, m: RequestMsg): void {
-    if (!conn) return this.answer(m.node, { rid: m.rid, ok: false, code: 'offline' });
+    if (!conn) return this.offline(m);
     const id = ++this.nextForward;
     this.forwards.set(id, { hostId: m.h, node: m.node, rid: m.rid, at: Date.now() });
     conn.send({ ...m.frame, id } as HubToHost);
+  }
+
+  /** The request's host has no channel here nor anywhere it could be routed to. */
+  offline(m: RequestMsg): void {
+    this.answer(m.node, { rid: m.rid, ok: false, code: 'offline' });
   }
 
   /** The host replied on its channel: back to the node that asked. */
@@ -79,6 +88,7 @@ export class RequestForwarding {
   }
 
   private answer(node: string, msg: ReplyMsg): void {
+    if (node === this.node) return this.pending.settle(msg); // asked here: no round trip through the Bus
     publishObj(this.bus, `hostreply:${node}`, msg);
   }
 }

@@ -1,8 +1,12 @@
 // The node side of the host channel and the HostGateway other domains use.
-// Channels held here are found by stable id: a frame for host H is published
-// on the Bus topic `host:H`, and only the node holding H's channel subscribes
-// to it. Replies come back on `hostreply:<node>`. Presence says which node
-// holds a host, so a request to a host nobody holds fails at once.
+// A frame for host H goes straight to H's channel when this node holds it;
+// otherwise presence says which node does, and the frame is published on
+// that node's Bus topic (hostsTopic): one subscription per node, none per
+// host, so a connect storm costs Redis no SUBSCRIBE and a channel holds no
+// subscription. A node that receives a frame for a host it no longer holds
+// (the host moved after the sender read presence) routes it on once.
+// Replies come back on `hostreply:<node>`. A frame or request for a host
+// nobody holds fails at once.
 // One sweep timer judges every channel's liveness (liveness.ts); connections
 // hold none. Which runs a channel may speak for: channel-runs.ts; keeping presence
 // alive: presence-upkeep.ts; requests and their replies across nodes: forwarding.ts.
@@ -23,13 +27,19 @@ import { PresenceUpkeep } from './presence-upkeep.js';
 import { LivenessSweep } from './liveness.js';
 
 type HostMsg =
-  | { k: 'send'; h: string; frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>; meta?: RunStartMeta }
+  /** `hop`: routed on once already by a node that no longer held the host (never twice). */
+  | { k: 'send'; h: string; frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>; meta?: RunStartMeta; hop?: number }
   | RequestMsg
   /**
    * Published by a hello whose presence write replaced another node's entry; `epoch` is that write's
    * (Presence.set). `serial` is read only by nodes of an earlier version, and they send no epoch.
    */
   | { k: 'takeover'; h: string; node: string; serial: number; epoch?: number };
+
+/** The Bus topic of frames for the hosts whose channels `node` holds. */
+export function hostsTopic(node: string): string {
+  return `hostframes:${node}`;
+}
 
 export interface ChannelTiming {
   /** Silence after which a channel is closed and the host reads offline. */
@@ -43,7 +53,6 @@ export class HostChannels implements HostGateway, ChannelOwner {
   private readonly local = new Map<string, HostConnection>();
   /** Open sockets that have not said hello yet (closed by the sweep when too slow). */
   private readonly waiting = new Set<HostConnection>();
-  private subs = new Map<string, () => void>();
   private serial = 0;
   private readonly forwarding: RequestForwarding;
   private upHandlers: Array<(hostId: string, info: { running: string[] }) => void> = [];
@@ -55,6 +64,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
   private engineLists = new Map<string, Engine[]>();
   private readonly liveness: LivenessSweep;
   private unsubReconnect: () => void;
+  private readonly unsubFrames: () => void;
   private closing = false;
   private readonly onHostMsg = (m: HostMsg) => this.hostMsg(m);
   private readonly limits: Limits;
@@ -71,7 +81,8 @@ export class HostChannels implements HostGateway, ChannelOwner {
     this.limits = limitsOf(ctx.config);
     this.runs = new ChannelRuns(ctx.log, this.limits.channelHeldBytes, (fn) => this.safe(fn));
     this.upkeep = new PresenceUpkeep(presenceStore, this.node, timing.heartbeatTimeoutMs, () => [...this.local.keys()], () => this.closing, (fn) => this.safe(fn));
-    this.forwarding = new RequestForwarding(ctx.bus, this.node);
+    this.forwarding = new RequestForwarding(ctx.bus, this.node, (to, m) => this.deliverTo(to, m));
+    this.unsubFrames = subscribeObj<HostMsg>(ctx.bus, hostsTopic(this.node), this.onHostMsg);
     // A revoked host loses its socket on every node, including one still before hello.
     store.onRevoked = (hostId) => {
       this.local.get(hostId)?.close(CloseCodes.HOST_DELETED);
@@ -110,7 +121,6 @@ export class HostChannels implements HostGateway, ChannelOwner {
     const engines = this.intern(f.engines);
     const running = f.running ?? [];
     this.runs.hello(conn);
-    if (!this.subs.has(id)) this.subs.set(id, subscribeObj<HostMsg>(this.ctx.bus, `host:${id}`, this.onHostMsg));
     void this.presenceStore.set(id, { nodeId: this.node, running: running.length, capacity: f.capacity, engines, lastSeenAt: Date.now() }, this.timing.heartbeatTimeoutMs)
       .then((w) => this.placed(conn, serial, w), () => this.placed(conn, serial, { prev: null, epoch: 0 }));
     this.store.recordHello(id, { name: f.name, cliVersion: f.cli, protocolVersion: f.v, engines, capacity: f.capacity }, conn.stored);
@@ -137,7 +147,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     // Another node's later hello was heard before this write answered: this channel is the older one.
     // Its takeover still goes out: a channel older than this write may remain on a third node.
     if (conn.takenOverAt > epoch) conn.close(CloseCodes.REPLACED);
-    if (prev) publishObj(this.ctx.bus, `host:${conn.hostId}`, { k: 'takeover', h: conn.hostId, node: this.node, serial, epoch } satisfies HostMsg);
+    if (prev) publishObj(this.ctx.bus, hostsTopic(prev), { k: 'takeover', h: conn.hostId, node: this.node, serial, epoch } satisfies HostMsg);
   }
 
   /** Another node's hello took `conn`'s host over: `conn` gives way unless its own hello was the later. */
@@ -176,8 +186,6 @@ export class HostChannels implements HostGateway, ChannelOwner {
     else this.ctx.log.info('host disconnected', { hostId: id, code: conn.closeCode, hello: conn.ready });
     if (this.local.get(id) !== conn) return; // replaced, or never said hello
     this.local.delete(id);
-    this.subs.get(id)?.();
-    this.subs.delete(id);
     void this.presenceStore.remove(id, this.node);
     this.store.touch(id, conn.lastSeen);
     this.forwarding.gone(id);
@@ -190,6 +198,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
 
   private hostMsg(m: HostMsg): void {
     const conn = this.local.get(m.h);
+    if (!conn && m.k !== 'takeover' && !m.hop) return void this.routeOn(m);
     switch (m.k) {
       case 'send':
         if (conn && m.frame.t === 'run.start') {
@@ -206,6 +215,24 @@ export class HostChannels implements HostGateway, ChannelOwner {
         if (conn && m.node !== this.node) this.takenOver(conn, m.epoch);
         return;
     }
+  }
+
+  /** To node `to`'s channels: straight in when that is this node, else over the Bus. */
+  private deliverTo(to: string, m: HostMsg): void {
+    if (to === this.node) this.hostMsg(m);
+    else publishObj(this.ctx.bus, hostsTopic(to), m);
+  }
+
+  /**
+   * A frame or request for a host not held here: the host moved after the sender read presence.
+   * Routed on once to the node presence names now; a request with nowhere to go is answered offline,
+   * a frame dropped (a run.start lost so is judged by the lost-run sweep, as one lost on a closing channel).
+   */
+  private async routeOn(m: Extract<HostMsg, { k: 'send' | 'req' }>): Promise<void> {
+    const e = await this.presenceStore.get(m.h).catch(() => undefined);
+    const to = e?.nodeId;
+    if (to && to !== this.node && !this.closing) return void publishObj(this.ctx.bus, hostsTopic(to), { ...m, hop: 1 } satisfies HostMsg);
+    if (m.k === 'req') this.forwarding.offline(m);
   }
 
   // ---------- HostGateway ----------
@@ -236,9 +263,10 @@ export class HostChannels implements HostGateway, ChannelOwner {
   }
 
   async send(hostId: string, frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>, meta?: RunStartMeta): Promise<void> {
-    // A channel held here is reachable: no presence look-up (a Redis round trip) per run.start.
-    if (!this.local.has(hostId)) await this.reachable(hostId);
-    publishObj(this.ctx.bus, `host:${hostId}`, { k: 'send', h: hostId, frame, ...(meta && frame.t === 'run.start' ? { meta } : {}) } satisfies HostMsg);
+    const m: HostMsg = { k: 'send', h: hostId, frame, ...(meta && frame.t === 'run.start' ? { meta } : {}) };
+    // A channel held here: straight to it, with no presence look-up and no round trip through the Bus.
+    if (this.local.has(hostId)) return this.hostMsg(m);
+    this.deliverTo(await this.holder(hostId), m);
   }
 
   private startingHandlers: Array<(hostId: string, frame: FrameOf<HubToHost, 'run.start'>, meta: RunStartMeta) => void> = [];
@@ -247,8 +275,8 @@ export class HostChannels implements HostGateway, ChannelOwner {
   }
 
   async request(hostId: string, frame: RequestFrame, timeoutMs = this.timing.requestTimeoutMs): Promise<unknown> {
-    await this.reachable(hostId);
-    return this.forwarding.ask(hostId, frame, timeoutMs);
+    const to = this.local.has(hostId) ? this.node : await this.holder(hostId);
+    return this.forwarding.ask(hostId, to, frame, timeoutMs);
   }
 
   heldHosts(): string[] {
@@ -324,9 +352,11 @@ export class HostChannels implements HostGateway, ChannelOwner {
     return { connected: this.local.size + this.waiting.size, online, busy };
   }
 
-  private async reachable(hostId: string): Promise<void> {
+  /** The node holding the host's channel, from presence; HOST_OFFLINE when none does. */
+  private async holder(hostId: string): Promise<string> {
     const e = await this.presenceStore.get(hostId);
     if (!e || e.nodeId === null) throw fail('HOST_OFFLINE');
+    return e.nodeId;
   }
 
   private intern(engines: Engine[]): Engine[] {
@@ -350,6 +380,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
   async close(): Promise<void> {
     this.closing = true;
     this.unsubReconnect();
+    this.unsubFrames();
     this.liveness.close();
     for (const conn of [...this.local.values(), ...this.waiting]) conn.close(CloseCodes.GOING_AWAY);
     this.forwarding.close();
