@@ -20,6 +20,7 @@ import { encode } from '@msgpack/msgpack';
 import type { Bus } from '../src/bus/bus.js';
 import { LocalBus } from '../src/bus/local.js';
 import { RedisBus } from '../src/bus/redis.js';
+import { hostsTopic } from '../src/hosts/gateway-impl.js';
 
 export interface Figure {
   target: string;
@@ -35,7 +36,7 @@ export interface Figure {
 export interface CrossNodeResult {
   skipped?: string;
   seconds: number;
-  /** The routing hop alone: a run.start-sized frame published on `host:<id>` by one node, received by another. */
+  /** The routing hop alone: a run.start-sized frame published on a node's topic (`hostframes:<node>`) by another node. */
   hop: Figure[];
   /** End to end through the API: client send → host receives run.start. */
   figures: Figure[];
@@ -47,7 +48,7 @@ export interface CrossNodeResult {
 
 /** Open-loop publishes at `rate` from `from` to a subscriber on `to`; latency publish → delivery. */
 async function busHop(target: string, from: Bus, to: Bus, rate: number, seconds: number): Promise<Figure> {
-  const topic = `host:bench-${randomBytes(4).toString('hex')}`;
+  const topic = hostsTopic(`bench-${randomBytes(4).toString('hex')}`);
   const lat: number[] = [];
   const sentAt = new Map<number, number>();
   const off = to.subscribe(topic, (p) => {
@@ -229,7 +230,7 @@ function writeResults(r: CrossNodeResult, rate: number): void {
     lines.push(`Skipped: ${r.skipped}.`, '');
   } else {
     lines.push(
-      `Routing hop alone: a run.start-sized MessagePack frame published on \`host:<id>\` at ${rate}/s for ${r.seconds} s, latency publish → delivery to the subscriber.`,
+      `Routing hop alone: a run.start-sized MessagePack frame published on a node's topic (\`hostframes:<node>\`) at ${rate}/s for ${r.seconds} s, latency publish → delivery to the subscriber.`,
       '',
       '| target | rate/s | sent | delivered | lost | p50 ms | p99 ms | max ms |',
       '|---|---:|---:|---:|---:|---:|---:|---:|',

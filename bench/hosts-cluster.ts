@@ -43,8 +43,14 @@ const TARGET_KB_PER_CHANNEL = 3;
 const TARGET_PING_P99_MS = 5;
 /** Sockets a process needs beside its channels (database pool, Redis, IPC, stdio). */
 const FD_SPARE = 200;
-/** Loopback source addresses the hosts connect from (127.0.0.2…). */
+/**
+ * Loopback source addresses the hosts connect from (127.0.<net>.2…). Each phase has a net of its own
+ * (hubs 0, the connect floor 1, the ping floor 2): the 60,000 sockets a phase leaves in TIME_WAIT
+ * hold their source ports for a minute, and binding a source port among them slowed the next
+ * phase's connects (the hubs' connect after the floor's took 44 s, alone 24 s).
+ */
 const ADDRESSES = 16;
+const sourceAddress = (net: number, i: number) => `127.0.${net}.${2 + (i % ADDRESSES)}`;
 
 const now = () => performance.timeOrigin + performance.now();
 const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
@@ -378,10 +384,10 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
   };
   process.once('exit', killAll);
   const concurrency = Number(process.env.BENCH_CLUSTER_CONCURRENCY ?? 100);
-  const jobsFor = (urls: string[], creds: string[], victims: number[]) => (c: number): Job[] => {
+  const jobsFor = (urls: string[], creds: string[], victims: number[], net = 0) => (c: number): Job[] => {
     const out: Job[] = [];
     for (let i = c * perClient; i < Math.min(n, (c + 1) * perClient); i++) {
-      out.push({ cred: creds[i] ?? 'none', name: `h${i}`, url: urls[i % nodeCount], addr: `127.0.0.${2 + (i % ADDRESSES)}`, silent: i >= nodeCount && i < nodeCount * 2 && victims.length > 0 });
+      out.push({ cred: creds[i] ?? 'none', name: `h${i}`, url: urls[i % nodeCount], addr: sourceAddress(net, i), silent: i >= nodeCount && i < nodeCount * 2 && victims.length > 0 });
     }
     return out;
   };
@@ -393,7 +399,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
     try {
       for (let k = 0; k < nodeCount; k++) servers.push(await forkBare());
       for (let c = 0; c < clientCount; c++) floorClients.push(await startClient());
-      const jobsOf = jobsFor(servers.map((x) => `ws://127.0.0.1:${x.port}${HOST_WS_PATH}`), [], []);
+      const jobsOf = jobsFor(servers.map((x) => `ws://127.0.0.1:${x.port}${HOST_WS_PATH}`), [], [], 1);
       const cpuOf = () => [servers.map((x) => procCpuMs(x.child.pid)), floorClients.map((c) => procCpuMs(c.child.pid))].map((xs) => xs.reduce((a, x) => a + x, 0));
       const [s0, c0] = cpuOf();
       const done = await Promise.all(floorClients.map((c, i) => c.ask<FromClient & { t: 'connected' }>({ t: 'connect', jobs: jobsOf(i), concurrency }, 'connected')));
@@ -518,7 +524,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
       });
       const bc = await startClient();
       clients.push(bc);
-      const jobs = Array.from({ length: perNode }, (_, i): Job => ({ cred: 'none', name: `b${i}`, url: `ws://127.0.0.1:${port}${HOST_WS_PATH}`, addr: `127.0.0.${2 + (i % ADDRESSES)}` }));
+      const jobs = Array.from({ length: perNode }, (_, i): Job => ({ cred: 'none', name: `b${i}`, url: `ws://127.0.0.1:${port}${HOST_WS_PATH}`, addr: sourceAddress(2, i) }));
       const d = await bc.ask<FromClient & { t: 'connected' }>({ t: 'connect', jobs, concurrency }, 'connected');
       const p = (await bc.ask<FromClient & { t: 'pinged' }>({ t: 'ping', count: 2000, parallel: 2 }, 'pinged')).rtts.sort((a, b) => a - b);
       bareFig = { n: perNode, connected: d.connected, pingP50ms: r2(pct(p, 50)), pingP99ms: r2(pct(p, 99)), pings: p.length };

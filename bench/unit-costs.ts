@@ -504,7 +504,7 @@ function record(r: UnitCostsResult): void {
     '',
     `Redis commands per unit (largest): message — ${r.messageCommands || 'none'}; delta — ${r.deltaCommands || 'none'}; connected host per minute — ${r.hostCommands || 'none'}.`,
     '',
-    `Per host channel (3 steps of ${Math.floor(r.hosts / 3)} channels, median): hub RSS ${fmt(r.rssKbPerChannel)} KB (after GC; ${r.rssSteps.join('; ')}), of which JS heap + external ${fmt(r.heapKbPerChannel)} KB, ${fmt(r.fdsPerChannel)} file descriptors, Redis used_memory ${fmt(r.redisBytesPerHost, 0)} bytes (presence hash, its TTL and the host:<id> subscription); one presence key's MEMORY USAGE ${fmt(r.presenceKeyBytes, 0)} bytes. The hub's RSS moves by tens of MB as GC returns pages (a step can read negative): the heap figure is the steadier one, the RSS median an upper reading.`,
+    `Per host channel (3 steps of ${Math.floor(r.hosts / 3)} channels, median): hub RSS ${fmt(r.rssKbPerChannel)} KB (after GC; ${r.rssSteps.join('; ')}), of which JS heap + external ${fmt(r.heapKbPerChannel)} KB, ${fmt(r.fdsPerChannel)} file descriptors, Redis used_memory ${fmt(r.redisBytesPerHost, 0)} bytes (the presence hash and its TTL); one presence key's MEMORY USAGE ${fmt(r.presenceKeyBytes, 0)} bytes. The hub's RSS moves by tens of MB as GC returns pages (a step can read negative): the heap figure is the steadier one, the RSS median an upper reading.`,
     '',
   ].join('\n'));
 }
