@@ -13,6 +13,7 @@ import { publishObj, subscribeObj } from '../bus/bus.js';
 import { ExpiringMap } from '../bus/expiring.js';
 import { hashSecret } from './credentials.js';
 import { Coalescer } from '../coalesce.js';
+import { pooled, type BindValue } from '../db/pooled.js';
 
 export interface HostIdentity {
   hostId: string;
@@ -102,7 +103,7 @@ export class HostStore {
     for (let i = 0; i < ids.length; i += CHECK_CHUNK) {
       const part = ids.slice(i, i + CHECK_CHUNK);
       try {
-        const rows = await this.ctx.em().getConnection().execute(`select id from hosts where id in (${part.map(() => '?').join(',')})`, part);
+        const rows = await pooled<{ id: string }>(this.ctx.orm, `select id from hosts where id in (${part.map(() => '?').join(',')})`, part);
         const present = new Set(rows.map((r) => r.id as string));
         for (const id of part) if (!present.has(id)) this.onRevoked?.(id);
       } catch (e) {
@@ -137,7 +138,7 @@ export class HostStore {
     this.dbLookups += batch.length;
     this.lookupQueries++;
     try {
-      const rows = await this.ctx.em().getConnection().execute(
+      const rows = await pooled(this.ctx.orm,
         `select id, user_id, credential_hash, name, cli_version, protocol_version, engines, capacity from hosts where credential_hash in (${batch.map(() => '?').join(',')})`,
         batch.map(([h]) => h),
       );
@@ -237,9 +238,9 @@ export class HostStore {
     }
   }
 
-  private async write(sql: string, params: unknown[]): Promise<void> {
+  private async write(sql: string, params: BindValue[]): Promise<void> {
     try {
-      await this.ctx.em().getConnection().execute(sql, params);
+      await pooled(this.ctx.orm, sql, params);
     } catch (e) {
       this.ctx.log.warn('could not record host state', { err: e });
     }

@@ -5,6 +5,7 @@
 // Every write to a host holds its settings lease (hosts/settings-lease.ts):
 // no run starts there meanwhile, and none may be running when it begins.
 import type { HubContext } from '../context.js';
+import { pooled } from '../db/pooled.js';
 import { fail, HubError } from '../errors.js';
 import type { HostGateway } from '../hosts/gateway.js';
 import { publishObj, subscribeObj } from '../bus/bus.js';
@@ -156,15 +157,12 @@ export class ModelBindings {
     if (!hostIds.length) return;
     const seq = this.owedSeq;
     try {
-      const rows: Array<{ host_id: string }> = await this.ctx
-        .em()
-        .getConnection()
-        .execute(
-          `select b.host_id from host_model_bindings b join model_configs c on c.id = b.config_id
-            where b.host_id in (${hostIds.map(() => '?').join(',')})
-              and not (b.status = 'idle' and b.delivered_version is not distinct from c.version)`,
-          hostIds,
-        );
+      const rows = await pooled<{ host_id: string }>(this.ctx.orm,
+        `select b.host_id from host_model_bindings b join model_configs c on c.id = b.config_id
+          where b.host_id in (${hostIds.map(() => '?').join(',')})
+            and not (b.status = 'idle' and b.delivered_version is not distinct from c.version)`,
+        hostIds,
+      );
       const owing = new Set(rows.map((r) => r.host_id));
       for (const h of hostIds) {
         if (owing.has(h)) {

@@ -6,6 +6,7 @@ import type { HubContext } from '../context.js';
 import type { HostGateway } from '../hosts/gateway.js';
 import { claimForHost, readClaimed, type Claim, type ClaimedTask } from './queue.js';
 import { marks, rows, type Em } from './sql.js';
+import { pooled } from '../db/pooled.js';
 import type { RunTracker } from './runs.js';
 import { HostDownPass } from './host-down.js';
 import { LostRunSweep } from './lost-runs.js';
@@ -73,7 +74,7 @@ export class Scheduler {
 
   /** Runs open on these hosts: one query for the hellos gathered while the previous one ran (hosts/channel-runs.ts). */
   private async openRuns(hostIds: string[]): Promise<Array<{ hostId: string; runId: string }>> {
-    const r = await rows<{ id: string; host_id: string }>(this.em(),
+    const r = await pooled<{ id: string; host_id: string }>(this.ctx.orm,
       `select id, host_id from session_tasks where host_id in (${marks(hostIds.length)}) and status in ('running', 'aborted') and ended_at is null`, hostIds);
     return r.map((x) => ({ hostId: x.host_id, runId: x.id }));
   }
@@ -241,7 +242,7 @@ export class Scheduler {
     const ids = [...new Set(hosts.map((h) => h.hostId))];
     let open: Array<{ id: string; status: string; host_id: string; session_id: string; agent_id: string; engine: string }>;
     try {
-      open = await rows(this.em(),
+      open = await pooled(this.ctx.orm,
         `select id, status, host_id, session_id, agent_id, engine from session_tasks
           where host_id in (${marks(ids.length)}) and status in ('queued', 'running', 'aborted') and ended_at is null`, ids);
     } catch (e) {
@@ -263,7 +264,7 @@ export class Scheduler {
     if (this.closed || this.stopping()) return;
     try {
       const sus = [...new Set(suspects.map((t) => t.host_id))];
-      const stillOpen = new Set((await rows<{ id: string }>(this.em(),
+      const stillOpen = new Set((await pooled<{ id: string }>(this.ctx.orm,
         `select id from session_tasks where host_id in (${marks(sus.length)}) and status in ('running', 'aborted') and ended_at is null and started_at < ?`,
         [...sus, helloAt])).map((r) => r.id));
       for (const t of suspects) {
