@@ -60,8 +60,6 @@ export class HostConnection {
   ready = false;
   /** Runs the host said it takes at once (its hello). */
   capacity = 0;
-  /** Which of this node's channels it is (sent in takeovers for nodes of the previous version). */
-  serial = 0;
   /**
    * The epoch of this channel's presence write (see Presence.set): a takeover from a later write
    * replaces it, an earlier one does not. Undefined until the write answers.

@@ -30,11 +30,8 @@ type HostMsg =
   /** `hop`: routed on once already by a node that no longer held the host (never twice). */
   | { k: 'send'; h: string; frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>; meta?: RunStartMeta; hop?: number }
   | RequestMsg
-  /**
-   * Published by a hello whose presence write replaced another node's entry; `epoch` is that write's
-   * (Presence.set). `serial` is read only by nodes of an earlier version, and they send no epoch.
-   */
-  | { k: 'takeover'; h: string; node: string; serial: number; epoch?: number };
+  /** Sent by a hello whose presence write replaced another node's entry; `epoch` is that write's (Presence.set). */
+  | { k: 'takeover'; h: string; node: string; epoch: number };
 
 /** The Bus topic of frames for the hosts whose channels `node` holds. */
 export function hostsTopic(node: string): string {
@@ -53,7 +50,6 @@ export class HostChannels implements HostGateway, ChannelOwner {
   private readonly local = new Map<string, HostConnection>();
   /** Open sockets that have not said hello yet (closed by the sweep when too slow). */
   private readonly waiting = new Set<HostConnection>();
-  private serial = 0;
   private readonly forwarding: RequestForwarding;
   private upHandlers: Array<(hostId: string, info: { running: string[] }) => void> = [];
   private downHandlers: Array<(hostId: string) => void> = [];
@@ -115,14 +111,13 @@ export class HostChannels implements HostGateway, ChannelOwner {
     this.waiting.delete(conn);
     const old = this.local.get(id);
     this.local.set(id, conn);
-    const serial = (conn.serial = ++this.serial);
     this.ctx.log.info('host connected', { hostId: id, userId: conn.userId, name: f.name, cli: f.cli, v: f.v, capacity: f.capacity, running: f.running?.length ?? 0 });
     if (old && old !== conn) old.close(CloseCodes.REPLACED);
     const engines = this.intern(f.engines);
     const running = f.running ?? [];
     this.runs.hello(conn);
     void this.presenceStore.set(id, { nodeId: this.node, running: running.length, capacity: f.capacity, engines, lastSeenAt: Date.now() }, this.timing.heartbeatTimeoutMs)
-      .then((w) => this.placed(conn, serial, w), () => this.placed(conn, serial, { prev: null, epoch: 0 }));
+      .then((w) => this.placed(conn, w), () => this.placed(conn, { prev: null, epoch: 0 }));
     this.store.recordHello(id, { name: f.name, cliVersion: f.cli, protocolVersion: f.v, engines, capacity: f.capacity }, conn.stored);
     conn.stored = undefined; // needed once; a channel holds no more than it must
     conn.send({ t: 'welcome', hostId: id, heartbeatMs: this.heartbeatMs, v: PROTOCOL_VERSION });
@@ -142,17 +137,17 @@ export class HostChannels implements HostGateway, ChannelOwner {
    * costs no publish in a connect storm. The takeover carries the write's epoch, so that a late one
    * (the host has since come back to that node) cannot close a newer channel.
    */
-  private placed(conn: HostConnection, serial: number, { prev, epoch }: Written): void {
+  private placed(conn: HostConnection, { prev, epoch }: Written): void {
     conn.epoch = epoch;
     // Another node's later hello was heard before this write answered: this channel is the older one.
     // Its takeover still goes out: a channel older than this write may remain on a third node.
     if (conn.takenOverAt > epoch) conn.close(CloseCodes.REPLACED);
-    if (prev) publishObj(this.ctx.bus, hostsTopic(prev), { k: 'takeover', h: conn.hostId, node: this.node, serial, epoch } satisfies HostMsg);
+    if (prev) publishObj(this.ctx.bus, hostsTopic(prev), { k: 'takeover', h: conn.hostId, node: this.node, epoch } satisfies HostMsg);
   }
 
   /** Another node's hello took `conn`'s host over: `conn` gives way unless its own hello was the later. */
   private takenOver(conn: HostConnection, epoch: unknown): void {
-    if (typeof epoch !== 'number') return conn.close(CloseCodes.REPLACED); // a node of an earlier version
+    if (typeof epoch !== 'number') return conn.close(CloseCodes.REPLACED); // malformed: give way, the host reconnects
     if (conn.epoch === undefined) conn.takenOverAt = Math.max(conn.takenOverAt, epoch);
     else if (epoch > conn.epoch) conn.close(CloseCodes.REPLACED);
   }
