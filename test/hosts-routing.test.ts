@@ -1,5 +1,6 @@
 // Frames for a host reach its channel through the node that holds it: one Bus
-// topic per node, none per host. A host's channel costs Redis no
+// topic per node, none per host, and no Bus at all when the sending node holds
+// the channel itself. A host's channel costs Redis no
 // subscription (a reconnect storm of 60,000 hosts sent 60,000 SUBSCRIBEs and
 // each channel held one in the hub's heap); a frame that reaches a node the
 // host has just left is routed on to where presence says the host is now.
@@ -53,6 +54,20 @@ describe('host frames are routed per node', { skip }, () => {
     assert.deepEqual(await channels(), before, 'three channels, no new Redis subscription');
     const [one] = paired;
     const fh = hosts.at(-3)!;
+    // A frame for a channel the sending node holds goes straight to it: nothing is published.
+    const bus = a.hub.ctx.bus;
+    const publish = bus.publish.bind(bus);
+    const topics: string[] = [];
+    // Host frames and replies (`host:<id>` before per-node routing, `hostframes:<node>`, `hostreply:<node>`); other domains may publish meanwhile.
+    bus.publish = (topic, payload) => (topic.startsWith('host') && topics.push(topic), publish(topic, payload));
+    try {
+      await a.hub.runFrames.gateway.send(one.hostId, { t: 'run.abort', runId: 'run_local' });
+      await fh.next((f) => f.t === 'run.abort' && f.runId === 'run_local');
+      await a.client(u.key).hosts.directories(one.hostId);
+    } finally {
+      bus.publish = publish;
+    }
+    assert.deepEqual(topics, [], 'a frame and a request to a channel held here use no Bus round trip');
     for (const [via, runId] of [[a, 'run_fromA'], [b, 'run_fromB']] as const) {
       await via.hub.runFrames.gateway.send(one.hostId, { t: 'run.abort', runId });
       await fh.next((f) => f.t === 'run.abort' && f.runId === runId);
