@@ -39,6 +39,18 @@ export interface NewSession {
 }
 
 const OWNER_CACHE = 100_000;
+/**
+ * Longest a message waits for its session's run end being written on this node. A write takes a few
+ * milliseconds, tens under load; one held longer (a lock, the database away) leaves the message to
+ * queue as before, and the end's claim starts it.
+ */
+export const END_WAIT_MS = 200;
+
+/** Settles when `p` does or after `ms`, whichever comes first. */
+function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p.then(() => undefined, () => undefined), new Promise<void>((r) => (timer = setTimeout(r, ms)))]).finally(() => clearTimeout(timer));
+}
 
 export class Messaging {
   constructor(
@@ -81,6 +93,10 @@ export class Messaging {
     if (presence.status === 'offline') throw fail('UNAVAILABLE', 'the agent\'s host is offline');
     const a = agent;
     if (!fresh) {
+      // The session's run is over but its end is still being written here: the message waits for that
+      // write (bounded), so it starts now instead of queueing behind a run that has ended.
+      const ending = this.runs.endOf(sessionId);
+      if (ending) await within(ending, END_WAIT_MS);
       // The common case goes through the group commit: one hub_accept call for the accepts of a burst.
       const acc = await this.groups.submit({
         sessionId, userId, agentId: a.id, hostId: a.hostId, engine: a.engine, workDir: a.workDir, capacity: presence.capacity, content,

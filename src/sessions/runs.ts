@@ -30,6 +30,8 @@ export class RunTracker {
   loads = 0;
   private readonly endWriter: RunEndWriter;
   private readonly agentNotices: AgentChangeNotices;
+  /** Sessions whose run's end this node is writing: settles once it landed (or gave up), its claim dispatched. */
+  private readonly ending = new Map<string, Promise<void>>();
 
   constructor(
     private readonly ctx: HubContext,
@@ -115,6 +117,11 @@ export class RunTracker {
       this.states.set(runId, st);
     }
     return this.finish(st, end);
+  }
+
+  /** Settles once the end of the session's run this node is writing has landed; undefined when it writes none. */
+  endOf(sessionId: string): Promise<void> | undefined {
+    return this.ending.get(sessionId);
   }
 
   /** Every run this node tracks on a host. */
@@ -259,7 +266,15 @@ export class RunTracker {
         this.forgetSoon(st);
         this.onEnded(st.hostId, waiting, claim);
       });
-    return st.chain;
+    const done = st.chain;
+    const sid = st.sessionId;
+    if (sid) {
+      this.ending.set(sid, done);
+      void done.then(() => {
+        if (this.ending.get(sid) === done) this.ending.delete(sid);
+      });
+    }
+    return done;
   }
 
   /** Writes the run's end; answers whether its host has waiting work left to drain, and what the end started there. */
