@@ -14,14 +14,20 @@ import { Coalescer } from '../coalesce.js';
 /** Run ids a channel remembers as sent again (see resend). */
 const RESENT_MAX = 10_000;
 
-export type RunResolver = (hostIds: string[]) => Promise<Array<{ hostId: string; runId: string }>>;
+/** A hello waiting for the look-up of its host's open runs: the runs the host reported, and when (epoch ms). */
+export interface HelloRuns {
+  hostId: string;
+  running: string[];
+  at: number;
+}
+export type RunResolver = (hellos: HelloRuns[]) => Promise<Array<{ hostId: string; runId: string }>>;
 
 export class ChannelRuns {
   private handlers: Array<(hostId: string, f: RunFrame) => void> = [];
   /** Until a domain says which runs are open (sessions/ does at start), a channel speaks only for the runs sent to it. */
   private resolver: RunResolver = async () => [];
   /** Channels that said hello and wait for their open runs to be looked up (one query in flight; the hellos meanwhile go in the next). */
-  private admitting = new Coalescer<HostConnection>((conns) => this.admitOpenRuns(conns), 1000);
+  private admitting = new Coalescer<{ conn: HostConnection; hello: HelloRuns }>((items) => this.admitOpenRuns(items), 1000);
   /** Run frames dropped on this node because their run is not bound to the sending channel. */
   dropped = 0;
 
@@ -41,10 +47,10 @@ export class ChannelRuns {
     this.resolver = resolve;
   }
 
-  /** The channel said hello: its frames for runs started before it wait until the database says which are its own. */
-  hello(conn: HostConnection): void {
+  /** The channel said hello (its host runs `running`): its frames for runs started before it wait until the database says which are its own. */
+  hello(conn: HostConnection, running: string[]): void {
     conn.held = [];
-    this.admitting.add(conn);
+    this.admitting.add({ conn, hello: { hostId: conn.hostId, running, at: Date.now() } });
   }
 
   /** A run frame from the channel: held while its runs are looked up, else passed on if the run is bound to it. */
@@ -97,10 +103,13 @@ export class ChannelRuns {
   }
 
   /** Looks up the open runs of the channels that said hello since the last call, then passes on what they held. */
-  private async admitOpenRuns(conns: HostConnection[]): Promise<void> {
+  private async admitOpenRuns(items: Array<{ conn: HostConnection; hello: HelloRuns }>): Promise<void> {
+    const conns = items.map((i) => i.conn);
+    // A host that said hello twice meanwhile (it reconnected) is looked up once, with its later hello.
+    const hellos = new Map(items.map((i) => [i.hello.hostId, i.hello]));
     let open: Array<{ hostId: string; runId: string }>;
     try {
-      open = await this.resolver([...new Set(conns.map((c) => c.hostId))]);
+      open = await this.resolver([...hellos.values()]);
     } catch (e) {
       this.log.error('cannot look up the open runs of reconnected hosts', { hosts: conns.map((c) => c.hostId), err: e });
       for (const c of conns) c.close(CloseCodes.GOING_AWAY); // they reconnect and are looked up again

@@ -115,7 +115,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     if (old && old !== conn) old.close(CloseCodes.REPLACED);
     const engines = this.intern(f.engines);
     const running = f.running ?? [];
-    this.runs.hello(conn);
+    this.runs.hello(conn, running);
     void this.presenceStore.set(id, { nodeId: this.node, running: running.length, capacity: f.capacity, engines, lastSeenAt: Date.now() }, this.timing.heartbeatTimeoutMs)
       .then((w) => this.placed(conn, w), () => this.placed(conn, { prev: null, epoch: 0 }));
     this.store.recordHello(id, { name: f.name, cliVersion: f.cli, protocolVersion: f.v, engines, capacity: f.capacity }, conn.stored);

@@ -2,6 +2,7 @@
 // hosts (sessions/, model-configs/, agents/). Implemented by hosts/; the
 // others depend only on this interface, never on WebSocket details.
 import type { Engine, HubToHost, FrameOf, HostToHub } from '../../host-protocol/frames.js';
+import type { RunResolver } from './channel-runs.js';
 
 export type HostStatus = 'online' | 'busy' | 'offline';
 
@@ -44,9 +45,12 @@ export interface HostGateway {
   request(hostId: string, frame: RequestFrame, timeoutMs?: number): Promise<unknown>;
   /**
    * Which of these hosts' runs are still open (the database's view): after a hello, a channel may
-   * speak for these runs and for those sent to it; its run frames wait until this answers.
+   * speak for these runs and for those sent to it; its run frames wait until this answers. Called
+   * once for the hellos gathered while the previous call ran, each with the runs the host reported
+   * (`running`) and when it said hello (`at`, epoch ms): the domain's own work after a hello can use
+   * the same look-up.
    */
-  setRunResolver(resolve: (hostIds: string[]) => Promise<Array<{ hostId: string; runId: string }>>): void;
+  setRunResolver(resolve: RunResolver): void;
   /**
    * Hosts whose channel this node holds, past the look-up of their open runs (hello): the node
    * that compares what the database holds open on them with what their channels carried.

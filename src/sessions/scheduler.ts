@@ -13,7 +13,7 @@ import { LostRunSweep } from './lost-runs.js';
 import { isEngineSessionId } from '../../host-protocol/engine-values.js';
 import { capMode, modeFactsOf } from '../agents/usage.js';
 import type { FrameOf, HubToHost } from '../../host-protocol/frames.js';
-import { Coalescer } from '../coalesce.js';
+import type { HelloRuns } from '../hosts/channel-runs.js';
 
 /** After a host's hello, how long its buffered run frames get before its unknown runs count as lost. */
 export const LOST_RUN_GRACE_MS = 3000;
@@ -51,13 +51,10 @@ export class Scheduler {
     gateway.onRunFrame((hostId, f) => this.runs().handle(hostId, f));
     // A run sent here from another node: known from its run.start, not read back when its frames come.
     gateway.onRunStarting((hostId, f, meta) => this.runs().tracked({ id: f.runId, sessionId: f.sessionId, hostId, agentId: meta.agentId, engine: f.engine }));
-    // After a hello, a host may speak for the runs the database holds open on it (and those sent to it since).
-    gateway.setRunResolver((hostIds) => this.openRuns(hostIds));
-    // A reconnect storm costs one query in flight for all the hellos meanwhile, not one per host.
-    gateway.onHostsUp((hosts) => {
-      const at = new Date();
-      this.upQueue.add(...hosts.map((h) => ({ ...h, at })));
-    });
+    // After a hello, a host may speak for the runs the database holds open on it (and those sent to it since);
+    // the same look-up finds its waiting work and its lost runs. A reconnect storm costs one query in flight
+    // for all the hellos meanwhile, not one per host.
+    gateway.setRunResolver((hellos) => this.hostsUp(hellos));
     gateway.onHostDown((hostId) => this.down.hostDown(hostId));
     // Presence lost by Redis and written again: a drain that found the host offline meanwhile did nothing.
     gateway.onPresenceRestored((hostIds) => {
@@ -69,15 +66,6 @@ export class Scheduler {
     return this.ctx.em() as unknown as Em;
   }
 
-  /** Hosts that said hello, each with when: one hostsUp query in flight at a time. */
-  private readonly upQueue = new Coalescer<{ hostId: string; running: string[]; at: Date }>((hosts) => this.hostsUp(hosts), 1000);
-
-  /** Runs open on these hosts: one query for the hellos gathered while the previous one ran (hosts/channel-runs.ts). */
-  private async openRuns(hostIds: string[]): Promise<Array<{ hostId: string; runId: string }>> {
-    const r = await pooled<{ id: string; host_id: string }>(this.ctx.orm,
-      `select id, host_id from session_tasks where host_id in (${marks(hostIds.length)}) and status in ('running', 'aborted') and ended_at is null`, hostIds);
-    return r.map((x) => ({ hostId: x.host_id, runId: x.id }));
-  }
 
   /** Sends run.start for a claimed task (after the claim committed). */
   async dispatch(t: ClaimedTask): Promise<void> {
@@ -232,26 +220,25 @@ export class Scheduler {
   }
 
   /**
-   * Hosts finished their hello: runs the hub thinks are on a host but the host no longer runs are
-   * lost; hosts with waiting work drain. One query for the whole burst when there is nothing to do.
+   * Hosts said hello (the hellos gathered while the previous call ran, hosts/channel-runs.ts): one
+   * query answers which runs are open on them (their channels may speak for those), which hosts have
+   * waiting work (they drain), and which runs the hub thinks are on a host that no longer runs them
+   * (lost, judged after a grace). A failure is thrown: the channels close and their hosts say hello again.
    */
-  private async hostsUp(hosts: Array<{ hostId: string; running: string[]; at: Date }>): Promise<void> {
-    if (!hosts.length) return;
-    // Only runs started before the batch's first hello are judged (one dispatched since is not in `running`).
-    const helloAt = new Date(Math.min(...hosts.map((h) => h.at.getTime())));
-    const ids = [...new Set(hosts.map((h) => h.hostId))];
-    let open: Array<{ id: string; status: string; host_id: string; session_id: string; agent_id: string; engine: string }>;
-    try {
-      open = await pooled(this.ctx.orm,
-        `select id, status, host_id, session_id, agent_id, engine from session_tasks
-          where host_id in (${marks(ids.length)}) and status in ('queued', 'running', 'aborted') and ended_at is null`, ids);
-    } catch (e) {
-      return this.ctx.log.error('host up handling failed', { hosts: ids, err: e });
-    }
+  private async hostsUp(hellos: HelloRuns[]): Promise<Array<{ hostId: string; runId: string }>> {
+    if (!hellos.length) return [];
+    const ids = hellos.map((h) => h.hostId);
+    const open = await pooled<{ id: string; status: string; host_id: string; session_id: string; agent_id: string; engine: string }>(this.ctx.orm,
+      `select id, status, host_id, session_id, agent_id, engine from session_tasks
+        where host_id in (${marks(ids.length)}) and status in ('queued', 'running', 'aborted') and ended_at is null`, ids);
     for (const h of new Set(open.filter((t) => t.status === 'queued').map((t) => t.host_id))) void this.drain(h);
-    const still = new Set(hosts.flatMap((h) => h.running));
-    const suspects = open.filter((t) => t.status !== 'queued' && !still.has(t.id));
+    const started = open.filter((t) => t.status !== 'queued');
+    // Only runs started before the batch's first hello are judged (one dispatched since is not in `running`).
+    const helloAt = new Date(Math.min(...hellos.map((h) => h.at)));
+    const still = new Set(hellos.flatMap((h) => h.running));
+    const suspects = started.filter((t) => !still.has(t.id));
     if (suspects.length) void this.lostAfterHello(ids, suspects, helloAt); // not awaited: the next batch of hellos goes on
+    return started.map((t) => ({ hostId: t.host_id, runId: t.id }));
   }
 
   /**

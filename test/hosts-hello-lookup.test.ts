@@ -1,0 +1,69 @@
+// A hello costs one look-up of the host's tasks: the same query says which
+// open runs the channel may speak for, which waiting work drains, and which
+// runs were lost while the host was away (sessions/scheduler.ts hostsUp).
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import type { SessionView } from '../src/client/index.js';
+
+let t: TestHub;
+const hosts: FakeHost[] = [];
+before(async () => {
+  t = await startTestHub();
+});
+after(async () => {
+  for (const h of hosts) h.close();
+  await t?.close();
+});
+
+/** Counts the queries that read the open tasks of hosts that said hello (knex reports every query it runs). */
+function countTaskLookups(hub: TestHub): { count: () => number; stop: () => void } {
+  const knex = hub.hub.ctx.orm.em.getConnection().getKnex();
+  let n = 0;
+  const on = (q: { sql: string }) => {
+    // The hello's look-up (before: the open runs, `id, host_id`, and a second one for waiting work and lost runs).
+    if (/^select id, (status, host_id, session_id, agent_id, engine|host_id) from session_tasks\s+where host_id in \([^)]*\) and status in /.test(q.sql)) n++;
+  };
+  knex.on('query', on);
+  return { count: () => n, stop: () => void knex.off('query', on) };
+}
+
+test('a hello reads its host\'s tasks once; the channel speaks for its open run, and the host\'s waiting work starts', { timeout: 60_000 }, async () => {
+  const u = await t.user();
+  const { hostId, credential } = await pairHost(t, u.key);
+  const first = await connectFakeHost(t, credential, { capacity: 1 });
+  hosts.push(first);
+  const c = t.client(u.key);
+  const agent = await eventually(() => c.agents.create({ name: 'hello-lookup', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
+  const a = ((await c.sessions.create({ agentId: agent.id })) as SessionView).id;
+  const b = ((await c.sessions.create({ agentId: agent.id })) as SessionView).id;
+  const startA = first.next((f: any) => f.t === 'run.start');
+  assert.equal((await c.sessions.send(a, { content: 'a1' })).status, 'processing');
+  const runA: any = await startA;
+  const queued = await c.sessions.send(b, { content: 'b1' });
+  assert.equal(queued.status, 'queued', 'the host runs one at a time');
+  assert.equal(queued.queueReason, 'host_capacity');
+
+  // The host reconnects still running a1: one look-up of its tasks, not one per concern.
+  const lookups = countTaskLookups(t);
+  try {
+    first.close();
+    await first.closed;
+    const second = await connectFakeHost(t, credential, { capacity: 2, running: [runA.runId] });
+    hosts.push(second);
+    // Its waiting work starts (capacity 2 now), and the run it kept may speak: its end is taken.
+    const startB: any = await second.next((f: any) => f.t === 'run.start' && f.prompt === 'b1');
+    assert.equal(lookups.count(), 1, 'one query for the hello\'s open runs, waiting work and lost runs');
+    second.send({ t: 'run.end', runId: runA.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+    second.send({ t: 'run.end', runId: startB.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+    await eventually(async () => {
+      const [sa, sb] = await Promise.all([c.sessions.get(a), c.sessions.get(b)]);
+      return sa.status === 'active' && sb.status === 'active' || undefined;
+    }, 5000, 20);
+    const ended = await Promise.all([a, b].map(async (s) => (await c.sessions.messages(s)).items.length));
+    assert.deepEqual(ended, [1, 1], 'each session holds its message');
+  } finally {
+    lookups.stop();
+  }
+});
