@@ -70,6 +70,10 @@ export interface DispatchFigure {
   latency: Latency;
   /** PostgreSQL CPU ms per message sent (undefined without PostgreSQL). */
   pgCpuMsPerMessage?: number;
+  /** The server process's CPU ms per message sent (the hub, or the relay). */
+  serverCpuMsPerMessage?: number;
+  /** This bench process's CPU ms per message sent: the HTTP client and the simulated hosts. */
+  loadCpuMsPerMessage?: number;
   /** The hub's message-path database calls in the phase: calls per message and mean wall ms per call, by function. */
   dbCalls?: string;
 }
@@ -264,12 +268,15 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
       app: RELAY_APP, notApp: false,
     };
     const phase = async (target: typeof hubTarget, r: number, secs = seconds): Promise<DispatchFigure> => {
+      const serverPid = target === hubTarget ? t.pid : relay?.pid;
       lat = [];
       waiting.clear();
       let sent = 0, accepted = 0, queued = 0, errors = 0;
       const inflight: Promise<void>[] = [];
       const cpuBefore = await cpu?.read(target.app, target.notApp);
       const dbBefore = target === hubTarget ? await dbCalls(t.url) : undefined;
+      const serverBefore = processCpuMs(serverPid);
+      const loadBefore = process.cpuUsage();
       const start = performance.now();
       const total = Math.round(r * secs);
       let next = 0;
@@ -300,12 +307,16 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
       // Messages that waited start as turns end: wait until nothing is queued or running (a lost frame gives up after 10 s).
       await eventually(target.idle, 10_000, 20).catch(() => undefined);
       const elapsed = (performance.now() - start) / 1000;
+      const serverAfter = processCpuMs(serverPid);
+      const load = process.cpuUsage(loadBefore);
       const cpuAfter = await cpu?.read(target.app, target.notApp);
       const calls = dbBefore && dbCallsLine(dbBefore, await dbCalls(t.url), sent);
       if (calls) say(`rate ${r}: ${calls}`);
       say(`rate ${r}: sent ${sent}, dispatched ${lat.length} in ${elapsed.toFixed(1)} s`);
       const pgMs = cpuBefore === undefined || cpuAfter === undefined ? undefined : Math.round(((cpuAfter - cpuBefore) / sent) * 1000) / 1000;
-      return { rate: r, sent, accepted, queued, errors, dispatched: lat.length, messagesPerSecond: Math.round(lat.length / elapsed), latency: pct(lat), pgCpuMsPerMessage: pgMs, ...(calls ? { dbCalls: calls } : {}) };
+      return { rate: r, sent, accepted, queued, errors, dispatched: lat.length, messagesPerSecond: Math.round(lat.length / elapsed), latency: pct(lat), pgCpuMsPerMessage: pgMs,
+        serverCpuMsPerMessage: serverBefore === undefined || serverAfter === undefined ? undefined : Math.round(((serverAfter - serverBefore) / sent) * 1000) / 1000,
+        loadCpuMsPerMessage: Math.round(((load.user + load.system) / 1000 / sent) * 1000) / 1000, ...(calls ? { dbCalls: calls } : {}) };
     };
     // Warm-up (JIT, pools, the tables' first pages and statistics), not reported: at 50 msg/s for 1 s the
     // first measured phase still carried it (p99 of 90–360 ms at 500 msg/s for the relay and the hub alike).
@@ -396,7 +407,7 @@ function record(r: DispatchResult): void {
     const cmp = !b ? 'no relay (needs PostgreSQL)'
       : relaySaturated(b) ? `relay saturated (p99 ${b.latency.p99} ms, ${b.sent - b.dispatched} lost): measures the machine, not the hub`
       : verdict(h.latency.p99 <= DISPATCH_RATIO * b.latency.p99);
-    return `| ${d.rate} msg/s | ${b ? `${lat(b.latency)} (${b.dispatched}/${b.sent} delivered)` : 'n/a'} | ${lat(h.latency)} (${h.dispatched}/${h.sent} started, ${h.messagesPerSecond} msg/s) | ${b ? x(h.latency.p99, b.latency.p99) : 'n/a'} | ≤ ${DISPATCH_RATIO}×: ${cmp} | ${(once * 100).toFixed(1)} % (${h.queued} queued, ${h.errors} refused): ${verdict(once >= STARTED_AT_ONCE)} | ${h.pgCpuMsPerMessage ?? 'n/a'} | ${b?.pgCpuMsPerMessage ?? 'n/a'} |`;
+    return `| ${d.rate} msg/s | ${b ? `${lat(b.latency)} (${b.dispatched}/${b.sent} delivered)` : 'n/a'} | ${lat(h.latency)} (${h.dispatched}/${h.sent} started, ${h.messagesPerSecond} msg/s) | ${b ? x(h.latency.p99, b.latency.p99) : 'n/a'} | ≤ ${DISPATCH_RATIO}×: ${cmp} | ${(once * 100).toFixed(1)} % (${h.queued} queued, ${h.errors} refused): ${verdict(once >= STARTED_AT_ONCE)} | ${h.pgCpuMsPerMessage ?? 'n/a'} | ${b?.pgCpuMsPerMessage ?? 'n/a'} | ${h.serverCpuMsPerMessage ?? 'n/a'} / ${b?.serverCpuMsPerMessage ?? 'n/a'} | ${h.loadCpuMsPerMessage ?? 'n/a'} / ${b?.loadCpuMsPerMessage ?? 'n/a'} |`;
   };
   const deltaRow = (d: DispatchResult['deltas'][number]) => {
     const f = d.fanout, h = d.hub;
@@ -412,10 +423,10 @@ function record(r: DispatchResult): void {
     '',
     `Machine: ${machine}. ${SESSIONS} sessions on ${HOSTS} simulated hosts (in-process protocol clients, capacity ${SESSIONS / HOSTS} each, each run ended at once); ${r.hub === 'child' ? 'hub in a child process' : 'hub in the bench process'}, each baseline in a child process of its own; the dispatch client and hosts in the bench process; the delta producer (holding the turns' host channels) and ${process.env.BENCH_DELTA_READERS ?? 1} SSE reader process(es) each in a process of its own, latency measured on the wall clock shared by the processes. ${r.seconds} s per phase, open loop.`,
     '',
-    'POST /messages → host receives run.start (p50 / p99 / max ms). Baseline: the bare relay (bench/baselines/relay.ts: same POST and body, one row committed with one statement, a MessagePack frame to the host\'s WebSocket). PostgreSQL CPU: utime + stime of the database\'s backends per message sent.',
+    'POST /messages → host receives run.start (p50 / p99 / max ms). Baseline: the bare relay (bench/baselines/relay.ts: same POST and body, one row committed with one statement, a MessagePack frame to the host\'s WebSocket). PostgreSQL CPU: utime + stime of the database\'s backends per message sent. The server\'s CPU: utime + stime of the hub\'s (or the relay\'s) process per message sent; the load generator\'s: this bench process (HTTP client and simulated hosts).',
     '',
-    '| offered | bare relay | hub | hub p99 / relay p99 | target | started at once (≥ 99 %) | PG CPU ms/msg hub | PG CPU ms/msg relay |',
-    '|---|---|---|---:|---|---|---:|---:|',
+    '| offered | bare relay | hub | hub p99 / relay p99 | target | started at once (≥ 99 %) | PG CPU ms/msg hub | PG CPU ms/msg relay | server CPU ms/msg hub / relay | load generator CPU ms/msg, hub / relay phase |',
+    '|---|---|---|---:|---|---|---:|---:|---|---|',
     ...r.dispatch.map(dispatchRow),
     '',
     ...r.dispatch.filter((d) => d.hub.dbCalls).map((d) => `The hub's database calls at ${d.rate} msg/s (its /metrics, hub_db_call_duration_seconds): ${d.hub.dbCalls}.`),

@@ -12,6 +12,8 @@
 //   ← {t: 'seed', n, known?}      → {t: 'seeded', credentials}: n hosts of the bench user inserted straight into the database
 //                                  (known: as hosts that said their hello before, see bench/hosts.ts)
 //   ← {t: 'close'}                closes the hub and exits
+// BENCH_HUB_QUERIES=file.json: the hub's SQL statements counted by their text (values aside) from
+// {t: 'profile'} (setup done) to close, most frequent first.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -25,7 +27,13 @@ const conn = t.hub.ctx.em().getConnection();
 const loop = monitorEventLoopDelay({ resolution: 1 });
 loop.enable();
 const gc = (globalThis as { gc?: () => void }).gc;
+const queries = new Map<string, number>();
+const countQuery = (q: { sql: string }) => {
+  const k = q.sql.replace(/\s+/g, ' ').replace(/\(\$\d+(, \$\d+)*\)/g, '(…)').slice(0, 120);
+  queries.set(k, (queries.get(k) ?? 0) + 1);
+};
 process.on('message', async (m: { t: string; id?: number; n?: number; known?: boolean }) => {
+  if (m.t === 'profile' && process.env.BENCH_HUB_QUERIES) t.hub.ctx.orm.em.getConnection().getKnex().on('query', countQuery);
   if (m.t === 'profile' && prof) {
     prof.connect();
     if (process.env.BENCH_HUB_PROFILE) {
@@ -48,6 +56,7 @@ process.on('message', async (m: { t: string; id?: number; n?: number; known?: bo
     const r = await conn.execute(`select count(*) as c from session_tasks where status in ('queued', 'running')`);
     process.send!({ t: 'open', id: m.id, n: Number(r[0].c) });
   } else if (m.t === 'close') {
+    if (process.env.BENCH_HUB_QUERIES) writeFileSync(process.env.BENCH_HUB_QUERIES.replace('%n', config.nodeId ?? 'hub'), JSON.stringify([...queries].sort((a, b) => b[1] - a[1]), null, 1));
     if (prof && process.env.BENCH_HUB_PROFILE) writeFileSync(process.env.BENCH_HUB_PROFILE.replace('%n', config.nodeId ?? 'hub'), JSON.stringify((await prof.post('Profiler.stop')).profile));
     if (prof && process.env.BENCH_HUB_HEAP) writeFileSync(process.env.BENCH_HUB_HEAP.replace('%n', config.nodeId ?? 'hub'), JSON.stringify((await prof.post('HeapProfiler.stopSampling')).profile));
     await t.close().catch(() => undefined);
