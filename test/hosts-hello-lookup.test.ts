@@ -1,11 +1,13 @@
 // A hello costs one look-up of the host's tasks: the same query says which
 // open runs the channel may speak for, which waiting work drains, and which
-// runs were lost while the host was away (sessions/scheduler.ts hostsUp).
+// runs were lost while the host was away (sessions/scheduler.ts hostsUp). The
+// drain comes after the channel is admitted, so it knows its capacity.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import type { SessionView } from '../src/client/index.js';
+import { CloseCodes } from '../host-protocol/version.js';
 
 let t: TestHub;
 const hosts: FakeHost[] = [];
@@ -45,25 +47,37 @@ test('a hello reads its host\'s tasks once; the channel speaks for its open run,
   assert.equal(queued.status, 'queued', 'the host runs one at a time');
   assert.equal(queued.queueReason, 'host_capacity');
 
-  // The host reconnects still running a1: one look-up of its tasks, not one per concern.
+  // The host connects again, still running a1 (a new channel replaces the old one, so the host is never
+  // down meanwhile): one look-up of its tasks, not one per concern.
   const lookups = countTaskLookups(t);
+  // The drain runs once the channel is admitted, so it knows the channel's capacity: no presence read.
+  const gateway = t.hub.runFrames.gateway as unknown as { presence(id: string): Promise<unknown> };
+  const presence = gateway.presence.bind(gateway);
+  let presenceReads = 0;
+  gateway.presence = (id: string) => {
+    if (id === hostId) presenceReads++;
+    return presence(id);
+  };
   try {
-    first.close();
-    await first.closed;
     const second = await connectFakeHost(t, credential, { capacity: 2, running: [runA.runId] });
     hosts.push(second);
+    assert.equal((await first.closed).code, CloseCodes.REPLACED.code, 'the old channel was replaced');
     // Its waiting work starts (capacity 2 now), and the run it kept may speak: its end is taken.
     const startB: any = await second.next((f: any) => f.t === 'run.start' && f.prompt === 'b1');
     assert.equal(lookups.count(), 1, 'one query for the hello\'s open runs, waiting work and lost runs');
+    assert.equal(presenceReads, 0, 'the drain knew the admitted channel\'s capacity');
     second.send({ t: 'run.end', runId: runA.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
     second.send({ t: 'run.end', runId: startB.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
     await eventually(async () => {
       const [sa, sb] = await Promise.all([c.sessions.get(a), c.sessions.get(b)]);
       return sa.status === 'active' && sb.status === 'active' || undefined;
     }, 5000, 20);
-    const ended = await Promise.all([a, b].map(async (s) => (await c.sessions.messages(s)).items.length));
-    assert.deepEqual(ended, [1, 1], 'each session holds its message');
+    const knex = t.hub.ctx.orm.em.getConnection().getKnex();
+    const status = async (id: string) => ((await knex.raw('select status from session_tasks where id = ?', [id])) as { rows: Array<{ status: string }> }).rows[0]?.status;
+    assert.equal(await status(runA.runId), 'completed', 'the new channel spoke for the run it kept');
+    assert.equal(await status(startB.runId), 'completed');
   } finally {
+    gateway.presence = presence;
     lookups.stop();
   }
 });

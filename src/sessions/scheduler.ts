@@ -66,7 +66,6 @@ export class Scheduler {
     return this.ctx.em() as unknown as Em;
   }
 
-
   /** Sends run.start for a claimed task (after the claim committed). */
   async dispatch(t: ClaimedTask): Promise<void> {
     // The node holding the host's channel tracks the run: here, or wherever the run.start goes (onRunStarting).
@@ -231,7 +230,9 @@ export class Scheduler {
     const open = await pooled<{ id: string; status: string; host_id: string; session_id: string; agent_id: string; engine: string }>(this.ctx.orm,
       `select id, status, host_id, session_id, agent_id, engine from session_tasks
         where host_id in (${marks(ids.length)}) and status in ('queued', 'running', 'aborted') and ended_at is null`, ids);
-    for (const h of new Set(open.filter((t) => t.status === 'queued').map((t) => t.host_id))) void this.drain(h);
+    // Drained once the channels are admitted with this answer: the drain then knows their capacity without a presence read.
+    const waiting = new Set(open.filter((t) => t.status === 'queued').map((t) => t.host_id));
+    if (waiting.size) setImmediate(() => { for (const h of waiting) void this.drain(h); });
     const started = open.filter((t) => t.status !== 'queued');
     // Only runs started before the batch's first hello are judged (one dispatched since is not in `running`).
     const helloAt = new Date(Math.min(...hellos.map((h) => h.at)));
