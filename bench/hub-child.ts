@@ -29,7 +29,8 @@ loop.enable();
 const gc = (globalThis as { gc?: () => void }).gc;
 const queries = new Map<string, number>();
 const countQuery = (q: { sql: string }) => {
-  const k = q.sql.replace(/\s+/g, ' ').replace(/\(\$\d+(, \$\d+)*\)/g, '(…)').slice(0, 120);
+  // Values quoted into the text (MikroORM's execute) count as placeholders too, so one statement is one line.
+  const k = q.sql.replace(/\s+/g, ' ').replace(/'(?:[^']|'')*'/g, '?').replace(/\((?:\$\d+|\?)(?:, (?:\$\d+|\?))*\)/g, '(…)').slice(0, 120);
   queries.set(k, (queries.get(k) ?? 0) + 1);
 };
 process.on('message', async (m: { t: string; id?: number; n?: number; known?: boolean }) => {
