@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../src/db/orm.js';
+import { startEmbedded } from '../src/db/embedded.js';
 import { pendingMigrations } from '../src/db/migrate.js';
 import { allMigrations } from '../src/db/registry.js';
 import { createLogger } from '../src/log.js';
@@ -49,8 +50,8 @@ test('a fresh database gets every migration; reopened, nothing is pending and th
     rmSync(dir, { recursive: true, force: true });
   });
   const { lines, log } = recorder();
-  // The embedded database starts from the template (already migrated) unless told otherwise: :memory: has none.
-  const db = await openDatabase({ databaseUrl: pg.url, dataDir: pg.url ? dir : ':memory:' }, log);
+  // The embedded database starts from the template (already migrated) unless given none.
+  const db = await openDatabase({ databaseUrl: pg.url, dataDir: pg.url ? dir : ':memory:' }, log, pg.url ? undefined : startEmbedded(':memory:', log, () => undefined));
   try {
     const first = lines.find((l) => l.msg === 'migrations applied');
     assert.equal(first?.count, allMigrations.length);

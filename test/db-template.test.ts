@@ -63,3 +63,34 @@ test('a damaged template is reported and the database is initialised from scratc
     await db.close();
   }
 });
+
+test('an in-memory database (DATA_DIR=:memory:, every test hub) starts from the template too: nothing to apply', { skip }, async () => {
+  const source = await openDatabase({ dataDir: ':memory:' }, createLogger('silent'), startEmbedded(':memory:', undefined, () => undefined));
+  const tarball = await source.dumpEmbedded!();
+  await source.close();
+
+  const { lines, log } = recorder();
+  const db = await openDatabase({ dataDir: ':memory:' }, log, startEmbedded(':memory:', log, () => tarball));
+  try {
+    const applied = lines.find((l) => l.msg === 'migrations applied');
+    assert.equal(applied?.origin, 'template');
+    assert.equal(applied?.count, 0, 'the template carried every migration');
+    const [{ plans }] = await db.orm.em.fork().getConnection().execute(`select count(*)::int as plans from plans`);
+    assert.ok(plans > 0, 'the seeded rows came with it');
+  } finally {
+    await db.close();
+  }
+});
+
+test('an in-memory database with a damaged template is initialised from scratch, with a warning', { skip }, async () => {
+  const { lines, log } = recorder();
+  const db = await openDatabase({ dataDir: ':memory:' }, log, startEmbedded(':memory:', log, () => new Blob([Buffer.from('not a tarball at all')])));
+  try {
+    assert.ok(lines.some((l) => l.level === 'warn' && String(l.msg).includes('template could not be loaded')), JSON.stringify(lines));
+    const applied = lines.find((l) => l.msg === 'migrations applied');
+    assert.equal(applied?.origin, 'initdb');
+    assert.equal(applied?.count, allMigrations.length);
+  } finally {
+    await db.close();
+  }
+});

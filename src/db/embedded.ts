@@ -19,7 +19,11 @@ export interface Embedded {
   close(): Promise<void>;
 }
 
-/** dataDir ':memory:' keeps nothing on disk (tests). `template`: where a new data directory's template comes from (tests pass their own). */
+/**
+ * dataDir ':memory:' keeps nothing on disk (tests); it starts from the template too, so a test hub
+ * costs no initdb and no migrations. `template`: where a new database's template comes from (tests
+ * pass their own; the template's builder passes none, to start from initdb).
+ */
 export async function startEmbedded(dataDir: string, log?: Logger, template: () => Blob | undefined = readTemplate): Promise<Embedded> {
   const { PGlite } = await import('@electric-sql/pglite');
   let dir: string | undefined;
@@ -33,16 +37,18 @@ export async function startEmbedded(dataDir: string, log?: Logger, template: () 
   }
   let db: PGlite | undefined;
   let origin: Embedded['origin'] = dir && existsSync(join(dir, 'PG_VERSION')) ? 'existing' : 'initdb';
-  const tarball = dir && origin === 'initdb' ? template() : undefined;
-  if (dir && tarball) {
+  const tarball = origin === 'initdb' ? template() : undefined;
+  if (tarball) {
     try {
-      db = await PGlite.create({ dataDir: dir, loadDataDir: tarball });
+      db = await PGlite.create(dir ? { dataDir: dir, loadDataDir: tarball } : { loadDataDir: tarball });
       origin = 'template';
     } catch (e) {
       // A damaged template costs the slow path, not the start: clear what it half wrote (the directory held no database).
       log?.warn('the embedded database template could not be loaded; initialising from scratch', { err: e });
-      rmSync(dir, { recursive: true, force: true });
-      ensurePrivateDir(dir);
+      if (dir) {
+        rmSync(dir, { recursive: true, force: true });
+        ensurePrivateDir(dir);
+      }
     }
   }
   if (!db) {

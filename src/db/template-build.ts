@@ -5,12 +5,15 @@ import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createLogger } from '../log.js';
 import { openDatabase } from './orm.js';
+import { startEmbedded } from './embedded.js';
 import { templateFile } from './template.js';
 
 const file = templateFile();
 if (process.argv.includes('--if-missing') && existsSync(file)) process.exit(0);
 const t0 = performance.now();
-const db = await openDatabase({ dataDir: ':memory:' }, createLogger('warn'));
+const log = createLogger('warn');
+// From initdb and every migration, never from an earlier template (an in-memory database would load one).
+const db = await openDatabase({ dataDir: ':memory:' }, log, startEmbedded(':memory:', log, () => undefined));
 const tarball = Buffer.from(await (await db.dumpEmbedded!()).arrayBuffer());
 await db.close();
 mkdirSync(dirname(file), { recursive: true });
