@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/db/orm.js';
 import { startEmbedded } from '../src/db/embedded.js';
+import { readTemplate } from '../src/db/template.js';
 import { allMigrations } from '../src/db/registry.js';
 import { createLogger } from '../src/log.js';
 
@@ -75,8 +76,11 @@ test('an in-memory database (DATA_DIR=:memory:, every test hub) starts from the 
     const applied = lines.find((l) => l.msg === 'migrations applied');
     assert.equal(applied?.origin, 'template');
     assert.equal(applied?.count, 0, 'the template carried every migration');
-    const [{ plans }] = await db.orm.em.fork().getConnection().execute(`select count(*)::int as plans from plans`);
+    const [{ plans, users, keys }] = await db.orm.em.fork().getConnection().execute(
+      `select (select count(*)::int from plans) as plans, (select count(*)::int from users) as users, (select count(*)::int from api_keys) as keys`);
     assert.ok(plans > 0, 'the seeded rows came with it');
+    // Every database made from the template would share an account or a key that came with it.
+    assert.deepEqual({ users, keys }, { users: 0, keys: 0 }, 'no account and no API key in the template');
   } finally {
     await db.close();
   }
@@ -90,6 +94,19 @@ test('an in-memory database with a damaged template is initialised from scratch,
     const applied = lines.find((l) => l.msg === 'migrations applied');
     assert.equal(applied?.origin, 'initdb');
     assert.equal(applied?.count, allMigrations.length);
+  } finally {
+    await db.close();
+  }
+});
+
+test('the installed template (npm ci made it) holds no account and no API key', { skip: skip || (!readTemplate() && 'no template installed') }, async () => {
+  const { lines, log } = recorder();
+  const db = await openDatabase({ dataDir: ':memory:' }, log);
+  try {
+    assert.equal(lines.find((l) => l.msg === 'migrations applied')?.origin, 'template');
+    const [{ users, keys }] = await db.orm.em.fork().getConnection().execute(
+      `select (select count(*)::int from users) as users, (select count(*)::int from api_keys) as keys`);
+    assert.deepEqual({ users, keys }, { users: 0, keys: 0 });
   } finally {
     await db.close();
   }
