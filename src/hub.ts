@@ -53,6 +53,8 @@ export interface Hub {
   /** The credential caches (tests count their database lookups). */
   auth: Authenticator;
   hostStore: HostStore;
+  /** The per-address budget of failed credential checks (tests wait for failures to be counted). */
+  failedAuth: FailedAuth;
   /** Run frames: the host channels (dropped frames), this node's run state (loads, size) and scheduler (reconcile), for tests. */
   runFrames: { gateway: HostChannels; runs: RunTracker; scheduler: Scheduler };
   /** SSE accounting (tests and benches): open streams, session subscriptions, bytes held for slow readers. */
@@ -160,7 +162,7 @@ export async function buildHub(config: Config, opts: { log?: Logger; embedded?: 
     const port = uws.us_socket_local_port(listenSocket);
     log.info('hub listening', { host: config.host, port, database: db.embedded ? 'embedded' : 'postgresql', bus: bus.kind });
     const sse = { streams: () => api.streamsOpen, subscriptions: () => sessions.events.subscriptions, bufferedBytes: () => api.sseGauge.buffered };
-    return { port, url: `http://${config.host}:${port}`, ctx, app, auth: authenticator, hostStore: hosts.store, runFrames: { gateway: hosts.gateway, runs: sessions.runs, scheduler: sessions.scheduler }, sse, routes: api.routes, close };
+    return { port, url: `http://${config.host}:${port}`, ctx, app, auth: authenticator, hostStore: hosts.store, failedAuth, runFrames: { gateway: hosts.gateway, runs: sessions.runs, scheduler: sessions.scheduler }, sse, routes: api.routes, close };
   } catch (e) {
     await close();
     throw e;

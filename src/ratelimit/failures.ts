@@ -29,6 +29,11 @@ export class FailedAuth {
     return clientIp(from, this.config.trustProxy);
   }
 
+  /** How many addresses are refused now without a check (their budget is spent). */
+  get blockedAddresses(): number {
+    return this.blocked.size;
+  }
+
   /** Seconds until `ip` may present credentials again; 0 when it may now. No I/O. */
   retryAfter(ip: string): number {
     const until = this.blocked.get(ip);
