@@ -160,7 +160,7 @@ for (const impl of impls) {
       await b.ready();
       const msg = { t: 'run.delta', runId: 'run_1', text: 'héllo ✓ \u0000', n: 2 ** 40, bin: new Uint8Array([0, 255, 7]), nested: [null, true, 1.5] };
       publishObj(a, t + ':obj', msg);
-      for (let i = 0; i < 100 && objs.length === 0; i++) await settle(20);
+      await eventually(async () => objs.length > 0 || undefined, 15_000, 20);
       off();
       assert.deepEqual(objs, [msg]);
     });
@@ -266,6 +266,7 @@ describe('RedisBus specifics', { skip: 'skip' in redis ? redis.skip : undefined 
       for (const t of [...ts, dropped]) a.publish(t, new Uint8Array([1])); // held until the SUBSCRIBE is acknowledged
       await a.ready();
       assert.deepEqual(calls, [ts.map((t) => prefix + t)]);
+      await eventually(async () => got.length >= ts.length || undefined, 15_000, 20);
       await settle(300);
       assert.deepEqual(got, ts);
       assert.equal(Number(((await probe.pubsub('NUMSUB', prefix + dropped)) as [string, number])[1]), 0);
@@ -406,7 +407,7 @@ describe('RedisBus specifics', { skip: 'skip' in redis ? redis.skip : undefined 
       assert.equal(onB, 0, "another node's subscriber connection did not drop");
 
       await kill(a, 'client');
-      for (let i = 0; i < 100 && onB === 0; i++) await settle(50);
+      await eventually(async () => (onB > 0 && onA >= 2) || undefined, 15_000, 50);
       assert.equal(onB, 1, "node A's publishes may have been lost: node B resynchronises too");
       assert.ok(onA >= 2);
     } finally {

@@ -392,7 +392,7 @@ test('abort: host told to stop, waiting messages discarded, partial output kept 
   const start = await nextStart(s.host, 0);
   for (const w of ['w1', 'w2', 'w3']) await c.sessions.send(a.sessionId, { content: w });
   s.host.send({ t: 'run.delta', runId: start.runId, text: 'partial ans' });
-  await new Promise((r) => setTimeout(r, 50));
+  await s.host.ping(); // the hub has read the delta (kept as the partial text) before the pong
   assert.deepEqual(await c.sessions.abort(a.sessionId), { sessionId: a.sessionId, status: 'aborted' });
   const abortFrame: any = await s.host.next((f) => f.t === 'run.abort');
   assert.equal(abortFrame.runId, start.runId);
