@@ -102,6 +102,7 @@ async function taskStatus(n: Node, taskId: string): Promise<string | undefined> 
 
 /** Ends the host's runs and waits until the database holds none running (the host is idle again). */
 async function settle(n: Node, host: WatchedHost) {
+  let last = {};
   await eventually(async () => {
     host.endAll();
     const r = await n.hub.ctx.em().getConnection().execute(`select count(*)::int as c from session_tasks where host_id = ? and status in ('running', 'queued')`, [host.hostId]);
@@ -111,8 +112,11 @@ async function settle(n: Node, host: WatchedHost) {
     const [q] = await n.hub.ctx.em().getConnection().execute(
       `select (select settings_until from hosts where id = ?) as lease, (select count(*)::int from host_model_bindings where host_id = ? and status in ('pending', 'syncing')) as owed`,
       [host.hostId, host.hostId]);
+    last = { tasks: r[0].c, inSettings: host.inSettings, lease: q.lease, owed: q.owed };
     return r[0].c === 0 && host.inSettings === 0 && q.lease === null && q.owed === 0;
-  }, 15_000, 20);
+  }, 15_000, 20).catch((e: Error) => {
+    throw new Error(`${e.message}; last seen ${JSON.stringify(last)}`);
+  });
 }
 
 /**
