@@ -15,10 +15,18 @@ export class HostLookup {
     this.gateway = g;
   }
 
-  /** The caller's host and the engine ids it reports, or undefined when missing or not owned. */
+  /**
+   * The caller's host and the engine ids it reports, or undefined when missing or not owned. While the host is
+   * connected, what it reports now (its hello or `engines` frame, in presence before the hub answers it): the row
+   * learns it in a batched write that may land later. Offline (or presence unreadable), what the row holds.
+   */
   async owned(userId: string, hostId: string): Promise<{ engines: string[] } | undefined> {
-    const rows = await this.ctx.em().getConnection().execute(`select engines from hosts where id = ? and user_id = ?`, [hostId, userId]);
+    const [rows, live] = await Promise.all([
+      this.ctx.em().getConnection().execute(`select engines from hosts where id = ? and user_id = ?`, [hostId, userId]),
+      this.gateway?.presenceMany([hostId]).then((m) => m.get(hostId), () => undefined),
+    ]);
     if (!rows.length) return undefined;
+    if (live && live.status !== 'offline') return { engines: live.engines.map((e) => e.id) };
     const engines = typeof rows[0].engines === 'string' ? JSON.parse(rows[0].engines) : rows[0].engines;
     return { engines: (engines ?? []).map((e: { id: string }) => e.id) };
   }
