@@ -232,6 +232,9 @@ export interface NodeFigure {
   rssOpenMB: number;
   kbPerChannel: number;
   heapKbPerChannel: number;
+  /** V8's committed heap (heapTotal) before → open, and of it the young generation (new space), MB. */
+  heapCommittedMB: [number, number];
+  newSpaceMB: [number, number];
   /** CPU ms per second of the node over the steady window. */
   cpuMsPerS: number;
   loopP99ms: number;
@@ -539,6 +542,8 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
       rssOpenMB: r2(open[k].rss / 2 ** 20),
       kbPerChannel: r2((open[k].rss - before[k].rss) / 1024 / Math.max(1, channels[k])),
       heapKbPerChannel: r2((open[k].heap - before[k].heap) / 1024 / Math.max(1, channels[k])),
+      heapCommittedMB: [r2(before[k].heapCommitted / 2 ** 20), r2(open[k].heapCommitted / 2 ** 20)],
+      newSpaceMB: [r2(before[k].newSpace / 2 ** 20), r2(open[k].newSpace / 2 ** 20)],
       cpuMsPerS: Math.round((c1[k] - c0[k]) / elapsed),
       loopP99ms: loops[k]?.p99 ?? NaN,
       fdLimit: fdLimit[k],
@@ -601,6 +606,9 @@ function record(r: ClusterResult): void {
   const silent = r.kills.filter((k) => k.mode === 'silent');
   const worst = (ks: KillFigure[]) => (ks.length ? Math.max(...ks.map((k) => (Number.isNaN(k.offlineMs) ? Infinity : k.offlineMs))) : NaN);
   const worstKb = Math.max(...r.perNode.map((p) => p.kbPerChannel));
+  const withoutNewSpace = (p: NodeFigure) => r2(((p.rssOpenMB - p.rssBeforeMB - (p.newSpaceMB[1] - p.newSpaceMB[0])) * 1024) / Math.max(1, p.channels));
+  const worstWithoutNewSpace = Math.max(...r.perNode.map(withoutNewSpace));
+  const committedKb = (p: NodeFigure) => r2(((p.heapCommittedMB[1] - p.heapCommittedMB[0]) * 1024) / Math.max(1, p.channels));
   // The nodes' RSS before the connects spreads by tens of MB (what start-up left committed), which moves a node's
   // figure by ± 2 KB per channel; summed over the cluster the spread evens out.
   const clusterKb = r2(r.perNode.reduce((a, p) => a + (p.rssOpenMB - p.rssBeforeMB) * 1024, 0) / Math.max(1, r.perNode.reduce((a, p) => a + p.channels, 0)));
@@ -609,9 +617,11 @@ function record(r: ClusterResult): void {
     `Machine: ${cpu.length} × ${cpu[0]?.model.trim() ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${platform()}; load average ${r.loadStart} at the start, ${r.loadEnd} at the end; CPU stolen by the hypervisor over the run ${r.stolen}. PostgreSQL and Redis on the same machine.`,
     `${r.n} hosts (seeded straight into the database) over ${r.nodes} hub nodes, each a process of its own on one database and one Redis (presence in Redis); host i on node i mod ${r.nodes}. The hosts are ${process.env.BENCH_CLUSTER_CLIENT === 'ws' ? "the tests' \`ws\` clients" : 'raw-socket clients (bench/raw-host.ts)'} in ${r.clients} client processes of their own, 100 upgrades in flight each, from ${ADDRESSES} loopback source addresses per phase; they ping every ${Math.max(1, Math.floor(r.heartbeatWindowMs / 3000))} s (heartbeat window HOST_HEARTBEAT_TIMEOUT_MS = ${r.heartbeatWindowMs} ms). Memory = (node RSS with all open − before, after GC) / its channels. Pings sampled with everything open, 2 at a time per client process, so across every node.`,
     '',
-    '| node | channels | open-file limit | RSS before → open (MB) | RSS KB / channel | JS heap KB / channel | CPU ms/s in the steady window | event-loop p99 while pinged (ms) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...r.perNode.map((p) => `| ${p.node} | ${p.channels} | ${p.fdLimit} | ${p.rssBeforeMB} → ${p.rssOpenMB} | ${p.kbPerChannel} | ${p.heapKbPerChannel} | ${p.cpuMsPerS} | ${p.loopP99ms} |`),
+    '| node | channels | open-file limit | RSS before → open (MB) | RSS KB / channel | JS heap KB / channel | V8 committed heap before → open (MB) | V8 committed KB / channel | of it new space, before → open (MB) | RSS KB / channel, new space\'s growth set apart | CPU ms/s in the steady window | event-loop p99 while pinged (ms) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...r.perNode.map((p) => `| ${p.node} | ${p.channels} | ${p.fdLimit} | ${p.rssBeforeMB} → ${p.rssOpenMB} | ${p.kbPerChannel} | ${p.heapKbPerChannel} | ${p.heapCommittedMB[0]} → ${p.heapCommittedMB[1]} | ${committedKb(p)} | ${p.newSpaceMB[0]} → ${p.newSpaceMB[1]} | ${withoutNewSpace(p)} | ${p.cpuMsPerS} | ${p.loopP99ms} |`),
+    '',
+    "V8's committed heap is what V8 holds from the system for JavaScript objects. Its young generation (new space) stays as large as the last allocation burst made it, up to a bound per process whatever the channels: a node whose new space was still small before the connects counts its growth in its RSS per channel; the column beside sets that growth apart. Where RSS grows more or less than V8's committed heap, the difference is memory outside V8's heap (malloc, uWS's buffers), taken or given back at its own times.",
     '',
     `Connected ${r.connected} of ${r.n} (${r.failed} failed${r.errors.length ? `: ${r.errors.slice(0, 5).join('; ')}` : ''}). Ping round trip p50 ${r.pingP50ms} ms, p99 ${r.pingP99ms} ms over ${r.pings} pings${r.bare ? `; bare uWS server holding ${r.bare.connected} of ${r.bare.n} in the same state of the machine (the floor): p50 ${r.bare.pingP50ms} ms, p99 ${r.bare.pingP99ms} ms over ${r.bare.pings} pings (hub p99 ${r2(r.pingP99ms / r.bare.pingP99ms)}× the floor)` : ''}.`,
     '',
@@ -625,7 +635,7 @@ function record(r: ClusterResult): void {
     `- all connected in < ${TARGET_CONNECT_S} s: ${r.connectSeconds} s from the first connect to the last welcome, ${r.connected} of ${r.n} — ${verdict(r.connectSeconds < TARGET_CONNECT_S && r.connected === r.n)}${r.bareConnect ? `; the floor, the same clients against ${r.nodes} bare uWS servers before the hubs started: ${r.bareConnect.seconds} s for ${r.bareConnect.connected} of ${r.bareConnect.n} (hub ${r2(r.connectSeconds / r.bareConnect.seconds)}× the floor)` : ''}.`,
     `  Where a connection's time went (p50 / p99 ms, one connection in ten): connect → open (TCP and the upgrade, the credential check included) ${r.connectPhases.upgrade.p50} / ${r.connectPhases.upgrade.p99}, open → welcome (the hello) ${r.connectPhases.hello.p50} / ${r.connectPhases.hello.p99}${r.bareConnect ? `; against the bare servers ${r.bareConnect.phases.upgrade.p50} / ${r.bareConnect.phases.upgrade.p99} and ${r.bareConnect.phases.hello.p50} / ${r.bareConnect.phases.hello.p99}` : ''}.`,
     ...(r.connectCpu ? [`  CPU per channel over the same span (ms, all processes of each kind): hub nodes ${r.connectCpu.hubs}, client processes ${r.connectCpu.clients}, PostgreSQL ${r.connectCpu.postgres}, Redis ${r.connectCpu.redis}${r.bareConnect?.cpu ? `; against the bare servers: servers ${r.bareConnect.cpu.servers}, client processes ${r.bareConnect.cpu.clients}` : ''}.`] : []),
-    `- ≤ ${TARGET_KB_PER_CHANNEL} KB RSS per channel per node: worst node ${worstKb} KB — ${verdict(worstKb <= TARGET_KB_PER_CHANNEL)}; over the whole cluster (Σ open − Σ before) / Σ channels ${clusterKb} KB.`,
+    `- ≤ ${TARGET_KB_PER_CHANNEL} KB RSS per channel per node: worst node ${worstKb} KB — ${verdict(worstKb <= TARGET_KB_PER_CHANNEL)}; over the whole cluster (Σ open − Σ before) / Σ channels ${clusterKb} KB; V8's committed heap grew by ${Math.min(...r.perNode.map(committedKb))}–${Math.max(...r.perNode.map(committedKb))} KB per channel on the nodes; with the growth of the young generation set apart (a bounded cost per process, not per channel), worst node ${worstWithoutNewSpace} KB.`,
     `- ping p99 ≤ ${TARGET_PING_P99_MS} ms: ${r.pingP99ms} ms — ${verdict(r.pingP99ms <= TARGET_PING_P99_MS)}.`,
     `- Redis CPU per 1,000 hosts measured: ${r.redisCpuMsPerSecondPer1000} ms/s.`,
     `- a host killed on any node reads offline everywhere within the heartbeat window (${r.heartbeatWindowMs} ms): socket terminated, worst ${worst(terminate)} ms; socket silent, worst ${worst(silent)} ms — ${verdict(killOk)}.`,

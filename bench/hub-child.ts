@@ -8,7 +8,8 @@
 //   ← {t: 'open', id}             → {t: 'open', id, n}: tasks queued or running
 //   ← {t: 'loop-reset'}           starts an event-loop delay window
 //   ← {t: 'loop-read'}            → {t: 'loop', loop: {p99, max}} (ms) since the reset
-//   ← {t: 'stats'}                → {t: 'stats', rss, heap, streams, sseBuffered}: RSS and heap+external (bytes, after a GC under --expose-gc) and SSE accounting
+//   ← {t: 'stats'}                → {t: 'stats', rss, heap, heapCommitted, newSpace, streams, sseBuffered}: RSS, heap+external,
+//                                   V8's committed heap and its young generation (bytes, after a GC under --expose-gc), SSE accounting
 //   ← {t: 'seed', n, known?}      → {t: 'seeded', credentials}: n hosts of the bench user inserted straight into the database
 //                                  (known: as hosts that said their hello before, see bench/hosts.ts)
 //   ← {t: 'close'}                closes the hub and exits
@@ -17,6 +18,7 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { startTestHub } from '../test/helpers/hub.js';
 import { seedHosts } from './hosts.js';
 
@@ -48,7 +50,9 @@ process.on('message', async (m: { t: string; id?: number; n?: number; known?: bo
   } else if (m.t === 'stats') {
     gc?.();
     const mem = process.memoryUsage();
-    process.send!({ t: 'stats', rss: mem.rss, heap: mem.heapUsed + mem.external, streams: t.hub.sse.streams(), sseBuffered: t.hub.sse.bufferedBytes() });
+    // What V8 holds committed beyond the live heap, the young generation apart (it grows under allocation bursts).
+    const newSpace = getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')?.physical_space_size ?? 0;
+    process.send!({ t: 'stats', rss: mem.rss, heap: mem.heapUsed + mem.external, heapCommitted: mem.heapTotal, newSpace, streams: t.hub.sse.streams(), sseBuffered: t.hub.sse.bufferedBytes() });
   } else if (m.t === 'loop-reset') {
     loop.reset();
   } else if (m.t === 'loop-read') {

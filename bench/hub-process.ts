@@ -10,6 +10,14 @@ export interface LoopDelay {
 }
 
 /** What a bench needs of a hub, wherever it runs. */
+/** A child hub's memory in bytes: RSS, JS heap + external, V8's committed heap and, of it, the young generation. */
+export interface Stats {
+  rss: number;
+  heap: number;
+  heapCommitted: number;
+  newSpace: number;
+}
+
 export interface BenchHub {
   url: string;
   /** The bench user's API key (unset for a node started with `user: false`). */
@@ -24,8 +32,8 @@ export interface BenchHub {
   loopDelay?(op: 'reset' | 'read'): Promise<LoopDelay | undefined>;
   /** The hub process's id, for its CPU time in /proc (child hub only). */
   pid?: number;
-  /** The hub's RSS and JS heap + external memory in bytes, after a GC when the child runs with --expose-gc (child hub only). */
-  stats?(): Promise<{ rss: number; heap: number }>;
+  /** The hub's memory after a GC when the child runs with --expose-gc (child hub only). */
+  stats?(): Promise<Stats>;
   /** Inserts `n` hosts of the bench user straight into the database; their credentials (child hub only). */
   seedHosts?(n: number, known?: boolean): Promise<string[]>;
   close(): Promise<void>;
@@ -70,7 +78,7 @@ export async function forkHub(opts: { config?: Record<string, unknown>; user?: b
     }),
     profile: () => void child.send({ t: 'profile' }),
     pid: child.pid,
-    stats: () => ask<{ rss: number; heap: number }>({ t: 'stats' }, 'stats'),
+    stats: () => ask<Stats>({ t: 'stats' }, 'stats'),
     seedHosts: async (n, known) => (await ask<{ credentials: string[] }>({ t: 'seed', n, known }, 'seeded')).credentials,
     loopDelay: (op) => new Promise((res) => {
       if (op === 'reset') return void child.send({ t: 'loop-reset' }, () => res(undefined));
