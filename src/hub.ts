@@ -119,7 +119,7 @@ export async function buildHub(config: Config, opts: { log?: Logger; embedded?: 
     onShutdown('hosts', () => hosts.close());
     accounts.onHostsRemoved = (list) => hosts.service.removed(list);
     if (hosts.presence instanceof RedisPresence) abortRunsOfLostNodes(hosts.gateway, hosts.presence, config.nodeId, log);
-    const agents = new AgentService(ctx, { gateway: hosts.gateway });
+    const agents = new AgentService(ctx, { engines: (userId, hostId) => hosts.service.engines(userId, hostId), gateway: hosts.gateway });
     onShutdown('agents', () => agents.close());
     agentRoutes(api, agents);
     await agents.warm();

@@ -1,13 +1,20 @@
 // What agents need from hosts: the owner's host with its reported engines
-// (for create/update checks), and name + up/down for owner views. hostUp
-// comes from the HostGateway when one is wired, else reads false.
+// (for create/update checks, by the hosts domain's rule), and name + up/down
+// for owner views. hostUp comes from the HostGateway when one is wired, else
+// reads false.
 import type { HubContext } from '../context.js';
+import { HubError } from '../errors.js';
+import type { Engine } from '../../host-protocol/frames.js';
 import type { HostGateway } from '../hosts/gateway.js';
 import type { HostInfo } from './views.js';
+
+/** The engines a host of the account reports (hosts/service.ts: live while connected, else stored); NOT_FOUND when it is not the account's. */
+export type HostEngines = (userId: string, hostId: string) => Promise<Engine[]>;
 
 export class HostLookup {
   constructor(
     private readonly ctx: HubContext,
+    private readonly engines: HostEngines,
     private gateway?: HostGateway,
   ) {}
 
@@ -15,20 +22,14 @@ export class HostLookup {
     this.gateway = g;
   }
 
-  /**
-   * The caller's host and the engine ids it reports, or undefined when missing or not owned. While the host is
-   * connected, what it reports now (its hello or `engines` frame, in presence before the hub answers it): the row
-   * learns it in a batched write that may land later. Offline (or presence unreadable), what the row holds.
-   */
+  /** The caller's host and the engine ids it reports, or undefined when missing or not owned. */
   async owned(userId: string, hostId: string): Promise<{ engines: string[] } | undefined> {
-    const [rows, live] = await Promise.all([
-      this.ctx.em().getConnection().execute(`select engines from hosts where id = ? and user_id = ?`, [hostId, userId]),
-      this.gateway?.presenceMany([hostId]).then((m) => m.get(hostId), () => undefined),
-    ]);
-    if (!rows.length) return undefined;
-    if (live && live.status !== 'offline') return { engines: live.engines.map((e) => e.id) };
-    const engines = typeof rows[0].engines === 'string' ? JSON.parse(rows[0].engines) : rows[0].engines;
-    return { engines: (engines ?? []).map((e: { id: string }) => e.id) };
+    try {
+      return { engines: (await this.engines(userId, hostId)).map((e) => e.id) };
+    } catch (e) {
+      if (e instanceof HubError && e.kind === 'NOT_FOUND') return undefined;
+      throw e;
+    }
   }
 
   async info(hostIds: Array<string | null>): Promise<Map<string, HostInfo>> {

@@ -1,11 +1,12 @@
 // The agents domain, assembled. buildHub constructs one AgentService and
-// hands it to agentRoutes; the HostGateway is optional (hostUp reads false
-// without it) and may also be wired later with setGateway.
+// hands it to agentRoutes; a host's engines come from the hosts domain's rule
+// (`engines`); the HostGateway is optional (hostUp reads false without it) and
+// may also be wired later with setGateway.
 import type { ModelDrafter } from './aifill-model.js';
 import type { HubContext } from '../context.js';
 import type { HostGateway } from '../hosts/gateway.js';
 import { AgentCatalog } from './catalog.js';
-import { HostLookup } from './hostinfo.js';
+import { HostLookup, type HostEngines } from './hostinfo.js';
 import { AgentMarket } from './market.js';
 import { AgentManager, type BeforeAgentDelete } from './manage.js';
 import { AgentReview } from './review.js';
@@ -23,10 +24,11 @@ export class AgentService {
 
   constructor(
     private readonly ctx: HubContext,
-    opts: { gateway?: HostGateway } = {},
+    /** `engines`: the hosts domain's answer to "which engines does this host of the account report". */
+    opts: { engines: HostEngines; gateway?: HostGateway },
   ) {
     this.catalog = new AgentCatalog(ctx);
-    this.hosts = new HostLookup(ctx, opts.gateway);
+    this.hosts = new HostLookup(ctx, opts.engines, opts.gateway);
     this.market = new AgentMarket(ctx, this.catalog);
     this.manager = new AgentManager(ctx, this.catalog, this.hosts);
     this.review = new AgentReview(ctx, this.catalog, this.hosts);
