@@ -609,8 +609,9 @@ function record(r: ClusterResult): void {
   const withoutNewSpace = (p: NodeFigure) => r2(((p.rssOpenMB - p.rssBeforeMB - (p.newSpaceMB[1] - p.newSpaceMB[0])) * 1024) / Math.max(1, p.channels));
   const worstWithoutNewSpace = Math.max(...r.perNode.map(withoutNewSpace));
   const committedKb = (p: NodeFigure) => r2(((p.heapCommittedMB[1] - p.heapCommittedMB[0]) * 1024) / Math.max(1, p.channels));
-  // The nodes' RSS before the connects spreads by tens of MB (what start-up left committed), which moves a node's
-  // figure by ± 2 KB per channel; summed over the cluster the spread evens out.
+  // The nodes' RSS before the connects spreads by tens of MB (what start-up left committed, above all a young
+  // generation grown to its bound or not yet), which moves a node's figure by ± 2 KB per channel; summed over the
+  // cluster the spread evens out.
   const clusterKb = r2(r.perNode.reduce((a, p) => a + (p.rssOpenMB - p.rssBeforeMB) * 1024, 0) / Math.max(1, r.perNode.reduce((a, p) => a + p.channels, 0)));
   const killOk = r.kills.length > 0 && worst(r.kills) <= r.heartbeatWindowMs;
   lines.push(

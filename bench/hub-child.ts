@@ -50,7 +50,7 @@ process.on('message', async (m: { t: string; id?: number; n?: number; known?: bo
   } else if (m.t === 'stats') {
     gc?.();
     const mem = process.memoryUsage();
-    // What V8 holds committed beyond the live heap, the young generation apart (it grows under allocation bursts).
+    // The young generation's committed size, apart: it grows under allocation bursts, whatever the channels.
     const newSpace = getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')?.physical_space_size ?? 0;
     process.send!({ t: 'stats', rss: mem.rss, heap: mem.heapUsed + mem.external, heapCommitted: mem.heapTotal, newSpace, streams: t.hub.sse.streams(), sseBuffered: t.hub.sse.bufferedBytes() });
   } else if (m.t === 'loop-reset') {

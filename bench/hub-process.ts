@@ -9,7 +9,6 @@ export interface LoopDelay {
   max: number;
 }
 
-/** What a bench needs of a hub, wherever it runs. */
 /** A child hub's memory in bytes: RSS, JS heap + external, V8's committed heap and, of it, the young generation. */
 export interface Stats {
   rss: number;
@@ -18,6 +17,7 @@ export interface Stats {
   newSpace: number;
 }
 
+/** What a bench needs of a hub, wherever it runs. */
 export interface BenchHub {
   url: string;
   /** The bench user's API key (unset for a node started with `user: false`). */
