@@ -1,8 +1,8 @@
 // An agent's engine is checked against what its host reports now: the engines
 // of a connected host's hello or `engines` frame count at once, although the
-// hosts table learns them in a batched write up to a second later (the hosts
-// list and the console's host picker already show the live ones). A host that
-// is offline is judged by what it reported last.
+// hosts table learns them in a batched write that may land after the hub has
+// answered the host (the hosts list and the console's host picker already show
+// the live ones). A host that is offline is judged by what it reported last.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
