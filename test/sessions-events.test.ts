@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LocalBus } from '../src/bus/local.js';
 import { SessionEvents, RING_SIZE } from '../src/sessions/events.js';
+import { RING_MAX_BYTES } from '../src/limits.js';
 
 test('the ring keeps the last RING_SIZE events of the turn: older resumes are refused, newer ones replay exactly what follows', () => {
   const events = new SessionEvents(new LocalBus());
@@ -53,6 +54,47 @@ test('the ring replays exactly what a plain list of the turn\'s last frames woul
         assert.deepEqual(tail.map((e) => e.n), Array.from({ length: 50 }, (_, k) => i + 3 - 50 + k));
       }
     }
+  } finally {
+    events.close();
+  }
+});
+
+test('a ring grows its room for events while the byte bound evicts from its front: what it replays is still the turn\'s last frames, in order', () => {
+  // The ring starts with room for a few events and doubles it; large frames make the byte bound
+  // evict before it is full, so a later growth must move held frames that wrap around its arrays.
+  const events = new SessionEvents(new LocalBus());
+  try {
+    const held: Array<{ n: number; frame: string; bytes: number }> = [];
+    let n = 1;
+    const push = (delta: string) => {
+      n++;
+      events.emit('ses_g', 'run_g', 'message.delta', { delta });
+      const frame = `id: run_g:${n}\nevent: message.delta\ndata: ${JSON.stringify({ sessionId: 'ses_g', status: 'processing', delta })}\n\n`;
+      const bytes = Buffer.byteLength(frame);
+      // The rule the ring keeps: the newest frame stays; older ones go while the bytes would pass the bound.
+      let sum = held.reduce((a, h) => a + h.bytes, 0);
+      while (held.length && sum + bytes > RING_MAX_BYTES) sum -= held.shift()!.bytes;
+      held.push({ n, frame, bytes });
+      if (held.length > RING_SIZE) held.shift();
+    };
+    const check = (when: string) => {
+      const first = held[0].n;
+      assert.equal(events.replay('ses_g', 'run_g', first - 2), null, `${when}: the event before the oldest held is gone`);
+      const all = events.replay('ses_g', 'run_g', first - 1)!;
+      assert.deepEqual(all.map((e) => e.n), held.map((h) => h.n), when);
+      assert.deepEqual(all.map((e) => e.frame), held.map((h) => h.frame), when);
+      assert.equal(events.ringBytes('ses_g'), held.reduce((a, h) => a + h.bytes, 0), when);
+    };
+    events.emit('ses_g', 'run_g', 'accepted', {});
+    // About 13 large frames fit: evictions from the front while the ring has room for 16.
+    for (let i = 0; i < 30; i++) push(`${i}:`.padEnd(250_000 + i * 1000, 'x'));
+    check('after the large frames');
+    // Small ones: the room grows (the first time with the held frames wrapped round), up to RING_SIZE.
+    for (let i = 0; i < 3000; i++) {
+      push(`small ${i} ü`);
+      if (i < 40 || i % 250 === 0) check(`after ${i + 1} small frames`);
+    }
+    check('at the end');
   } finally {
     events.close();
   }

@@ -36,7 +36,9 @@ export interface RingEntry {
 }
 
 /** First size of a ring's byte store; it doubles as a turn streams more. */
-const RING_FIRST_BYTES = 16 * 1024;
+const RING_FIRST_BYTES = 1024;
+/** First number of events a ring has room for; it doubles, up to RING_SIZE, as a turn streams more. */
+const RING_FIRST_EVENTS = 16;
 const EVENT_CODES: SessionEventName[] = ['accepted', 'snapshot', 'message.delta', 'tool.started', 'tool.completed', 'run.completed', 'run.error'];
 const CODE_OF = new Map(EVENT_CODES.map((e, i) => [e, i]));
 
@@ -47,14 +49,19 @@ const CODE_OF = new Map(EVENT_CODES.map((e, i) => [e, i]));
  * JavaScript object per event, so at thousands of deltas per second nothing it
  * keeps is copied by young-generation collections or promoted (a ring of
  * strings made collections of 15–40 ms at 50,000 deltas/s, bench/RESULTS.md).
- * Bounded by RING_SIZE events and RING_MAX_BYTES bytes.
+ * Bounded by RING_SIZE events and RING_MAX_BYTES bytes. Every turn makes a
+ * ring, and most turns hold a few events: it starts small and grows (arrays
+ * sized for RING_SIZE at once cost 34 KB of fresh memory per turn, which at
+ * 2,000 turns a second made the young-generation collections several times longer).
  */
 class Ring {
-  private readonly ns = new Float64Array(RING_SIZE);
-  private readonly codes = new Uint8Array(RING_SIZE);
+  /** Events there is room for (RING_SIZE at most); the arrays below are this long. */
+  private cap = RING_FIRST_EVENTS;
+  private ns = new Float64Array(RING_FIRST_EVENTS);
+  private codes = new Uint8Array(RING_FIRST_EVENTS);
   /** Each event's frame: its offset in `store` and its length in bytes. */
-  private readonly offs = new Int32Array(RING_SIZE);
-  private readonly lens = new Int32Array(RING_SIZE);
+  private offs = new Int32Array(RING_FIRST_EVENTS);
+  private lens = new Int32Array(RING_FIRST_EVENTS);
   private store = Buffer.allocUnsafe(0);
   /** Bytes of `store` in use: the live frames end here. */
   private end = 0;
@@ -70,11 +77,14 @@ class Ring {
 
   push(n: number, event: SessionEventName, frame: string): void {
     const len = Buffer.byteLength(frame);
-    if (this.size === RING_SIZE) this.evict();
+    if (this.size === this.cap) {
+      if (this.cap < RING_SIZE) this.grow();
+      else this.evict();
+    }
     // Bounded in bytes (src/limits.ts): the newest event always stays.
     while (this.size > 0 && this.bytes + len > RING_MAX_BYTES) this.evict();
     this.room(len);
-    const at = (this.start + this.size) % RING_SIZE;
+    const at = (this.start + this.size) % this.cap;
     this.ns[at] = n;
     this.codes[at] = CODE_OF.get(event)!;
     this.offs[at] = this.end;
@@ -83,6 +93,25 @@ class Ring {
     this.end += len;
     this.size++;
     this.bytes += len;
+  }
+
+  /** Doubles the room for events (up to RING_SIZE), the held ones moved to the front in order. */
+  private grow(): void {
+    const cap = Math.min(this.cap * 2, RING_SIZE);
+    const ns = new Float64Array(cap), codes = new Uint8Array(cap), offs = new Int32Array(cap), lens = new Int32Array(cap);
+    for (let i = 0; i < this.size; i++) {
+      const at = (this.start + i) % this.cap;
+      ns[i] = this.ns[at];
+      codes[i] = this.codes[at];
+      offs[i] = this.offs[at];
+      lens[i] = this.lens[at];
+    }
+    this.ns = ns;
+    this.codes = codes;
+    this.offs = offs;
+    this.lens = lens;
+    this.cap = cap;
+    this.start = 0;
   }
 
   /** Makes room for `len` more bytes at the end: moves the live frames to the front, or grows the store. */
@@ -97,12 +126,12 @@ class Ring {
     this.store.copy(next, 0, live, this.end);
     this.store = next;
     this.end -= live;
-    for (let i = 0; i < this.size; i++) this.offs[(this.start + i) % RING_SIZE] -= live;
+    for (let i = 0; i < this.size; i++) this.offs[(this.start + i) % this.cap] -= live;
   }
 
   private evict(): void {
     this.bytes -= this.lens[this.start];
-    this.start = (this.start + 1) % RING_SIZE;
+    this.start = (this.start + 1) % this.cap;
     this.size--;
     this.dropped++;
     if (this.size === 0) this.end = 0;
@@ -117,7 +146,7 @@ class Ring {
   after(after: number): RingEntry[] {
     const out: RingEntry[] = [];
     for (let i = 0; i < this.size; i++) {
-      const at = (this.start + i) % RING_SIZE;
+      const at = (this.start + i) % this.cap;
       if (this.ns[at] > after) out.push({ n: this.ns[at], event: EVENT_CODES[this.codes[at]], frame: this.store.toString('utf8', this.offs[at], this.offs[at] + this.lens[at]) });
     }
     return out;
