@@ -257,11 +257,13 @@ export class HostChannels implements HostGateway, ChannelOwner {
     return this.presenceStore.getMany(hostIds);
   }
 
-  async send(hostId: string, frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>, meta?: RunStartMeta): Promise<void> {
+  async send(hostId: string, frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>, meta?: RunStartMeta, via?: string): Promise<void> {
     const m: HostMsg = { k: 'send', h: hostId, frame, ...(meta && frame.t === 'run.start' ? { meta } : {}) };
     // A channel held here: straight to it, with no presence look-up and no round trip through the Bus.
     if (this.local.has(hostId)) return this.hostMsg(m);
-    this.deliverTo(await this.holder(hostId), m);
+    // A node named by a presence read moments ago (the accept's): no second read, one Redis round trip
+    // less per message whose host is on another node; if the host has moved since, that node routes on.
+    this.deliverTo(via ?? (await this.holder(hostId)), m);
   }
 
   private startingHandlers: Array<(hostId: string, frame: FrameOf<HubToHost, 'run.start'>, meta: RunStartMeta) => void> = [];
@@ -384,5 +386,5 @@ export class HostChannels implements HostGateway, ChannelOwner {
 
 function view(hostId: string, e: PresenceEntry | undefined): HostPresence {
   if (!e) return { hostId, status: 'offline', running: 0, capacity: 0, engines: [], lastSeenAt: null };
-  return { hostId, status: e.running >= e.capacity ? 'busy' : 'online', running: e.running, capacity: e.capacity, engines: e.engines, lastSeenAt: e.lastSeenAt };
+  return { hostId, status: e.running >= e.capacity ? 'busy' : 'online', running: e.running, capacity: e.capacity, engines: e.engines, lastSeenAt: e.lastSeenAt, ...(e.nodeId ? { nodeId: e.nodeId } : {}) };
 }

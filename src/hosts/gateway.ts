@@ -14,6 +14,11 @@ export interface HostPresence {
   capacity: number;
   engines: Engine[];
   lastSeenAt: number | null;
+  /**
+   * The node holding the host's channel at this read (internal, never in a response): where a
+   * run.start for it can go without reading presence again (`send`'s `via`).
+   */
+  nodeId?: string;
 }
 
 export type RunFrame = FrameOf<HostToHub, 'run.init' | 'run.delta' | 'run.message' | 'run.end'>;
@@ -39,8 +44,10 @@ export interface HostGateway {
   /**
    * Fire-and-forget frame to the host wherever its channel is. Throws HubError HOST_OFFLINE if none holds it.
    * A run.start's `meta` travels with it to the node holding the channel (onRunStarting).
+   * `via`: the node a presence read just named (HostPresence.nodeId), sent to without reading presence
+   * again; a node that no longer holds the channel routes the frame on to the one presence names then.
    */
-  send(hostId: string, frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>, meta?: RunStartMeta): Promise<void>;
+  send(hostId: string, frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>, meta?: RunStartMeta, via?: string): Promise<void>;
   /** Request with a reply. Throws HOST_OFFLINE, or HOST_TOO_OLD/HOST_TIMEOUT when no reply comes in time. Resolves with reply.data; rejects with a HubError when reply.ok is false. */
   request(hostId: string, frame: RequestFrame, timeoutMs?: number): Promise<unknown>;
   /**

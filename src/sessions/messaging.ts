@@ -91,6 +91,8 @@ export class Messaging {
     const presence = held !== undefined ? { status: 'online' as const, capacity: held } : await this.gateway.presence(agent.hostId);
     // Nothing is stored: a 503 means "do not assume the task ran", and a retry must not duplicate it.
     if (presence.status === 'offline') throw fail('UNAVAILABLE', 'the agent\'s host is offline');
+    // Read from the store: the node holding the channel, where run.start goes without reading presence again.
+    const via = 'nodeId' in presence ? presence.nodeId : undefined;
     const a = agent;
     if (!fresh) {
       // The session's run is over but its end is still being written here: the message waits for that
@@ -104,6 +106,7 @@ export class Messaging {
       });
       if (acc.claimed) {
         acc.claimed.acceptedAt = performance.now();
+        acc.claimed.via = via;
         beforeDispatch?.(sessionId);
         await this.scheduler.dispatch(acc.claimed);
       } else if (acc.queueReason === 'host_capacity') void this.scheduler.drain(a.hostId); // a run may have ended while this accept counted
@@ -126,6 +129,7 @@ export class Messaging {
     });
     if (out.claimed) {
       out.claimed.acceptedAt = performance.now(); // committed with the transaction
+      out.claimed.via = via;
       (fresh?.beforeDispatch ?? beforeDispatch)?.(sessionId);
       await this.scheduler.dispatch(out.claimed);
     } else if (out.b.queueReason === 'host_capacity') void this.scheduler.drain(a.hostId);

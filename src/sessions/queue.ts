@@ -59,6 +59,8 @@ export interface ClaimedTask extends RunPlace {
   effort?: string;
   /** performance.now() when the accept that claimed it committed (the dispatch latency metric); unset for a task claimed from the queue. */
   acceptedAt?: number;
+  /** The node that held the host's channel when the message's presence was read (gateway `send`'s `via`). */
+  via?: string;
 }
 
 /**

@@ -71,7 +71,7 @@ export class Scheduler {
     // The node holding the host's channel tracks the run: here, or wherever the run.start goes (onRunStarting).
     this.runs().started(t, this.gateway.heldCapacity(t.hostId) !== undefined);
     try {
-      await this.gateway.send(t.hostId, await this.startFrame(t), { agentId: t.agentId });
+      await this.gateway.send(t.hostId, await this.startFrame(t), { agentId: t.agentId }, t.via);
       if (t.acceptedAt !== undefined) this.ctx.metrics.dispatchSeconds.observe((performance.now() - t.acceptedAt) / 1000);
     } catch (e) {
       this.ctx.log.warn('dispatch failed', { runId: t.id, hostId: t.hostId, err: (e as Error).message });
