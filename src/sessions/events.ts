@@ -50,9 +50,9 @@ const CODE_OF = new Map(EVENT_CODES.map((e, i) => [e, i]));
  * keeps is copied by young-generation collections or promoted (a ring of
  * strings made collections of 15–40 ms at 50,000 deltas/s, bench/RESULTS.md).
  * Bounded by RING_SIZE events and RING_MAX_BYTES bytes. Every turn makes a
- * ring, and most turns hold a few events: it starts small and grows (arrays
- * sized for RING_SIZE at once cost 34 KB of fresh memory per turn, which at
- * 2,000 turns a second made the young-generation collections several times longer).
+ * ring, kept RING_KEEP_MS after the turn, and most turns hold a few events: it
+ * starts small and grows (arrays sized for RING_SIZE at once made a kept short
+ * turn cost 40 KB of RSS instead of 4 KB, bench/ring-memory.ts).
  */
 class Ring {
   /** Events there is room for (RING_SIZE at most); the arrays below are this long. */
