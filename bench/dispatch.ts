@@ -21,7 +21,8 @@
 //   npx tsx bench/dispatch.ts     (DATABASE_URL for PostgreSQL; BENCH_SECONDS, BENCH_RATES=500,2000 (or BENCH_RATE),
 //                                  BENCH_DELTA_RATES=10000,20000,50000,100000 (or BENCH_DELTA_RATE), BENCH_HUB=child|inline,
 //                                  BENCH_HUB_LOG_LEVEL=info to log as a production hub does (default warn),
-//                                  BENCH_DELTA_READERS=1, BENCH_HUB_PROFILE=file BENCH_HUB_PROFILE_DELTAS=1: profile the delta phases only)
+//                                  BENCH_DELTA_READERS=1, BENCH_HUB_PROFILE=file BENCH_HUB_PROFILE_DELTAS=1: profile the delta phases only,
+//                                  BENCH_PG_WAITS=1: what the hub's statements wait for, sampled during its measured phases)
 import { appendFileSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
@@ -33,6 +34,7 @@ import { forkHub, type BenchHub, type LoopDelay } from './hub-process.js';
 import { LoadClient } from './load-client.js';
 import { forkBaseline, type Baseline } from './baselines/fork.js';
 import { pgCpu, type PgCpu } from './pg-cpu.js';
+import { pgWaits, type PgWaits } from './pg-waits.js';
 import { cpuTimes, stolen } from './run.js';
 import { pairHost, connectFakeHost, eventually, wsUrl, type FakeHost } from '../test/helpers/host.js';
 import { DeltaLoad, type PhaseFigure } from './delta-load.js';
@@ -76,6 +78,8 @@ export interface DispatchFigure {
   loadCpuMsPerMessage?: number;
   /** The hub's message-path database calls in the phase: calls per message and mean wall ms per call, by function. */
   dbCalls?: string;
+  /** BENCH_PG_WAITS=1: where the hub's statements spent their wall time in the phase (bench/pg-waits.ts). */
+  pgWaits?: string;
 }
 
 export interface DeltaFigure {
@@ -223,6 +227,8 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
   const relay: Baseline | undefined = db.url ? await forkBaseline('relay', { BENCH_RELAY_DB: db.url }) : undefined;
   const fanout = await forkBaseline('fanout');
   const cpu: PgCpu | undefined = db.url ? await pgCpu(db.url) : undefined;
+  // BENCH_PG_WAITS=1: sample the database's wait events during the hub's measured phases (a small load of its own).
+  const waits: PgWaits | undefined = db.url && process.env.BENCH_PG_WAITS === '1' ? await pgWaits(db.url) : undefined;
   const load = await DeltaLoad.start();
   const client = new LoadClient();
   const sockets: WebSocket[] = [];
@@ -275,6 +281,8 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
       const inflight: Promise<void>[] = [];
       const cpuBefore = await cpu?.read(target.app, target.notApp);
       const dbBefore = target === hubTarget ? await dbCalls(t.url) : undefined;
+      const sampling = target === hubTarget && secs === seconds ? waits : undefined;
+      sampling?.start();
       const serverBefore = processCpuMs(serverPid);
       const loadBefore = process.cpuUsage();
       const start = performance.now();
@@ -307,6 +315,7 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
       // Messages that waited start as turns end: wait until nothing is queued or running (a lost frame gives up after 10 s).
       await eventually(target.idle, 10_000, 20).catch(() => undefined);
       const elapsed = (performance.now() - start) / 1000;
+      const waited = await sampling?.stop();
       const serverAfter = processCpuMs(serverPid);
       const load = process.cpuUsage(loadBefore);
       const cpuAfter = await cpu?.read(target.app, target.notApp);
@@ -316,7 +325,7 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
       const pgMs = cpuBefore === undefined || cpuAfter === undefined ? undefined : Math.round(((cpuAfter - cpuBefore) / sent) * 1000) / 1000;
       return { rate: r, sent, accepted, queued, errors, dispatched: lat.length, messagesPerSecond: Math.round(lat.length / elapsed), latency: pct(lat), pgCpuMsPerMessage: pgMs,
         serverCpuMsPerMessage: serverBefore === undefined || serverAfter === undefined ? undefined : Math.round(((serverAfter - serverBefore) / sent) * 1000) / 1000,
-        loadCpuMsPerMessage: Math.round(((load.user + load.system) / 1000 / sent) * 1000) / 1000, ...(calls ? { dbCalls: calls } : {}) };
+        loadCpuMsPerMessage: Math.round(((load.user + load.system) / 1000 / sent) * 1000) / 1000, ...(calls ? { dbCalls: calls } : {}), ...(waited ? { pgWaits: waited } : {}) };
     };
     // Warm-up (JIT, pools, the tables' first pages and statistics), not reported: at 50 msg/s for 1 s the
     // first measured phase still carried it (p99 of 90–360 ms at 500 msg/s for the relay and the hub alike).
@@ -363,6 +372,7 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
     client.close();
     await load.close();
     await cpu?.close();
+    await waits?.close();
     await fanout.close();
     await relay?.close();
     await t.close();
@@ -430,6 +440,7 @@ function record(r: DispatchResult): void {
     ...r.dispatch.map(dispatchRow),
     '',
     ...r.dispatch.filter((d) => d.hub.dbCalls).map((d) => `The hub's database calls at ${d.rate} msg/s (its /metrics, hub_db_call_duration_seconds): ${d.hub.dbCalls}.`),
+    ...r.dispatch.filter((d) => d.hub.pgWaits).map((d) => `Where the hub's statements spent their wall time at ${d.rate} msg/s (its active backends in pg_stat_activity, sampled every 2 ms; BENCH_PG_WAITS=1): ${d.hub.pgWaits}.`),
     '',
     `host run.delta → SSE message.delta over 20 turns, sent every ${DELTA_TICK_MS} ms (p50 / p99 / max ms). Baseline: the bare fan-out (bench/baselines/fanout.ts: WebSocket frames to SSE readers, one corked write per reader per event-loop turn), the same producer and reader code.`,
     '',

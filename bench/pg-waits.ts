@@ -1,0 +1,71 @@
+// Where one database's statements spend their wall time, by sampling: every
+// few milliseconds pg_stat_activity lists its active backends with what each
+// is waiting for (nothing: on a core or waiting for one; IO:WALSync or
+// IO:WALWrite: its commit writing and flushing WAL; LWLock:WALWrite: waiting
+// while another backend's flush runs, which may cover its commit too;
+// Lock:*: a row or transaction lock), grouped by the hub function the
+// statement calls. The shares are of
+// samples, so of wall time; the sampling connection's own load is small but
+// not nothing, which is why bench/dispatch takes it only when asked
+// (BENCH_PG_WAITS=1).
+import pg from 'pg';
+
+/** A wait event's kind, as the dispatch notes report it. */
+function kindOf(type: string | null, event: string | null): string {
+  if (!type) return 'CPU or run queue';
+  if (type === 'IO' && (event === 'WALSync' || event === 'WALWrite')) return 'own WAL flush';
+  if (type === 'LWLock' && (event === 'WALWrite' || event === 'WALInsert')) return "another's WAL flush";
+  if (type === 'Lock') return 'row or transaction lock';
+  return 'other';
+}
+
+const KINDS = ['CPU or run queue', 'own WAL flush', "another's WAL flush", 'row or transaction lock', 'other'];
+const share = (k: number, n: number) => (k / n < 0.005 ? '< 1 %' : `${Math.round((k / n) * 100)} %`);
+
+export interface PgWaits {
+  /** Samples until stop(); then one line per function: its samples and the share of each kind. */
+  start(): void;
+  stop(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function pgWaits(databaseUrl: string, everyMs = 2): Promise<PgWaits> {
+  const c = new pg.Client({ connectionString: databaseUrl, application_name: 'bench_pg_waits' });
+  await c.connect();
+  let counts = new Map<string, Map<string, number>>();
+  let running: Promise<void> | undefined;
+  let on = false;
+  const loop = async () => {
+    while (on) {
+      const r = await c.query<{ t: string | null; e: string | null; q: string }>(
+        `select wait_event_type as t, wait_event as e, query as q from pg_stat_activity
+          where datname = current_database() and state = 'active' and pid <> pg_backend_pid()`,
+      );
+      for (const row of r.rows) {
+        const fn = /\b(hub_\w+)\s*\(/.exec(row.q)?.[1] ?? 'other statements';
+        const m = counts.get(fn) ?? new Map<string, number>();
+        const k = kindOf(row.t, row.e);
+        m.set(k, (m.get(k) ?? 0) + 1);
+        counts.set(fn, m);
+      }
+      await new Promise((res) => setTimeout(res, everyMs));
+    }
+  };
+  return {
+    start() {
+      counts = new Map();
+      on = true;
+      running = loop();
+    },
+    async stop() {
+      on = false;
+      await running;
+      return [...counts]
+        .map(([fn, m]) => [fn, m, [...m.values()].reduce((a, b) => a + b, 0)] as const)
+        .sort((a, b) => b[2] - a[2])
+        .map(([fn, m, n]) => `${fn} ${n} samples: ${KINDS.filter((k) => m.get(k)).map((k) => `${share(m.get(k)!, n)} ${k}`).join(', ')}`)
+        .join('; ');
+    },
+    close: () => c.end(),
+  };
+}
