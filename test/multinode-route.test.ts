@@ -40,9 +40,13 @@ after(async () => {
   await drop?.();
 });
 
-/** Counts node B's presence reads naming `hostId` (a read is one store call, one Redis round trip). */
+type PresenceReads = { getMany(ids: string[]): Promise<Map<string, PresenceEntry>> };
+/** A node's presence store (private to its gateway): every presence read is one getMany call, one Redis round trip. */
+const presenceStoreOf = (hub: TestHub) => (hub.hub.runFrames.gateway as unknown as { presenceStore: PresenceReads }).presenceStore;
+
+/** Counts a node's presence reads naming `hostId`. */
 function countReads(hub: TestHub, hostId: string): { reads: number; restore(): void } {
-  const store = (hub.hub.runFrames.gateway as unknown as { presenceStore: { getMany(ids: string[]): Promise<Map<string, PresenceEntry>> } }).presenceStore;
+  const store = presenceStoreOf(hub);
   const original = store.getMany;
   const counter = {
     reads: 0,
@@ -96,7 +100,7 @@ test('the host moved to node C after node B read its presence: the run.start sti
   const { u, hostId, credential, host, sessionId } = await setUp(b);
   await turn(b, u.key, sessionId, host, 'before the move');
   // Node B reads presence (node A), then the host reconnects to node C before the run.start is sent.
-  const store = (b.hub.runFrames.gateway as unknown as { presenceStore: { getMany(ids: string[]): Promise<Map<string, PresenceEntry>> } }).presenceStore;
+  const store = presenceStoreOf(b);
   const original = store.getMany;
   let moved: FakeHost | undefined;
   store.getMany = async function (ids: string[]) {
