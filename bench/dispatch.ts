@@ -72,6 +72,8 @@ export interface DispatchFigure {
   latency: Latency;
   /** PostgreSQL CPU ms per message sent (undefined without PostgreSQL). */
   pgCpuMsPerMessage?: number;
+  /** PostgreSQL WAL bytes written per message sent, the whole cluster during the phase (undefined without PostgreSQL). */
+  walBytesPerMessage?: number;
   /** The server process's CPU ms per message sent (the hub, or the relay). */
   serverCpuMsPerMessage?: number;
   /** This bench process's CPU ms per message sent: the HTTP client and the simulated hosts. */
@@ -280,6 +282,7 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
       let sent = 0, accepted = 0, queued = 0, errors = 0;
       const inflight: Promise<void>[] = [];
       const cpuBefore = await cpu?.read(target.app, target.notApp);
+      const walBefore = await cpu?.walLsn();
       const dbBefore = target === hubTarget ? await dbCalls(t.url) : undefined;
       const sampling = target === hubTarget && secs === seconds ? waits : undefined;
       sampling?.start();
@@ -319,11 +322,14 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
       const serverAfter = processCpuMs(serverPid);
       const load = process.cpuUsage(loadBefore);
       const cpuAfter = await cpu?.read(target.app, target.notApp);
+      const walAfter = await cpu?.walLsn();
+      if (walBefore && walAfter) say(`rate ${r}: WAL ${walBefore.lsn} → ${walAfter.lsn}`);
       const calls = dbBefore && dbCallsLine(dbBefore, await dbCalls(t.url), sent);
       if (calls) say(`rate ${r}: ${calls}`);
       say(`rate ${r}: sent ${sent}, dispatched ${lat.length} in ${elapsed.toFixed(1)} s`);
       const pgMs = cpuBefore === undefined || cpuAfter === undefined ? undefined : Math.round(((cpuAfter - cpuBefore) / sent) * 1000) / 1000;
       return { rate: r, sent, accepted, queued, errors, dispatched: lat.length, messagesPerSecond: Math.round(lat.length / elapsed), latency: pct(lat), pgCpuMsPerMessage: pgMs,
+        walBytesPerMessage: walBefore && walAfter ? Math.round((walAfter.bytes - walBefore.bytes) / sent) : undefined,
         serverCpuMsPerMessage: serverBefore === undefined || serverAfter === undefined ? undefined : Math.round(((serverAfter - serverBefore) / sent) * 1000) / 1000,
         loadCpuMsPerMessage: Math.round(((load.user + load.system) / 1000 / sent) * 1000) / 1000, ...(calls ? { dbCalls: calls } : {}), ...(waited ? { pgWaits: waited } : {}) };
     };
@@ -417,7 +423,7 @@ function record(r: DispatchResult): void {
     const cmp = !b ? 'no relay (needs PostgreSQL)'
       : relaySaturated(b) ? `relay saturated (p99 ${b.latency.p99} ms, ${b.sent - b.dispatched} lost): measures the machine, not the hub`
       : verdict(h.latency.p99 <= DISPATCH_RATIO * b.latency.p99);
-    return `| ${d.rate} msg/s | ${b ? `${lat(b.latency)} (${b.dispatched}/${b.sent} delivered)` : 'n/a'} | ${lat(h.latency)} (${h.dispatched}/${h.sent} started, ${h.messagesPerSecond} msg/s) | ${b ? x(h.latency.p99, b.latency.p99) : 'n/a'} | ≤ ${DISPATCH_RATIO}×: ${cmp} | ${(once * 100).toFixed(1)} % (${h.queued} queued, ${h.errors} refused): ${verdict(once >= STARTED_AT_ONCE)} | ${h.pgCpuMsPerMessage ?? 'n/a'} | ${b?.pgCpuMsPerMessage ?? 'n/a'} | ${h.serverCpuMsPerMessage ?? 'n/a'} / ${b?.serverCpuMsPerMessage ?? 'n/a'} | ${h.loadCpuMsPerMessage ?? 'n/a'} / ${b?.loadCpuMsPerMessage ?? 'n/a'} |`;
+    return `| ${d.rate} msg/s | ${b ? `${lat(b.latency)} (${b.dispatched}/${b.sent} delivered)` : 'n/a'} | ${lat(h.latency)} (${h.dispatched}/${h.sent} started, ${h.messagesPerSecond} msg/s) | ${b ? x(h.latency.p99, b.latency.p99) : 'n/a'} | ≤ ${DISPATCH_RATIO}×: ${cmp} | ${(once * 100).toFixed(1)} % (${h.queued} queued, ${h.errors} refused): ${verdict(once >= STARTED_AT_ONCE)} | ${h.pgCpuMsPerMessage ?? 'n/a'} | ${b?.pgCpuMsPerMessage ?? 'n/a'} | ${h.walBytesPerMessage ?? 'n/a'} / ${b?.walBytesPerMessage ?? 'n/a'} | ${h.serverCpuMsPerMessage ?? 'n/a'} / ${b?.serverCpuMsPerMessage ?? 'n/a'} | ${h.loadCpuMsPerMessage ?? 'n/a'} / ${b?.loadCpuMsPerMessage ?? 'n/a'} |`;
   };
   const deltaRow = (d: DispatchResult['deltas'][number]) => {
     const f = d.fanout, h = d.hub;
@@ -433,10 +439,10 @@ function record(r: DispatchResult): void {
     '',
     `Machine: ${machine}. ${SESSIONS} sessions on ${HOSTS} simulated hosts (in-process protocol clients, capacity ${SESSIONS / HOSTS} each, each run ended at once); ${r.hub === 'child' ? 'hub in a child process' : 'hub in the bench process'}, each baseline in a child process of its own; the dispatch client and hosts in the bench process; the delta producer (holding the turns' host channels) and ${process.env.BENCH_DELTA_READERS ?? 1} SSE reader process(es) each in a process of its own, latency measured on the wall clock shared by the processes. ${r.seconds} s per phase, open loop.`,
     '',
-    'POST /messages → host receives run.start (p50 / p99 / max ms). Baseline: the bare relay (bench/baselines/relay.ts: same POST and body, one row committed with one statement, a MessagePack frame to the host\'s WebSocket). PostgreSQL CPU: utime + stime of the database\'s backends per message sent. The server\'s CPU: utime + stime of the hub\'s (or the relay\'s) process per message sent; the load generator\'s: this bench process (HTTP client and simulated hosts).',
+    'POST /messages → host receives run.start (p50 / p99 / max ms). Baseline: the bare relay (bench/baselines/relay.ts: same POST and body, one row committed with one statement, a MessagePack frame to the host\'s WebSocket). PostgreSQL CPU: utime + stime of the database\'s backends per message sent; WAL: bytes the cluster\'s WAL grew by during the phase, per message sent. The server\'s CPU: utime + stime of the hub\'s (or the relay\'s) process per message sent; the load generator\'s: this bench process (HTTP client and simulated hosts).',
     '',
-    '| offered | bare relay | hub | hub p99 / relay p99 | target | started at once (≥ 99 %) | PG CPU ms/msg hub | PG CPU ms/msg relay | server CPU ms/msg hub / relay | load generator CPU ms/msg, hub / relay phase |',
-    '|---|---|---|---:|---|---|---:|---:|---|---|',
+    '| offered | bare relay | hub | hub p99 / relay p99 | target | started at once (≥ 99 %) | PG CPU ms/msg hub | PG CPU ms/msg relay | WAL bytes/msg hub / relay | server CPU ms/msg hub / relay | load generator CPU ms/msg, hub / relay phase |',
+    '|---|---|---|---:|---|---|---:|---:|---|---|---|',
     ...r.dispatch.map(dispatchRow),
     '',
     ...r.dispatch.filter((d) => d.hub.dbCalls).map((d) => `The hub's database calls at ${d.rate} msg/s (its /metrics, hub_db_call_duration_seconds): ${d.hub.dbCalls}.`),

@@ -30,6 +30,8 @@ function cpuMs(pid: number): number {
 export interface PgCpu {
   /** CPU ms so far of the backends whose application_name is (`app`) or is not (`!app`) the given one. */
   read(app: string, not?: boolean): Promise<number>;
+  /** The cluster's current WAL insert position, as text and as a byte offset. */
+  walLsn(): Promise<{ lsn: string; bytes: number }>;
   close(): Promise<void>;
 }
 
@@ -43,6 +45,10 @@ export async function pgCpu(databaseUrl: string): Promise<PgCpu> {
         [app, !not],
       );
       return r.rows.reduce((sum: number, row: { pid: number }) => sum + cpuMs(row.pid), 0);
+    },
+    async walLsn() {
+      const r = await c.query(`select pg_current_wal_lsn()::text as lsn, pg_current_wal_lsn() - '0/0'::pg_lsn as bytes`);
+      return { lsn: r.rows[0].lsn, bytes: Number(r.rows[0].bytes) };
     },
     close: () => c.end(),
   };
