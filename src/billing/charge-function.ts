@@ -79,7 +79,9 @@ begin
       from tot where us.id = tot.uid and us.id = any(v_uids)
     returning us.id, us.balance - tot.total as before)
   insert into ledger_entries (id, user_id, amount, type, ref, note, balance_after)
-  select 'led_' || substr(md5(random()::text || clock_timestamp()::text || mv.ord::text), 1, 16), mv.uid, mv.amount, mv.type, mv.ref, mv.note,
+  -- Time first (11 hex digits of milliseconds), as ids.ts timeOrderedId: the primary key grows at its right edge.
+  select 'led_' || lpad(to_hex((extract(epoch from clock_timestamp()) * 1000)::bigint), 11, '0')
+           || substr(md5(random()::text || clock_timestamp()::text || mv.ord::text), 1, 12), mv.uid, mv.amount, mv.type, mv.ref, mv.note,
          u.before + sum(mv.amount) over (partition by mv.uid order by mv.ord)
     from mv join u on u.id = mv.uid;
 end

@@ -45,4 +45,5 @@ export const allMigrations: readonly LazyMigration[] = [
   { name: '0010p_sessions_accept_wait', load: async () => (await import('../sessions/migration-accept-wait.js')).SessionsAcceptWaitMigration },
   { name: '0010q_sessions_generic_plans', load: async () => (await import('../sessions/migration-generic-plans.js')).SessionsGenericPlansMigration },
   { name: '0010r_billing_earn_covered', load: async () => (await import('../billing/migration-earn-covered.js')).BillingEarnCoveredMigration },
+  { name: '0010s_message_write_cost', load: async () => (await import('../sessions/migration-write-cost.js')).SessionsWriteCostMigration },
 ];

@@ -4,7 +4,7 @@
 // so two hub nodes never start one task and a host never gets more runs than
 // its capacity.
 import { fail, HubError } from '../errors.js';
-import { newId } from '../ids.js';
+import { newId, timeOrderedId } from '../ids.js';
 import { bound, rows, one, marks, type Em } from './sql.js';
 import { RETRY } from './group.js';
 
@@ -89,7 +89,7 @@ type Outcome = 'running' | 'session_busy' | 'host_capacity' | 'not_found' | 'no_
  */
 export async function acceptManyIn(em: Em, items: AcceptInput[], lockWaitMs: number | null): Promise<Array<Accepted | HubError | typeof RETRY>> {
   if (new Set(items.map((a) => a.sessionId)).size !== items.length) throw new Error('acceptManyIn: one message per session per batch');
-  const planned = items.map((a, ord) => ({ a, ord, taskId: newId('run'), messageId: newId('msg') }));
+  const planned = items.map((a, ord) => ({ a, ord, taskId: timeOrderedId('run'), messageId: timeOrderedId('msg') }));
   const batch = planned.map(({ a, ord, taskId, messageId }) => ({
     ord, sid: a.sessionId, uid: a.userId, tid: taskId, mid: messageId, content: a.content, hid: a.hostId, cap: a.capacity,
     aid: a.agentId, engine: a.engine, wd: a.workDir, mode: a.mode ?? null, effort: a.effort ?? null, wait: a.lockWait === true,

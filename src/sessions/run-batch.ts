@@ -4,7 +4,7 @@
 import type { Block, FrameOf, HostToHub } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
 import { one, type Em } from './sql.js';
-import { newId } from '../ids.js';
+import { newId, timeOrderedId } from '../ids.js';
 import type { SessionEventName } from './events.js';
 import type { PartialText } from './partial-text.js';
 
@@ -28,7 +28,7 @@ export interface Row {
 /** A row for one block of a message (`interrupted`: the streamed text a stopped turn left). */
 export function newRow(role: string, b: Block, interrupted = false): Row {
   return {
-    id: newId('msg'), role, kind: b.kind, content: b.content ?? null, toolName: b.toolName ?? null, toolId: b.toolId ?? null,
+    id: timeOrderedId('msg'), role, kind: b.kind, content: b.content ?? null, toolName: b.toolName ?? null, toolId: b.toolId ?? null,
     toolInput: b.kind === 'tool_use' ? (b.toolInput && typeof b.toolInput === 'object' ? b.toolInput : {}) : null,
     toolResult: b.kind === 'tool_result' ? (b.toolResult ?? { content: '', isError: false }) : null, interrupted,
   };

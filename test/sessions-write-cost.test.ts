@@ -1,0 +1,111 @@
+// What a message writes to PostgreSQL: every message updates its session row
+// twice (the accept, the run's end). Those updates must be HOT (heap-only: the
+// new row version on the same page, no index entry written), which PostgreSQL
+// does only when no index covers a column the update changes; a non-HOT update
+// writes one entry into every index of the table and a new page's worth of
+// WAL work (bench/dispatch.ts reports WAL bytes per message). The functions
+// are called here as the hub calls them, inside a transaction that is rolled
+// back; pg_stat_xact_user_tables counts that transaction's own updates. The
+// rows a message inserts get time-ordered ids (test/ids.test.ts), its charge's
+// ledger entry too.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { decodeHubFrame } from '../host-protocol/index.js';
+import { rows, tx, type Em } from '../src/sessions/sql.js';
+import type { SessionView } from '../src/client/index.js';
+
+let t: TestHub;
+let host: FakeHost | undefined;
+before(async () => {
+  t = await startTestHub();
+});
+after(async () => {
+  host?.close();
+  await t.close();
+});
+
+class Rollback extends Error {}
+
+/** Runs `fn` in a transaction that is rolled back, returning what it returned. */
+async function rolledBack<T>(fn: (em: Em) => Promise<T>): Promise<T> {
+  let out: T | undefined;
+  await tx(t.hub.ctx.em(), async (em) => {
+    out = await fn(em);
+    throw new Rollback();
+  }).catch((e) => {
+    if (!(e instanceof Rollback)) throw e;
+  });
+  return out as T;
+}
+
+/** This transaction's updates of `table` so far: all, and those that were HOT. */
+async function updates(em: Em, table: string) {
+  const [r] = await rows<{ upd: string; hot: string }>(em,
+    `select n_tup_upd as upd, n_tup_hot_upd as hot from pg_stat_xact_user_tables where relname = ?`, [table]);
+  return { upd: Number(r.upd), hot: Number(r.hot) };
+}
+
+/** A user with a host, an agent and a session whose first message is running; the run's id. */
+async function running() {
+  const u = await t.user('writer');
+  const { hostId, credential } = await pairHost(t, u.key, 'write-cost');
+  host = await connectFakeHost(t, credential, { capacity: 1 });
+  let runId: string | undefined;
+  host.ws.on('message', (data: Buffer) => {
+    const f = decodeHubFrame(data).frame as any;
+    if (f?.t === 'run.start') runId = f.runId;
+  });
+  const c = t.client(u.key);
+  const agent = await eventually(() => c.agents.create({ name: 'write-cost', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
+  const session = (await c.sessions.create({ agentId: agent.id })) as SessionView;
+  assert.equal((await c.sessions.send(session.id, { content: 'first' })).status, 'processing');
+  const run = await eventually(async () => runId, 5000, 10);
+  return { uid: u.id, hostId, agentId: agent.id, sid: session.id, run };
+}
+
+test('a message\'s accept and its run\'s end update the session row in place (HOT: no index covers what they write)', async () => {
+  const r = await running();
+
+  // A second message while the first runs: it waits (session_busy), and the accept still updates the session.
+  const accepted = await rolledBack(async (em) => {
+    const batch = [{ ord: 0, sid: r.sid, uid: r.uid, tid: randomUUID(), mid: randomUUID(), content: 'second', hid: r.hostId, cap: 1,
+      aid: r.agentId, engine: 'claude-code', wd: '/tmp', mode: null, effort: null }];
+    const out = await rows<{ o_outcome: string }>(em, `select * from hub_accept(?::jsonb, 10, null)`, [JSON.stringify(batch)]);
+    assert.deepEqual(out.map((o) => o.o_outcome), ['session_busy']);
+    return updates(em, 'sessions');
+  });
+  assert.ok(accepted.upd >= 1, `the accept updated the session (${JSON.stringify(accepted)})`);
+  assert.equal(accepted.hot, accepted.upd, 'every update of the session by the accept is HOT');
+
+  // The run's end with one assistant text: the session's counters, last message and its time change.
+  const ended = await rolledBack(async (em) => {
+    const end = { run: r.run, sid: r.sid, hid: r.hostId, aid: null, engine: 'claude-code', ok: true, aborted: false, tin: 1, tout: 1, cost: 5, share: 0,
+      model: null, esid: null, ecode: null, emsg: null, amodel: null, n: 1, texts: 1, fresh: 1, last: 'done', partial: null,
+      rows: [{ id: randomUUID(), role: 'assistant', kind: 'text', content: 'done', off: 0 }] };
+    const out = await rows<{ o_run: string | null; o_status: string | null }>(em, `select * from hub_end_runs(?::jsonb, '{}'::jsonb)`, [JSON.stringify([end])]);
+    assert.deepEqual(out.filter((o) => o.o_run).map((o) => o.o_status), ['completed']);
+    const [s] = await rows<{ last_message: string; running_task_id: string | null }>(em, `select last_message, running_task_id from sessions where id = ?`, [r.sid]);
+    assert.deepEqual(s, { last_message: 'done', running_task_id: null });
+    // Its charge's ledger entry: time first, so the ledger's primary key grows at its right edge too.
+    const [led] = await rows<{ id: string }>(em, `select id from ledger_entries where ref = ? and type = 'spend'`, [r.run]);
+    assert.match(led.id, /^led_[0-9a-f]{23}$/);
+    assert.ok(Math.abs(parseInt(led.id.slice(4, 15), 16) - Date.now()) < 60_000, `${led.id} starts with the time`);
+    return updates(em, 'sessions');
+  });
+  assert.ok(ended.upd >= 1, `the end updated the session (${JSON.stringify(ended)})`);
+  assert.equal(ended.hot, ended.upd, 'every update of the session by the run\'s end is HOT');
+});
+
+test('the message path\'s rows carry no index that no read uses: one index entry fewer per row written', async () => {
+  // session_tasks.n and session_messages.n come from sequences and are always read with their session or host
+  // (session_messages_session, session_tasks_queued); a unique index on n alone was one more entry per row.
+  const idx = await rows<{ tablename: string; indexname: string }>(t.hub.ctx.em(),
+    `select tablename, indexname from pg_indexes where tablename in ('sessions', 'session_tasks', 'session_messages') order by 1, 2`);
+  const by = (table: string) => idx.filter((i) => i.tablename === table).map((i) => i.indexname);
+  assert.deepEqual(by('session_messages'), ['session_messages_pkey', 'session_messages_session', 'session_messages_task']);
+  assert.deepEqual(by('session_tasks'), ['session_tasks_pkey', 'session_tasks_queued', 'session_tasks_running', 'session_tasks_session']);
+  assert.deepEqual(by('sessions'), ['sessions_agent', 'sessions_pkey', 'sessions_user_created']);
+});
