@@ -4,7 +4,7 @@
 // so two hub nodes never start one task and a host never gets more runs than
 // its capacity.
 import { fail, HubError } from '../errors.js';
-import { newId, timeOrderedId } from '../ids.js';
+import { timeOrderedId } from '../ids.js';
 import { bound, rows, one, marks, type Em } from './sql.js';
 import { RETRY } from './group.js';
 

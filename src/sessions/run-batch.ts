@@ -4,7 +4,7 @@
 import type { Block, FrameOf, HostToHub } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
 import { one, type Em } from './sql.js';
-import { newId, timeOrderedId } from '../ids.js';
+import { timeOrderedId } from '../ids.js';
 import type { SessionEventName } from './events.js';
 import type { PartialText } from './partial-text.js';
 
