@@ -18,12 +18,12 @@ import { rows, tx, type Em } from '../src/sessions/sql.js';
 import type { SessionView } from '../src/client/index.js';
 
 let t: TestHub;
-let host: FakeHost | undefined;
+const hosts: FakeHost[] = [];
 before(async () => {
   t = await startTestHub();
 });
 after(async () => {
-  host?.close();
+  for (const h of hosts) h.close();
   await t.close();
 });
 
@@ -52,18 +52,19 @@ async function updates(em: Em, table: string) {
 async function running() {
   const u = await t.user('writer');
   const { hostId, credential } = await pairHost(t, u.key, 'write-cost');
-  host = await connectFakeHost(t, credential, { capacity: 1 });
-  let runId: string | undefined;
+  const host = await connectFakeHost(t, credential, { capacity: 1 });
+  hosts.push(host);
+  const starts = new Map<string, string>();
   host.ws.on('message', (data: Buffer) => {
     const f = decodeHubFrame(data).frame as any;
-    if (f?.t === 'run.start') runId = f.runId;
+    if (f?.t === 'run.start') starts.set(f.prompt, f.runId);
   });
   const c = t.client(u.key);
   const agent = await eventually(() => c.agents.create({ name: 'write-cost', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
   const session = (await c.sessions.create({ agentId: agent.id })) as SessionView;
   assert.equal((await c.sessions.send(session.id, { content: 'first' })).status, 'processing');
-  const run = await eventually(async () => runId, 5000, 10);
-  return { uid: u.id, hostId, agentId: agent.id, sid: session.id, run };
+  const runOf = (prompt: string) => eventually(async () => starts.get(prompt), 5000, 10);
+  return { uid: u.id, hostId, agentId: agent.id, sid: session.id, run: await runOf('first'), host, c, runOf };
 }
 
 test('a message\'s accept and its run\'s end update the session row in place (HOT: no index covers what they write)', async () => {
@@ -105,7 +106,35 @@ test('the message path\'s rows carry no index that no read uses: one index entry
   const idx = await rows<{ tablename: string; indexname: string }>(t.hub.ctx.em(),
     `select tablename, indexname from pg_indexes where tablename in ('sessions', 'session_tasks', 'session_messages') order by 1, 2`);
   const by = (table: string) => idx.filter((i) => i.tablename === table).map((i) => i.indexname);
-  assert.deepEqual(by('session_messages'), ['session_messages_pkey', 'session_messages_session', 'session_messages_task']);
+  // session_messages_task (task_id) served only the marking of an interrupted run's rows (next test).
+  assert.deepEqual(by('session_messages'), ['session_messages_pkey', 'session_messages_session']);
   assert.deepEqual(by('session_tasks'), ['session_tasks_pkey', 'session_tasks_queued', 'session_tasks_running', 'session_tasks_session']);
   assert.deepEqual(by('sessions'), ['sessions_agent', 'sessions_pkey', 'sessions_user_created']);
+});
+
+test('an aborted run marks its own assistant rows interrupted, those written mid-run too, and no other run\'s', async () => {
+  const r = await running();
+  r.host.send({ t: 'run.message', runId: r.run, role: 'assistant', blocks: [{ kind: 'text', content: 'answer one' }] });
+  r.host.send({ t: 'run.end', runId: r.run, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+  await eventually(async () => ((await r.c.sessions.get(r.sid)).processing ? undefined : true), 5000, 10);
+
+  assert.equal((await r.c.sessions.send(r.sid, { content: 'second' })).status, 'processing');
+  const run2 = await r.runOf('second');
+  r.host.send({ t: 'run.message', runId: run2, role: 'assistant', blocks: [{ kind: 'tool_use', toolName: 'Bash', toolId: 'tu_1', toolInput: { command: 'ls' } }] });
+  r.host.send({ t: 'run.message', runId: run2, role: 'user', blocks: [{ kind: 'tool_result', toolId: 'tu_1', toolResult: { content: 'a', isError: false } }] });
+  // Written mid-run, before the abort: the run's rows reach the database in batches (run-batch.ts).
+  await eventually(async () => ((await r.c.sessions.messages(r.sid, { limit: 50 })).items.length === 5 ? true : undefined), 5000, 10);
+  r.host.send({ t: 'run.delta', runId: run2, text: 'partial' });
+  await r.host.ping();
+  await r.c.sessions.abort(r.sid);
+
+  const h = (await r.c.sessions.messages(r.sid, { limit: 50 })).items;
+  assert.deepEqual(h.map((m) => [m.role, m.kind ?? 'text', m.content ?? null, m.interrupted === true]), [
+    ['user', 'text', 'first', false],
+    ['assistant', 'text', 'answer one', false],
+    ['user', 'text', 'second', false],
+    ['assistant', 'tool_use', null, true],
+    ['user', 'tool_result', null, false],
+    ['assistant', 'text', 'partial', true],
+  ]);
 });

@@ -46,4 +46,5 @@ export const allMigrations: readonly LazyMigration[] = [
   { name: '0010q_sessions_generic_plans', load: async () => (await import('../sessions/migration-generic-plans.js')).SessionsGenericPlansMigration },
   { name: '0010r_billing_earn_covered', load: async () => (await import('../billing/migration-earn-covered.js')).BillingEarnCoveredMigration },
   { name: '0010s_message_write_cost', load: async () => (await import('../sessions/migration-write-cost.js')).SessionsWriteCostMigration },
+  { name: '0010t_sessions_interrupted_rows', load: async () => (await import('../sessions/migration-interrupted-rows.js')).SessionsInterruptedRowsMigration },
 ];

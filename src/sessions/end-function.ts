@@ -100,9 +100,15 @@ begin
     into v_rows
     from q join s on s.id = q.sid;
   -- Interrupted runs: their earlier assistant rows too (this statement sees the rows just written).
+  -- A run's rows follow its user message in its session (one run per session at a time), so they are
+  -- found through session_messages_session from that message on: no index on task_id, which every
+  -- row written would pay for, serves this rare update.
   v_intr := array(select r->>'run' from jsonb_array_elements(v_rows) r where (r->>'intr')::boolean);
   if cardinality(v_intr) > 0 then
-    update session_messages sm set interrupted = true where sm.task_id = any(v_intr) and sm.role = 'assistant' and not sm.interrupted;
+    update session_messages sm set interrupted = true
+      from session_tasks it join session_messages um on um.id = it.message_id
+     where it.id = any(v_intr) and sm.session_id = it.session_id and sm.n > um.n
+       and sm.task_id = it.id and sm.role = 'assistant' and not sm.interrupted;
   end if;
   perform hub_record_runs((select jsonb_agg(r) from jsonb_array_elements(v_rows) r where r->>'aid' is not null));
   perform hub_charge_runs(v_rows);
