@@ -104,12 +104,14 @@ test('the message path\'s rows carry no index that no read uses: one index entry
   // session_tasks.n and session_messages.n come from sequences and are always read with their session or host
   // (session_messages_session, session_tasks_queued); a unique index on n alone was one more entry per row.
   const idx = await rows<{ tablename: string; indexname: string }>(t.hub.ctx.em(),
-    `select tablename, indexname from pg_indexes where tablename in ('sessions', 'session_tasks', 'session_messages') order by 1, 2`);
+    `select tablename, indexname from pg_indexes where tablename in ('sessions', 'session_tasks', 'session_messages', 'ledger_entries') order by 1, 2`);
   const by = (table: string) => idx.filter((i) => i.tablename === table).map((i) => i.indexname);
   // session_messages_task (task_id) served only the marking of an interrupted run's rows (next test).
   assert.deepEqual(by('session_messages'), ['session_messages_pkey', 'session_messages_session']);
   assert.deepEqual(by('session_tasks'), ['session_tasks_pkey', 'session_tasks_queued', 'session_tasks_running', 'session_tasks_session']);
   assert.deepEqual(by('sessions'), ['sessions_agent', 'sessions_pkey', 'sessions_user_created']);
+  // A charged run's entry: the ledger is read by user and time; ledger_ref (by run or order) served no read.
+  assert.deepEqual(by('ledger_entries'), ['ledger_entries_pkey', 'ledger_user_time']);
 });
 
 test('an aborted run marks its own assistant rows interrupted, those written mid-run too, and no other run\'s', async () => {

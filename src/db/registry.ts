@@ -47,4 +47,5 @@ export const allMigrations: readonly LazyMigration[] = [
   { name: '0010r_billing_earn_covered', load: async () => (await import('../billing/migration-earn-covered.js')).BillingEarnCoveredMigration },
   { name: '0010s_message_write_cost', load: async () => (await import('../sessions/migration-write-cost.js')).SessionsWriteCostMigration },
   { name: '0010t_sessions_interrupted_rows', load: async () => (await import('../sessions/migration-interrupted-rows.js')).SessionsInterruptedRowsMigration },
+  { name: '0010u_billing_ledger_ref', load: async () => (await import('../billing/migration-ledger-ref.js')).BillingLedgerRefMigration },
 ];
