@@ -23,7 +23,7 @@ const B36 = '0123456789abcdefghijklmnopqrstuvwxyz';
  * digits of milliseconds, good until the year 5188), then 12 random base-36 characters (62 bits), all
  * in [0-9a-z] so any collation orders them by time: a table's primary key then grows at its right
  * edge instead of at a random page (no page splits in the middle, and after a checkpoint one
- * full-page image for the edge instead of one per random page touched; bench/dispatch.ts, WAL).
+ * full-page image for the edge instead of one per random page touched; bench/id-order-wal.sql).
  */
 export function timeOrderedId(prefix: string, now = Date.now()): string {
   const bytes = randomBytes(24);
