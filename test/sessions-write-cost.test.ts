@@ -2,8 +2,8 @@
 // twice (the accept, the run's end). Those updates must be HOT (heap-only: the
 // new row version on the same page, no index entry written), which PostgreSQL
 // does only when no index covers a column the update changes; a non-HOT update
-// writes one entry into every index of the table and a new page's worth of
-// WAL work (bench/dispatch.ts reports WAL bytes per message). The functions
+// writes one entry into every index of the table, each one logged in the WAL
+// (bench/dispatch.ts reports WAL bytes per message). The functions
 // are called here as the hub calls them, inside a transaction that is rolled
 // back; pg_stat_xact_user_tables counts that transaction's own updates. The
 // rows a message inserts get time-ordered ids (test/ids.test.ts), its charge's
@@ -48,7 +48,7 @@ async function updates(em: Em, table: string) {
   return { upd: Number(r.upd), hot: Number(r.hot) };
 }
 
-/** A user with a host, an agent and a session whose first message is running; the run's id. */
+/** A user with a host, an agent and a session whose first message ('first') is running: their ids, the run's, and `runOf(prompt)`. */
 async function running() {
   const u = await t.user('writer');
   const { hostId, credential } = await pairHost(t, u.key, 'write-cost');
