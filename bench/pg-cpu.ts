@@ -4,6 +4,8 @@
 // and after a phase. Backends come from pg_stat_activity, split by
 // application_name so the hub's and the bare relay's are told apart; a
 // backend that exits between two readings loses its time (pools keep theirs).
+// The same connection reads the cluster's WAL position, for "WAL bytes per
+// message" (bench/dispatch.ts): cluster-wide, so only phases that run alone count.
 import { readFileSync } from 'node:fs';
 import { execSync } from 'node:child_process';
 import pg from 'pg';
