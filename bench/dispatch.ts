@@ -16,7 +16,9 @@
 // (client, hosts) runs in this one; the delta load generators in processes of
 // their own (bench/delta-child.ts: one producer holding the turns' host
 // channels, BENCH_DELTA_READERS SSE reader processes), the same code for hub
-// and baseline. BENCH_HUB=inline puts the hub in this process.
+// and baseline. BENCH_HUB=inline puts the hub in this process. Each rate runs
+// BENCH_ROUNDS rounds (3), baseline and hub in alternating order; its row is
+// the round with the median ratio, and every round is listed below the table.
 //
 //   npx tsx bench/dispatch.ts     (DATABASE_URL for PostgreSQL; BENCH_SECONDS, BENCH_RATES=500,2000 (or BENCH_RATE),
 //                                  BENCH_DELTA_RATES=10000,20000,50000,100000 (or BENCH_DELTA_RATE), BENCH_HUB=child|inline,
@@ -56,6 +58,12 @@ const DELTA_TICK_MS = Number(process.env.BENCH_DELTA_TICK_MS ?? 2);
  * deltas/s over 20 turns is 5,000 frames/s per host channel, which the default would close.
  */
 const BENCH_HOST_FRAMES_PER_SECOND = 20_000;
+/**
+ * Rounds per rate, each a baseline phase and a hub phase in alternating order; a row is the round
+ * whose hub/baseline p99 ratio is the median (the upper one for an even count). On a shared 2-core
+ * machine one round's ratio at 2,000 msg/s read 0.67×, 1.73× and 2.44× in three consecutive runs.
+ */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const RELAY_APP = 'bench_relay';
 
 type Latency = { p50: number; p99: number; max: number };
@@ -99,9 +107,9 @@ export interface DispatchResult {
   hub: 'child' | 'inline';
   seconds: number;
   /** Per offered rate: the hub and the bare relay (undefined without PostgreSQL). */
-  dispatch: Array<{ rate: number; hub: DispatchFigure; relay?: DispatchFigure }>;
+  dispatch: Array<{ rate: number; hub: DispatchFigure; relay?: DispatchFigure; rounds: Array<{ hub: DispatchFigure; relay?: DispatchFigure }> }>;
   /** Per offered rate: the hub and the bare fan-out. */
-  deltas: Array<{ rate: number; hub: DeltaFigure; fanout: DeltaFigure }>;
+  deltas: Array<{ rate: number; hub: DeltaFigure; fanout: DeltaFigure; rounds: Array<{ hub: DeltaFigure; fanout: DeltaFigure }> }>;
   /** The highest delta rate where the fan-out kept p99 ≤ 10 ms and the hub ≤ 1.5× it, every delta delivered. */
   bestDeltaRate?: number;
   load: string;
@@ -339,8 +347,16 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
     if (relayTarget) await phase(relayTarget, 300, 3);
     const dispatch: DispatchResult['dispatch'] = [];
     for (const r of dispatchRates) {
-      const relayFig = relayTarget && (await phase(relayTarget, r));
-      dispatch.push({ rate: r, relay: relayFig, hub: await phase(hubTarget, r) });
+      const rounds: DispatchResult['dispatch'][number]['rounds'] = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        // Alternating order, so neither side always runs on the tables and caches the other warmed.
+        const hubFirst = i % 2 === 1;
+        const early = hubFirst ? await phase(hubTarget, r) : relayTarget && (await phase(relayTarget, r));
+        const late = hubFirst ? relayTarget && (await phase(relayTarget, r)) : await phase(hubTarget, r);
+        rounds.push(hubFirst ? { hub: early!, relay: late } : { hub: late!, relay: early });
+      }
+      const med = medianRound(rounds, (x) => x.hub.latency.p99 / (x.relay?.latency.p99 ?? 1));
+      dispatch.push({ rate: r, relay: med.relay, hub: med.hub, rounds });
     }
 
     // ---------- 2. run.delta → SSE message.delta ----------
@@ -355,12 +371,23 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
     const deltas: DispatchResult['deltas'] = [];
     let serverLoop: LoopDelay | undefined;
     const hubLoop = { before: async () => void (await t.loopDelay?.('reset')), after: async () => void (serverLoop = await t.loopDelay?.('read')) };
-    for (const r of deltaRates) {
-      const fan = await measured(fanout.pid, () => load.phase('fanout', r, seconds, DELTA_TICK_MS));
+    const fanPhase = (r: number) => measured(fanout.pid, () => load.phase('fanout', r, seconds, DELTA_TICK_MS));
+    const hubPhase = (r: number) => {
       serverLoop = undefined;
-      const hub = await measured(t.pid, () => load.phase('hub', r, seconds, DELTA_TICK_MS, hubLoop), () => serverLoop);
-      say(`deltas ${r}/s: fan-out p99 ${fan.latency.p99} (${fan.cpuUsPerDelta} µs CPU/delta), hub p99 ${hub.latency.p99} (${hub.cpuUsPerDelta} µs CPU/delta)`);
-      deltas.push({ rate: r, fanout: fan, hub });
+      return measured(t.pid, () => load.phase('hub', r, seconds, DELTA_TICK_MS, hubLoop), () => serverLoop);
+    };
+    for (const r of deltaRates) {
+      const rounds: DispatchResult['deltas'][number]['rounds'] = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        const hubFirst = i % 2 === 1;
+        const early = await (hubFirst ? hubPhase(r) : fanPhase(r));
+        const late = await (hubFirst ? fanPhase(r) : hubPhase(r));
+        const [hub, fan] = hubFirst ? [early, late] : [late, early];
+        say(`deltas ${r}/s round ${i + 1}: fan-out p99 ${fan.latency.p99} (${fan.cpuUsPerDelta} µs CPU/delta), hub p99 ${hub.latency.p99} (${hub.cpuUsPerDelta} µs CPU/delta)`);
+        rounds.push({ hub, fanout: fan });
+      }
+      const med = medianRound(rounds, (x) => x.hub.latency.p99 / x.fanout.latency.p99);
+      deltas.push({ rate: r, fanout: med.fanout, hub: med.hub, rounds });
     }
     await load.end();
 
@@ -407,6 +434,19 @@ function dbCallsLine(a: Map<string, { n: number; s: number }>, b: Map<string, { 
   }).join('; ');
 }
 
+/** The round whose ratio is the median (the upper one of an even count; an undefined ratio sorts last). */
+function medianRound<T>(rounds: T[], ratio: (r: T) => number): T {
+  const key = (r: T) => (Number.isFinite(ratio(r)) ? ratio(r) : Infinity);
+  return [...rounds].sort((a, b) => key(a) - key(b))[Math.floor(rounds.length / 2)]!;
+}
+
+/** Each round's p99s and their ratio, in the order run. */
+const roundsLine = (rounds: Array<{ hub: { latency: Latency } } & ({ relay?: { latency: Latency } } | { fanout: { latency: Latency } })>) =>
+  rounds.map((r, i) => {
+    const base = 'relay' in r ? r.relay : 'fanout' in r ? r.fanout : undefined;
+    return `${i + 1}: ${base ? `${base.latency.p99} / ${r.hub.latency.p99} ms = ${x(r.hub.latency.p99, base.latency.p99)}` : `hub ${r.hub.latency.p99} ms`}`;
+  }).join('; ');
+
 /** The producers sent less than 90 % of the offered rate in either phase: the rows do not compare the same load. */
 const behind = (d: DispatchResult['deltas'][number]) => d.fanout.rate < 0.9 * d.rate || d.hub.rate < 0.9 * d.rate;
 const deltaSaturated = (f: DeltaFigure) => !(f.latency.p99 <= BASELINE_SATURATED_MS) || f.received < f.sent;
@@ -445,6 +485,10 @@ function record(r: DispatchResult): void {
     '|---|---|---|---:|---|---|---:|---:|---|---|---|',
     ...r.dispatch.map(dispatchRow),
     '',
+    `Each rate ran ${r.dispatch[0]?.rounds.length ?? ROUNDS} round(s), the relay first in odd rounds and the hub first in even ones; the row above is the round with the median p99 ratio (BENCH_ROUNDS). Every round's relay p99 / hub p99:`,
+    '',
+    ...r.dispatch.map((d) => `- ${d.rate} msg/s: ${roundsLine(d.rounds)}`),
+    '',
     ...r.dispatch.filter((d) => d.hub.dbCalls).map((d) => `The hub's database calls at ${d.rate} msg/s (its /metrics, hub_db_call_duration_seconds): ${d.hub.dbCalls}.`),
     ...r.dispatch.filter((d) => d.hub.pgWaits).map((d) => `Where the hub's statements spent their wall time at ${d.rate} msg/s (its active backends in pg_stat_activity, sampled every 2 ms; BENCH_PG_WAITS=1): ${d.hub.pgWaits}.`),
     '',
@@ -453,6 +497,10 @@ function record(r: DispatchResult): void {
     '| offered | bare fan-out | delivered | hub | delivered | hub p99 / fan-out p99 | target | server CPU µs per delta, hub / fan-out | hub loop delay p99 / max ms | producer / reader loop p99 ms, hub phase | producer / reader loop p99 ms, fan-out phase |',
     '|---|---|---:|---|---:|---:|---|---:|---|---|---|',
     ...r.deltas.map(deltaRow),
+    '',
+    `As for dispatch, each rate ran ${r.deltas[0]?.rounds.length ?? ROUNDS} round(s) in alternating order and the row is the median round. Every round's fan-out p99 / hub p99:`,
+    '',
+    ...r.deltas.map((d) => `- ${d.rate}/s: ${roundsLine(d.rounds)}`),
     '',
     `Highest delta rate where both phases were sent at ≥ 90 % of the offered rate, the fan-out kept p99 ≤ ${BASELINE_SATURATED_MS} ms with nothing lost and the hub's p99 ≤ ${DELTA_RATIO}× it with every delta delivered: ${r.bestDeltaRate ? `${r.bestDeltaRate}/s` : 'none of the rates measured'}.`,
     '',
