@@ -495,7 +495,7 @@ function record(r: DispatchResult): void {
     ...r.dispatch.filter((d) => d.hub.dbCalls).map((d) => `The hub's database calls at ${d.rate} msg/s (its /metrics, hub_db_call_duration_seconds): ${d.hub.dbCalls}.`),
     ...r.dispatch.filter((d) => d.hub.pgWaits).map((d) => `Where the hub's statements spent their wall time at ${d.rate} msg/s (its active backends in pg_stat_activity, sampled every 2 ms; BENCH_PG_WAITS=1): ${d.hub.pgWaits}.`),
     '',
-    `host run.delta → SSE message.delta over 20 turns, sent every ${DELTA_TICK_MS} ms (p50 / p99 / max ms). Baseline: the bare fan-out (bench/baselines/fanout.ts: WebSocket frames to SSE readers, one corked write per reader per event-loop turn), the same producer and reader code.`,
+    `host run.delta → SSE message.delta over 20 turns, sent every ${DELTA_TICK_MS} ms (p50 / p99 / max ms). Baseline: the bare fan-out (bench/baselines/fanout.ts: WebSocket frames to SSE readers, one corked write per reader per event-loop turn, each event shaped as the spec asks and as the hub sends it: an \`id:\` line, \`sessionId\` and \`status\` in its data), the same producer and reader code.`,
     '',
     '| offered | bare fan-out | delivered | hub | delivered | hub p99 / fan-out p99 | target | server CPU µs per delta, hub / fan-out | hub loop delay p99 / max ms | producer / reader loop p99 ms, hub phase | producer / reader loop p99 ms, fan-out phase |',
     '|---|---|---:|---|---:|---:|---|---:|---|---|---|',
