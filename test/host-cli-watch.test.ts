@@ -85,6 +85,9 @@ test('a run prints its start and its end (session, duration, outcome), never the
   const started = await host.waitFor(new RegExp(`run \\S+ started \\(session ${a.sessionId}, claude-code, proj\\)`));
   const runId = started.match(/run (\S+) started/)![1];
   await host.waitFor(new RegExp(`run ${runId} completed \\(session ${a.sessionId}, \\d+\\.\\ds\\)`));
+  // The host prints its line as it sends run.end; the hub writes the end after. The next test applies
+  // settings, which a host with a running task refuses (HOST_BUSY): wait for the hub's side too.
+  await eventually(async () => (await c.sessions.get(a.sessionId)).status === 'active');
   assert.ok(!host.output().includes(secret), 'the prompt text is not printed without --verbose');
   assert.ok(!host.output().includes('echo:'), 'nor the answer');
 });
