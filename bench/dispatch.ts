@@ -63,7 +63,7 @@ const BENCH_HOST_FRAMES_PER_SECOND = 20_000;
  * whose hub/baseline p99 ratio is the median (the upper one for an even count). On a shared 2-core
  * machine one round's ratio at 2,000 msg/s read 0.67×, 1.73× and 2.44× in three consecutive runs.
  */
-const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const ROUNDS = ((n) => (Number.isFinite(n) ? Math.max(1, n) : 3))(Math.floor(Number(process.env.BENCH_ROUNDS ?? 3)));
 const RELAY_APP = 'bench_relay';
 
 type Latency = { p50: number; p99: number; max: number };

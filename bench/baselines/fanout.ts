@@ -4,9 +4,9 @@
 // goes to the SSE reader of that stream (`GET /events/{stream}`) as a
 // message.delta event with what the spec asks of every event: an `id:` line
 // (`<runId>:<n>`, as the hub numbers a run's events) and `sessionId` and
-// `status` in its data, so the readers parse as many bytes as from the hub. The frames of one event-loop turn are gathered and
-// written in one corked write per reader at setImmediate (after the poll
-// phase that read them). No backpressure handling: uWS buffers what the
+// `status` in its data, so the readers parse as many bytes as from the hub.
+// The frames of one event-loop turn are gathered and written in one corked
+// write per reader at setImmediate (after the poll phase that read them). No backpressure handling: uWS buffers what the
 // socket does not take. Runs in its own process (bench/baselines/fork.ts).
 import { decode } from '@msgpack/msgpack';
 import { uws, type HttpResponse } from '../../src/server/uws.js';
