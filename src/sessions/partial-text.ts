@@ -1,10 +1,15 @@
 // A turn's streamed text not yet covered by a complete message, kept as a
 // few strings rather than one per delta (each live string costs every
-// young-generation collection). Pieces are joined PIECES at a time into a
-// chunk, chunks PIECES at a time, so each character is copied about twice
-// however long the answer, not once per join as re-joining the whole text would.
+// young-generation collection until it is promoted). Pieces are joined PIECES
+// at a time into a chunk; chunks are joined only when the text is read, so
+// each character is copied once on the way in, however long the answer. (A
+// second level that joined every chunk into one string again copied the
+// whole text every PIECES² deltas: stalls of tens of milliseconds with a few
+// long turns, bench/RESULTS.md, fifteenth session.) The chunks of the longest
+// text allowed (RUN_OUTPUT_MAX_BYTES) are a few thousand strings, promoted
+// out of the young generation after their second collection.
 
-/** Pieces (and chunks) joined at a time. */
+/** Pieces joined at a time. */
 const PIECES = 256;
 
 export class PartialText {
@@ -19,7 +24,6 @@ export class PartialText {
     if (this.pieces.length < PIECES) return;
     this.chunks.push(this.pieces.join(''));
     this.pieces = [];
-    if (this.chunks.length >= PIECES) this.chunks = [this.chunks.join('')];
   }
 
   /** The whole text so far. */
