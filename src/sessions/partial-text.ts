@@ -5,9 +5,10 @@
 // each character is copied once on the way in, however long the answer. (A
 // second level that joined every chunk into one string again copied the
 // whole text every PIECES² deltas: stalls of tens of milliseconds with a few
-// long turns, bench/RESULTS.md, fifteenth session.) The chunks of the longest
-// text allowed (RUN_OUTPUT_MAX_BYTES) are a few thousand strings, promoted
-// out of the young generation after their second collection.
+// long turns, bench/RESULTS.md, fifteenth session.) At the default
+// RUN_OUTPUT_MAX_BYTES (8 MB) a turn holds at most 32,768 chunks (one-byte
+// deltas), about 1,600 with deltas of 20 bytes: strings promoted out of the
+// young generation after their second collection.
 
 /** Pieces joined at a time. */
 const PIECES = 256;
