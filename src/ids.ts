@@ -1,22 +1,25 @@
 import { randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
+const B36 = ALPHABET.slice(0, 36);
 
-/** Random base62 string; 16 characters carry ~95 bits. */
-export function randomId(len = 16): string {
+/** `len` characters of `alphabet`, each uniform (bytes past the alphabet's last whole multiple are drawn again). */
+function randomChars(len: number, alphabet: string): string {
+  const limit = 256 - (256 % alphabet.length);
   const bytes = randomBytes(len * 2);
   let out = '';
   for (let i = 0; i < bytes.length && out.length < len; i++) {
     const b = bytes[i];
-    if (b < 248) out += ALPHABET[b % 62];
+    if (b < limit) out += alphabet[b % alphabet.length];
   }
-  return out.length === len ? out : out + randomId(len - out.length);
+  return out.length === len ? out : out + randomChars(len - out.length, alphabet);
 }
+
+/** Random base62 string; 16 characters carry ~95 bits. */
+export const randomId = (len = 16): string => randomChars(len, ALPHABET);
 
 /** `usr_…`, `key_…`: the prefix says what an id names. */
 export const newId = (prefix: string, len = 16) => `${prefix}${prefix.endsWith('-') ? '' : '_'}${randomId(len)}`;
-
-const B36 = '0123456789abcdefghijklmnopqrstuvwxyz';
 
 /**
  * `run_…`, `msg_…`: ids of the rows every message writes. The creation time comes first (9 base-36
@@ -26,9 +29,5 @@ const B36 = '0123456789abcdefghijklmnopqrstuvwxyz';
  * full-page image for the edge instead of one per random page touched; bench/id-order-wal.sql).
  */
 export function timeOrderedId(prefix: string, now = Date.now()): string {
-  const bytes = randomBytes(24);
-  let rnd = '';
-  for (let i = 0; i < bytes.length && rnd.length < 12; i++) if (bytes[i] < 252) rnd += B36[bytes[i] % 36];
-  if (rnd.length < 12) return timeOrderedId(prefix, now); // 24 draws under 252 of 256: practically always enough
-  return `${prefix}_${now.toString(36).padStart(9, '0')}${rnd}`;
+  return `${prefix}_${now.toString(36).padStart(9, '0')}${randomChars(12, B36)}`;
 }
