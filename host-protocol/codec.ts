@@ -2,6 +2,7 @@
 // bytes: it returns { error } so a transport can close with BAD_FRAME.
 import { Encoder } from '@msgpack/msgpack';
 import { nativeStringDecoder } from './native-strings.js';
+import { decodeFlatStringMap } from './flat-map.js';
 import { Compile } from 'typebox/compile';
 import { HostToHub, HubToHost } from './frames.js';
 
@@ -14,7 +15,8 @@ const checkHubToHost = Compile(HubToHost);
  * when entered twice); the encoder's buffer grows to the largest frame sent and stays.
  */
 const encoder = new Encoder({ ignoreUndefined: true });
-const decoder = nativeStringDecoder({ maxStrLength: 1_000_000, maxArrayLength: 10_000, maxMapLength: 1_000, maxBinLength: 1_000_000, maxExtLength: 0 });
+const MAX_STR_BYTES = 1_000_000;
+const decoder = nativeStringDecoder({ maxStrLength: MAX_STR_BYTES, maxArrayLength: 10_000, maxMapLength: 1_000, maxBinLength: 1_000_000, maxExtLength: 0 });
 
 export type Decoded<T> = { frame: T; error?: undefined } | { frame?: undefined; error: string };
 
@@ -25,7 +27,9 @@ export function encodeFrame(frame: HostToHub | HubToHost): Uint8Array {
 function decodeWith<T>(bytes: ArrayBuffer | Uint8Array, check: { Check(v: unknown): boolean }): Decoded<T> {
   let value: unknown;
   try {
-    value = decoder.decode(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes));
+    const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+    // run.delta and the like (a map of strings) without the library; anything else, and every error, with it.
+    value = decodeFlatStringMap(u8, MAX_STR_BYTES) ?? decoder.decode(u8);
   } catch (e) {
     return { error: `not MessagePack: ${(e as Error).message}` };
   }
