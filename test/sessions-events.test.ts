@@ -99,3 +99,26 @@ test('a ring grows its room for events while the byte bound evicts from its fron
     events.close();
   }
 });
+
+test('a delta\'s frame is formatEvent\'s, byte for byte, for any text; a delta carrying more than its text gets the general frame', async () => {
+  const { formatDelta } = await import('../src/sessions/events.js');
+  const { formatEvent } = await import('../src/server/sse.js');
+  const texts = ['', 'plain', 'a "quoted" \\ back\nslash\ttab\r', '\u0000\u001f\u007f\u2028\u2029', 'héllo 漢字 😀', '\ud800 lone \udfff surrogates', '</script>', 'x'.repeat(100_000)];
+  for (let i = 0; i < 200; i++) texts.push(String.fromCharCode(...Array.from({ length: i % 40 }, (_, j) => (i * 7919 + j * 104729) % 0xffff)));
+  for (const text of texts) {
+    for (const sid of ['ses_1', 'ses_"odd\\']) {
+      assert.equal(formatDelta(`run_a:${text.length}`, sid, text), formatEvent('message.delta', { sessionId: sid, status: 'processing', delta: text }, `run_a:${text.length}`), JSON.stringify(text.slice(0, 40)));
+    }
+  }
+  const events = new SessionEvents(new LocalBus());
+  try {
+    events.emit('ses_1', 'run_a', 'accepted', {});
+    events.emit('ses_1', 'run_a', 'message.delta', { delta: 'hi' });
+    events.emit('ses_1', 'run_a', 'message.delta', { delta: 'hi', extra: 1 });
+    const [, d1, d2] = events.replay('ses_1', 'run_a')!;
+    assert.equal(d1.frame, 'id: run_a:2\nevent: message.delta\ndata: {"sessionId":"ses_1","status":"processing","delta":"hi"}\n\n');
+    assert.equal(d2.frame, 'id: run_a:3\nevent: message.delta\ndata: {"sessionId":"ses_1","status":"processing","delta":"hi","extra":1}\n\n');
+  } finally {
+    events.close();
+  }
+});
