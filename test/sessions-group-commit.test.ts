@@ -144,3 +144,43 @@ test('with several batches in flight, each new batch is written while the others
   while (gates.length) gates.shift()!();
   assert.deepEqual(await Promise.all(out), ['a1', 'b1', 'c1', 'd1', 'a2']);
 });
+
+test('with a linger, items arriving within it share one batch; hurry() writes the lingering batch at once; a full batch does not wait', async () => {
+  const writes: Array<{ names: string[]; at: number }> = [];
+  const many = async (_em: Em, items: Item[]) => {
+    writes.push({ names: items.map((i) => i.name), at: performance.now() });
+    return items.map((i) => i.name);
+  };
+  const LINGER = 300; // long, so "before the linger ran out" holds on a loaded machine
+  const g = new GroupCommit<Item, string>(() => ({}) as Em, many, (i) => i.key, false, 3, LINGER);
+
+  // Three items over a few turns inside the linger: one batch, written once the linger has passed.
+  const t0 = performance.now();
+  const first = [g.submit({ key: 'a', name: 'a1' })];
+  await turns(3);
+  first.push(g.submit({ key: 'b', name: 'b1' }));
+  await new Promise((r) => setTimeout(r, 5));
+  first.push(g.submit({ key: 'c', name: 'c1' }));
+  await turns(3);
+  assert.equal(writes.length, 0, 'nothing written inside the linger');
+  assert.deepEqual(await Promise.all(first), ['a1', 'b1', 'c1']);
+  assert.deepEqual(writes.map((w) => w.names), [['a1', 'b1', 'c1']]);
+  assert.ok(writes[0].at - t0 >= LINGER - 1, `written after the linger (${(writes[0].at - t0).toFixed(1)} ms)`);
+
+  // hurry(): the lingering batch goes now, not after the linger.
+  const t1 = performance.now();
+  const hurried = g.submit({ key: 'a', name: 'a2' });
+  await turns(2);
+  g.hurry();
+  assert.equal(await hurried, 'a2');
+  assert.ok(performance.now() - t1 < LINGER, 'written before the linger ran out');
+  assert.deepEqual(writes[1].names, ['a2']);
+
+  // A full batch (64 items) is written without lingering.
+  const t2 = performance.now();
+  const full = Array.from({ length: 64 }, (_, i) => g.submit({ key: `k${i}`, name: `n${i}` }));
+  await Promise.all(full);
+  assert.ok(performance.now() - t2 < LINGER, 'a full batch did not wait');
+  assert.equal(writes[2].names.length, 64);
+  g.hurry(); // nothing lingering: a no-op
+});

@@ -33,6 +33,8 @@ interface Pending<I, O> {
   item: I;
   /** Answered RETRY once already. */
   retried?: boolean;
+  /** performance.now() when it was submitted (the linger counts from the oldest item waiting). */
+  at: number;
   resolve(r: O): void;
   reject(e: unknown): void;
 }
@@ -42,6 +44,8 @@ export class GroupCommit<I, O> {
   private inflight = 0;
   private busy = new Set<string>();
   private scheduled = false;
+  /** The linger's timer, while a batch waits for more items. */
+  private lingering?: NodeJS.Timeout;
   /** Items skipped twice, written one at a time (their keys are busy meanwhile). */
   private lane: Array<Pending<I, O>> = [];
   private laneRunning = false;
@@ -58,6 +62,11 @@ export class GroupCommit<I, O> {
     private readonly transactional = true,
     /** Batches in flight at once (a key is in one of them at most). */
     private readonly maxInflight = MAX_INFLIGHT,
+    /**
+     * How long a batch waits for more items after its first (0: to the end of the event-loop
+     * turn). A full batch, or `hurry()`, writes at once.
+     */
+    private readonly lingerMs = 0,
   ) {}
 
   private write(items: I[], alone = false): Promise<Array<O | HubError | typeof RETRY>> {
@@ -66,18 +75,33 @@ export class GroupCommit<I, O> {
 
   submit(item: I): Promise<O> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ item, resolve, reject });
+      this.pending.push({ item, resolve, reject, at: this.lingerMs > 0 ? performance.now() : 0 });
       this.schedule();
     });
   }
 
   private schedule(): void {
+    if (this.lingering && this.pending.length >= MAX_BATCH) this.hurry();
     if (this.scheduled || this.inflight >= this.maxInflight || !this.pending.length) return;
     this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      this.flush();
-    });
+    const wait = this.lingerMs > 0 && this.pending.length < MAX_BATCH ? this.lingerMs - (performance.now() - this.pending[0].at) : 0;
+    if (wait >= 1) this.lingering = setTimeout(this.flushNow, wait);
+    else setImmediate(this.flushNow);
+  }
+
+  private readonly flushNow = () => {
+    clearTimeout(this.lingering);
+    this.lingering = undefined;
+    this.scheduled = false;
+    this.flush();
+  };
+
+  /** Items wait for them (a message for a session whose run end is pending): the batch lingering goes now. */
+  hurry(): void {
+    if (!this.lingering) return;
+    clearTimeout(this.lingering);
+    this.lingering = undefined;
+    setImmediate(this.flushNow);
   }
 
   private flush(): void {

@@ -57,12 +57,23 @@ function rowJson(r: Row, seq: number | null, off: number | null, partial = false
  */
 export const END_BATCHES_IN_FLIGHT = 3;
 
+/**
+ * How long a run's end waits for others to share its hub_end_runs call. A call costs PostgreSQL
+ * about as much for one end as for several (bench/sql-calls.ts), and at hundreds of ends a second
+ * one call per end was a third of the database's CPU per message and competed with the accepts,
+ * whose latency a sender waits for (bench/RESULTS.md, sixteenth session). A message for a session
+ * whose run end is waiting hurries it (RunTracker.endOf), so the linger delays no message sent to
+ * this node; it delays the run's end event, and the start of a message queued behind the run, by
+ * at most this.
+ */
+export const END_LINGER_MS = 5;
+
 export class RunEndWriter {
   /**
-   * Run ends arriving together are written with one call (group commit; hub_end_runs is atomic on
-   * its own), END_BATCHES_IN_FLIGHT calls at once.
+   * Run ends arriving within END_LINGER_MS are written with one call (group commit; hub_end_runs is
+   * atomic on its own), END_BATCHES_IN_FLIGHT calls at once.
    */
-  private readonly ends = new GroupCommit<EndItem, EndOut | undefined>(() => this.em(), (em, items) => this.endMany(em, items), (i) => i.st.sessionId, false, END_BATCHES_IN_FLIGHT);
+  private readonly ends = new GroupCommit<EndItem, EndOut | undefined>(() => this.em(), (em, items) => this.endMany(em, items), (i) => i.st.sessionId, false, END_BATCHES_IN_FLIGHT, END_LINGER_MS);
 
   constructor(
     private readonly ctx: HubContext,
@@ -77,6 +88,11 @@ export class RunEndWriter {
   /** Writes the run's end, with the others arriving together; undefined when it was ended before (or its session is gone). */
   write(item: EndItem): Promise<EndOut | undefined> {
     return this.ends.submit(item);
+  }
+
+  /** Writes the ends waiting for company now: a message waits for one of them. */
+  hurry(): void {
+    this.ends.hurry();
   }
 
   /** Usage of a run whose end is written already (aborted): kept, and what it adds charged (billing/charge-function.ts). */

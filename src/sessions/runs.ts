@@ -119,9 +119,14 @@ export class RunTracker {
     return this.finish(st, end);
   }
 
-  /** Settles once the end of the session's run this node is writing has landed; undefined when it writes none. */
+  /**
+   * Settles once the end of the session's run this node is writing has landed; undefined when it
+   * writes none. For a caller that waits for it: an end still lingering for company goes now.
+   */
   endOf(sessionId: string): Promise<void> | undefined {
-    return this.ending.get(sessionId);
+    const ending = this.ending.get(sessionId);
+    if (ending) this.endWriter.hurry();
+    return ending;
   }
 
   /** Every run this node tracks on a host. */
