@@ -210,7 +210,7 @@ export class SessionEvents {
       ring = new Ring(runId);
       this.rings.set(sessionId, ring);
     }
-    const frame = event === 'message.delta' && isDeltaOnly(data) ? formatDelta(id, sessionId, data.delta) : formatEvent(event, full, id);
+    const frame = eventFrame(event, full, id);
     ring.push(n, event, frame);
     if (isEnd(event)) {
       const r = ring;
@@ -268,11 +268,17 @@ export class SessionEvents {
   }
 }
 
-/** The data of a message.delta as runs.ts emits it: its text and nothing else. */
-function isDeltaOnly(data: Record<string, unknown>): data is { delta: string } {
-  if (typeof data.delta !== 'string') return false;
-  for (const k in data) if (k !== 'delta') return false;
-  return true;
+const DELTA_KEYS = ['sessionId', 'status', 'delta'];
+/** A message.delta's data as emit makes it from runs.ts's `{ delta }`: these three keys, in this order, and nothing else. */
+function isPlainDelta(data: SessionEvent['data']): data is { sessionId: string; status: 'processing'; delta: string } {
+  let i = 0;
+  for (const k in data) if (k !== DELTA_KEYS[i++]) return false;
+  return i === DELTA_KEYS.length && typeof data.sessionId === 'string' && data.status === 'processing' && typeof data.delta === 'string';
+}
+
+/** An event's SSE frame, on the node that produced it or one the Bus brought it to. */
+function eventFrame(event: SessionEventName, data: SessionEvent['data'], id: string): string {
+  return event === 'message.delta' && isPlainDelta(data) ? formatDelta(id, data.sessionId, data.delta) : formatEvent(event, data, id);
 }
 
 /**
@@ -290,7 +296,7 @@ const NUM = Symbol('n');
 type Framed = SessionEvent & { [FRAME]?: string; [NUM]?: number };
 /** The SSE frame of an event, encoded once however many readers it has. */
 function frameOf(e: Framed): string {
-  return (e[FRAME] ??= formatEvent(e.event, e.data, e.id));
+  return (e[FRAME] ??= eventFrame(e.event, e.data, e.id));
 }
 
 export class Feed {
