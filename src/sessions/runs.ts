@@ -21,8 +21,25 @@ import { PartialText } from './partial-text.js';
 
 export { costOf, FLUSH_MS };
 
+/** How long a run's end stays known after it was written (a late run.end's usage, a run.start not sent again). */
+const CLOSED_KEEP_MS = 60_000;
+
+/** What a run keeps once its end is written: the whole state of a short turn is about 1.5 KB of heap, and a busy node ends thousands a minute. */
+interface ClosedRun {
+  runId: string;
+  hostId: string;
+  /** A late usage's write in progress (none once the end is written: nothing else is pending). */
+  chain?: Promise<void>;
+  /** Date.now() when it closed. */
+  at: number;
+}
+
 export class RunTracker {
+  /** Runs not yet ended here, and ended ones until their end is written. */
   private states = new Map<string, RunState>();
+  /** Runs whose end is written, for CLOSED_KEEP_MS, oldest first; one timer sweeps them. */
+  private readonly retired = new Map<string, ClosedRun>();
+  private sweeper?: NodeJS.Timeout;
   private readonly limits: Limits;
   /** Set by close(): a run end still failing stops being retried (another node's sweep ends the run). */
   private closing = false;
@@ -80,7 +97,7 @@ export class RunTracker {
   }
 
   isLocal(runId: string): boolean {
-    return this.states.has(runId);
+    return this.states.has(runId) || this.retired.has(runId);
   }
 
   /**
@@ -90,10 +107,15 @@ export class RunTracker {
    */
   heardFrom(runId: string): boolean {
     const st = this.states.get(runId);
-    return !!st && (st.closed || st.heard === true);
+    return this.retired.has(runId) || (!!st && (st.closed || st.heard === true));
   }
 
   handle(hostId: string, f: RunFrame): void {
+    const done = this.retired.get(f.runId);
+    if (done) {
+      if (f.t === 'run.end' && done.hostId === hostId) this.lateEnd(done, f);
+      return;
+    }
     let st = this.states.get(f.runId);
     if (st) st.heard = true;
     else {
@@ -110,6 +132,8 @@ export class RunTracker {
 
   /** Ends a run from outside its frames (dispatch failure, host gone, abort). */
   end(runId: string, end: RunEnd, fallback?: { sessionId: string; hostId: string; agentId: string; engine: string }): Promise<void> {
+    const done = this.retired.get(runId);
+    if (done) return done.chain ?? Promise.resolve();
     let st = this.states.get(runId);
     if (!st) {
       if (!fallback) return Promise.resolve();
@@ -136,7 +160,8 @@ export class RunTracker {
 
   async close(): Promise<void> {
     this.closing = true;
-    await Promise.allSettled([...this.states.values()].map((s) => s.chain));
+    clearInterval(this.sweeper);
+    await Promise.allSettled([...this.states.values(), ...this.retired.values()].map((s) => s.chain));
     this.agentNotices.flush();
     for (const s of this.states.values()) if (s.timer) clearTimeout(s.timer);
   }
@@ -309,10 +334,10 @@ export class RunTracker {
   }
 
   /** run.end for a run this node already closed (aborted): keep its usage, and charge what it adds (billing/charge-function.ts). */
-  private lateEnd(st: RunState, f: FrameOf<HostToHub, 'run.end'>): void {
+  private lateEnd(st: RunState | ClosedRun, f: FrameOf<HostToHub, 'run.end'>): void {
     if (f.usage) {
       const u = f.usage;
-      st.chain = st.chain
+      st.chain = (st.chain ?? Promise.resolve())
         .then(() => this.endWriter.lateUsage(st.runId, u))
         .then(() => undefined, (e) => this.ctx.log.warn('late usage not recorded', { runId: st.runId, err: e }));
     }
@@ -321,9 +346,28 @@ export class RunTracker {
 
   // ---------- runs unknown to this node ----------
 
-  /** A closed run's state stays a minute (a late run.end's usage), then goes. */
-  private forgetSoon(st: RunState): void {
-    setTimeout(() => this.states.get(st.runId) === st && this.states.delete(st.runId), 60_000).unref?.();
+  /**
+   * A closed run's end is written: its state goes, and what a late frame needs of it stays
+   * CLOSED_KEEP_MS. `pending`: a late usage's write the state's chain still carries (a loaded run's backlog).
+   */
+  private forgetSoon(st: RunState, pending?: Promise<void>): void {
+    if (this.states.get(st.runId) !== st) return;
+    this.states.delete(st.runId);
+    this.retired.set(st.runId, { runId: st.runId, hostId: st.hostId, chain: pending, at: Date.now() });
+    this.sweeper ??= setInterval(() => this.sweep(), CLOSED_KEEP_MS / 12);
+    this.sweeper.unref?.();
+  }
+
+  private sweep(now = Date.now()): void {
+    const before = now - CLOSED_KEEP_MS;
+    for (const [runId, c] of this.retired) {
+      if (c.at > before) break; // oldest first
+      this.retired.delete(runId);
+    }
+    if (!this.retired.size) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
   }
 
   private newState(runId: string, sessionId: string, hostId: string, agentId: string, engine: string, ready: boolean): RunState {
@@ -335,6 +379,7 @@ export class RunTracker {
 
   /** A frame for a run this node did not start (hub restarted, or another node dispatched it): load it. */
   private async adopt(st: RunState): Promise<void> {
+    let over = false;
     try {
       this.loads++;
       const t = await one(this.ctx.em() as unknown as Em, `select session_id, host_id, agent_id, engine, status, ended_at from session_tasks where id = ?`, [st.runId]);
@@ -344,20 +389,21 @@ export class RunTracker {
         st.backlog = [];
         st.closed = true;
         st.ready = true;
+        st.hostId = t.host_id; // what stays of it answers to the run's own host only
         return void this.forgetSoon(st);
       }
       if (t) Object.assign(st, { sessionId: t.session_id, agentId: t.agent_id, engine: t.engine });
-      if (!t || t.ended_at || (t.status !== 'running' && t.status !== 'aborted')) {
-        st.closed = true;
-        this.forgetSoon(st);
-      }
+      if (!t || t.ended_at || (t.status !== 'running' && t.status !== 'aborted')) over = true;
     } catch (e) {
       this.ctx.log.error('cannot load run', { runId: st.runId, err: e });
-      st.closed = true;
+      over = true;
     }
+    if (over) st.closed = true;
     st.ready = true;
     st.backlogBytes = 0;
     for (const f of st.backlog.splice(0)) this.apply(st, f);
     if (st.overflow) this.tooLarge(st);
+    // After its backlog: a late run.end in it extended the chain, which stays.
+    if (over) this.forgetSoon(st, st.chain);
   }
 }
