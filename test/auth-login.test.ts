@@ -159,14 +159,18 @@ test('linking: a signed-in user links a provider identity, signs in with it, and
 
 test('an expired access token → 401 with code 4011', async () => {
   const idp2 = await startFakeOidc();
-  const short = await startTestHub({}, { ...idp2.env, JWT_TTL_SECONDS: '1' });
+  // Three seconds: a token's `exp` counts from its issue time rounded down to the second, so a
+  // one-second token could be expired before a loaded machine got to use it once.
+  const short = await startTestHub({}, { ...idp2.env, JWT_TTL_SECONDS: '3' });
   try {
     const anon = short.client().auth;
     const s = await anon.login();
     const cb = await anon.callback(idp2.authorize(s.url, { sub: 'z' }), s.state);
-    assert.equal(cb.expiresIn, 1);
+    assert.equal(cb.expiresIn, 3);
     await short.client(cb.accessToken).me();
-    await new Promise((r) => setTimeout(r, 2100));
+    // Until just past the token's own expiry.
+    const { exp } = JSON.parse(Buffer.from(cb.accessToken.split('.')[1], 'base64url').toString()) as { exp: number };
+    await new Promise((r) => setTimeout(r, Math.max(0, exp * 1000 - Date.now()) + 100));
     await assert.rejects(short.client(cb.accessToken).me(), apiError(401, '4011'));
     // The refresh token still gets a fresh access token.
     const ref = await anon.refresh(cb.refreshToken);
