@@ -45,7 +45,7 @@ test('an ended run leaves its state at once; the minute after, it is still known
   assert.equal(runs.size, size0, 'the late usage made no state');
 
   // A minute on, the sweep lets it go.
-  (runs as unknown as { sweep(now: number): void }).sweep(Date.now() + 61_000);
+  (runs as unknown as { retired: { sweep(now: number): void } }).retired.sweep(Date.now() + 61_000);
   assert.equal(runs.isLocal(start.runId), false);
   assert.equal(runs.heardFrom(start.runId), false);
 });

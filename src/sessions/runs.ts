@@ -18,28 +18,15 @@ import { ErrorCatalogue } from '../errors.js';
 import { engineFailure } from './engine-failure.js';
 import { retryUntilDone } from './retry.js';
 import { PartialText } from './partial-text.js';
+import { ClosedRuns, type ClosedRun } from './closed-runs.js';
 
 export { costOf, FLUSH_MS };
-
-/** How long a run's end stays known after it was written (a late run.end's usage, a run.start not sent again). */
-const CLOSED_KEEP_MS = 60_000;
-
-/** What a run keeps once its end is written: the whole state of a short turn is about 1.5 KB of heap, and a busy node ends thousands a minute. */
-interface ClosedRun {
-  runId: string;
-  hostId: string;
-  /** A late usage's write in progress (none once the end is written: nothing else is pending). */
-  chain?: Promise<void>;
-  /** Date.now() when it closed. */
-  at: number;
-}
 
 export class RunTracker {
   /** Runs not yet ended here, and ended ones until their end is written. */
   private states = new Map<string, RunState>();
-  /** Runs whose end is written, for CLOSED_KEEP_MS, oldest first; one timer sweeps them. */
-  private readonly retired = new Map<string, ClosedRun>();
-  private sweeper?: NodeJS.Timeout;
+  /** Runs whose end is written, for a minute (closed-runs.ts). */
+  private readonly retired = new ClosedRuns();
   private readonly limits: Limits;
   /** Set by close(): a run end still failing stops being retried (another node's sweep ends the run). */
   private closing = false;
@@ -160,8 +147,8 @@ export class RunTracker {
 
   async close(): Promise<void> {
     this.closing = true;
-    clearInterval(this.sweeper);
-    await Promise.allSettled([...this.states.values(), ...this.retired.values()].map((s) => s.chain));
+    this.retired.close();
+    await Promise.allSettled([...[...this.states.values()].map((s) => s.chain), ...this.retired.chains()]);
     this.agentNotices.flush();
     for (const s of this.states.values()) if (s.timer) clearTimeout(s.timer);
   }
@@ -347,27 +334,13 @@ export class RunTracker {
   // ---------- runs unknown to this node ----------
 
   /**
-   * A closed run's end is written: its state goes, and what a late frame needs of it stays
-   * CLOSED_KEEP_MS. `pending`: a late usage's write the state's chain still carries (a loaded run's backlog).
+   * A closed run's end is written: its state goes, and what a late frame needs of it stays a minute
+   * (closed-runs.ts). `pending`: a late usage's write the state's chain still carries (a loaded run's backlog).
    */
   private forgetSoon(st: RunState, pending?: Promise<void>): void {
     if (this.states.get(st.runId) !== st) return;
     this.states.delete(st.runId);
-    this.retired.set(st.runId, { runId: st.runId, hostId: st.hostId, chain: pending, at: Date.now() });
-    this.sweeper ??= setInterval(() => this.sweep(), CLOSED_KEEP_MS / 12);
-    this.sweeper.unref?.();
-  }
-
-  private sweep(now = Date.now()): void {
-    const before = now - CLOSED_KEEP_MS;
-    for (const [runId, c] of this.retired) {
-      if (c.at > before) break; // oldest first
-      this.retired.delete(runId);
-    }
-    if (!this.retired.size) {
-      clearInterval(this.sweeper);
-      this.sweeper = undefined;
-    }
+    this.retired.add(st.runId, st.hostId, pending);
   }
 
   private newState(runId: string, sessionId: string, hostId: string, agentId: string, engine: string, ready: boolean): RunState {
