@@ -12,13 +12,15 @@
 //                                   V8's committed heap and its young generation (bytes, after a GC under --expose-gc), SSE accounting
 //   ← {t: 'seed', n, known?}      → {t: 'seeded', credentials}: n hosts of the bench user inserted straight into the database
 //                                  (known: as hosts that said their hello before, see bench/hosts.ts)
+//   ← {t: 'snapshot', path}      → {t: 'snapshotted', path}: a heap snapshot written there (after a GC under --expose-gc);
+//                                  bench/heap-diff.ts compares two by constructor
 //   ← {t: 'close'}                closes the hub and exits
 // BENCH_HUB_QUERIES=file.json: the hub's SQL statements counted by their text (values aside) from
 // {t: 'profile'} (setup done) to close, most frequent first.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { getHeapSpaceStatistics } from 'node:v8';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { startTestHub } from '../test/helpers/hub.js';
 import { seedHosts } from './hosts.js';
 
@@ -35,7 +37,7 @@ const countQuery = (q: { sql: string }) => {
   const k = q.sql.replace(/\s+/g, ' ').replace(/'(?:[^']|'')*'/g, '?').replace(/\((?:\$\d+|\?)(?:, (?:\$\d+|\?))*\)/g, '(…)').slice(0, 120);
   queries.set(k, (queries.get(k) ?? 0) + 1);
 };
-process.on('message', async (m: { t: string; id?: number; n?: number; known?: boolean }) => {
+process.on('message', async (m: { t: string; id?: number; n?: number; known?: boolean; path?: string }) => {
   if (m.t === 'profile' && process.env.BENCH_HUB_QUERIES) t.hub.ctx.orm.em.getConnection().getKnex().on('query', countQuery);
   if (m.t === 'profile' && prof) {
     prof.connect();
@@ -53,6 +55,9 @@ process.on('message', async (m: { t: string; id?: number; n?: number; known?: bo
     // The young generation's committed size, apart: it grows under allocation bursts, whatever the channels.
     const newSpace = getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')?.physical_space_size ?? 0;
     process.send!({ t: 'stats', rss: mem.rss, heap: mem.heapUsed + mem.external, heapCommitted: mem.heapTotal, newSpace, streams: t.hub.sse.streams(), sseBuffered: t.hub.sse.bufferedBytes() });
+  } else if (m.t === 'snapshot') {
+    gc?.();
+    process.send!({ t: 'snapshotted', path: writeHeapSnapshot(m.path) });
   } else if (m.t === 'loop-reset') {
     loop.reset();
   } else if (m.t === 'loop-read') {

@@ -34,6 +34,8 @@ export interface BenchHub {
   pid?: number;
   /** The hub's memory after a GC when the child runs with --expose-gc (child hub only). */
   stats?(): Promise<Stats>;
+  /** Writes a heap snapshot of the hub to `path` (after a GC under --expose-gc); child hub only. */
+  snapshot?(path: string): Promise<string>;
   /** Inserts `n` hosts of the bench user straight into the database; their credentials (child hub only). */
   seedHosts?(n: number, known?: boolean): Promise<string[]>;
   close(): Promise<void>;
@@ -79,6 +81,7 @@ export async function forkHub(opts: { config?: Record<string, unknown>; user?: b
     profile: () => void child.send({ t: 'profile' }),
     pid: child.pid,
     stats: () => ask<Stats>({ t: 'stats' }, 'stats'),
+    snapshot: (path) => ask<{ path: string }>({ t: 'snapshot', path }, 'snapshotted').then((m) => m.path),
     seedHosts: async (n, known) => (await ask<{ credentials: string[] }>({ t: 'seed', n, known }, 'seeded')).credentials,
     loopDelay: (op) => new Promise((res) => {
       if (op === 'reset') return void child.send({ t: 'loop-reset' }, () => res(undefined));
