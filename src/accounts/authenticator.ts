@@ -38,7 +38,10 @@ export class Authenticator {
 
   constructor(private readonly ctx: HubContext) {
     this.unsubs = [subscribeObj<AuthEvent>(ctx.bus, 'auth', (ev) => this.onEvent(ev)), ctx.bus.onReconnect(() => this.forgetAll())];
-    this.timer = setInterval(() => void this.flushTouches(), TOUCH_FLUSH_MS);
+    this.timer = setInterval(() => {
+      void this.flushTouches();
+      for (const m of [this.keys, this.badKeys, this.users, this.sessions]) m.prune(); // expired entries go, not only when looked up
+    }, TOUCH_FLUSH_MS);
     this.timer.unref();
   }
 

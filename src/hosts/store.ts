@@ -77,7 +77,12 @@ export class HostStore {
         void this.checkLive();
       }),
     ];
-    this.timer = setInterval(() => void this.flush(), FLUSH_MS);
+    this.timer = setInterval(() => {
+      void this.flush();
+      // A connect storm's credentials go once their TTL has passed (each channel keeps its own identity).
+      this.creds.prune();
+      this.bad.prune();
+    }, FLUSH_MS);
     this.timer.unref();
     this.scheduleCheck();
   }
