@@ -292,7 +292,8 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
       const cpuBefore = await cpu?.read(target.app, target.notApp);
       const walBefore = await cpu?.walLsn();
       const dbBefore = target === hubTarget ? await dbCalls(t.url) : undefined;
-      const sampling = target === hubTarget && secs === seconds ? waits : undefined;
+      // Both targets' measured phases run beside the sampler (its queries load the same machine); the hub's alone are reported.
+      const sampling = secs === seconds ? waits : undefined;
       sampling?.start();
       const serverBefore = processCpuMs(serverPid);
       const loadBefore = process.cpuUsage();
@@ -482,7 +483,7 @@ function record(r: DispatchResult): void {
     '',
     `Machine: ${machine}. ${SESSIONS} sessions on ${HOSTS} simulated hosts (in-process protocol clients, capacity ${SESSIONS / HOSTS} each, each run ended at once); ${r.hub === 'child' ? 'hub in a child process' : 'hub in the bench process'}, each baseline in a child process of its own; the dispatch client and hosts in the bench process; the delta producer (holding the turns' host channels) and ${process.env.BENCH_DELTA_READERS ?? 1} SSE reader process(es) each in a process of its own, latency measured on the wall clock shared by the processes. ${r.seconds} s per phase, open loop.`,
     '',
-    'POST /messages → host receives run.start (p50 / p99 / max ms). Baseline: the bare relay (bench/baselines/relay.ts: same POST and body, one row committed with one statement, a MessagePack frame to the host\'s WebSocket). PostgreSQL CPU: utime + stime of the database\'s backends per message sent; WAL: bytes the cluster\'s WAL grew by during the phase, per message sent. The server\'s CPU: utime + stime of the hub\'s (or the relay\'s) process per message sent; the load generator\'s: this bench process (HTTP client and simulated hosts).',
+    'POST /messages → host receives run.start (p50 / p99 / max ms). Baseline: the bare relay (bench/baselines/relay.ts: same POST and body, one row committed with one statement, a MessagePack frame to the host\'s WebSocket). PostgreSQL CPU: utime + stime of the database\'s backends per message sent (the wait sampler\'s own backend left out); WAL: bytes the cluster\'s WAL grew by during the phase, per message sent. The server\'s CPU: utime + stime of the hub\'s (or the relay\'s) process per message sent; the load generator\'s: this bench process (HTTP client and simulated hosts).',
     '',
     '| offered | bare relay | hub | hub p99 / relay p99 | target | started at once (≥ 99 %) | PG CPU ms/msg hub | PG CPU ms/msg relay | WAL bytes/msg hub / relay | server CPU ms/msg hub / relay | load generator CPU ms/msg, hub / relay phase |',
     '|---|---|---|---:|---|---|---:|---:|---|---|---|',
@@ -493,7 +494,7 @@ function record(r: DispatchResult): void {
     ...r.dispatch.map((d) => `- ${d.rate} msg/s: ${roundsLine(d.rounds)}`),
     '',
     ...r.dispatch.filter((d) => d.hub.dbCalls).map((d) => `The hub's database calls at ${d.rate} msg/s (its /metrics, hub_db_call_duration_seconds): ${d.hub.dbCalls}.`),
-    ...r.dispatch.filter((d) => d.hub.pgWaits).map((d) => `Where the hub's statements spent their wall time at ${d.rate} msg/s (its active backends in pg_stat_activity, sampled every 2 ms; BENCH_PG_WAITS=1): ${d.hub.pgWaits}.`),
+    ...r.dispatch.filter((d) => d.hub.pgWaits).map((d) => `Where the hub's statements spent their wall time at ${d.rate} msg/s (its active backends in pg_stat_activity, sampled every 2 ms, in the relay's phases too so both carry the sampler's load; BENCH_PG_WAITS=1): ${d.hub.pgWaits}.`),
     '',
     `host run.delta → SSE message.delta over 20 turns, sent every ${DELTA_TICK_MS} ms (p50 / p99 / max ms). Baseline: the bare fan-out (bench/baselines/fanout.ts: WebSocket frames to SSE readers, one corked write per reader per event-loop turn, each event shaped as the spec asks and as the hub sends it: an \`id:\` line, \`sessionId\` and \`status\` in its data), the same producer and reader code.`,
     '',

@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { execSync } from 'node:child_process';
 import pg from 'pg';
+import { PG_WAITS_APP } from './pg-waits.js';
 
 const TICKS = (() => {
   try {
@@ -43,8 +44,9 @@ export async function pgCpu(databaseUrl: string): Promise<PgCpu> {
   return {
     async read(app, not = false) {
       const r = await c.query(
-        `select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and (application_name = $1) = $2`,
-        [app, !not],
+        // The wait sampler's backend is the bench's own load, neither the hub's nor the relay's.
+        `select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and (application_name = $1) = $2 and application_name <> $3`,
+        [app, !not, PG_WAITS_APP],
       );
       return r.rows.reduce((sum: number, row: { pid: number }) => sum + cpuMs(row.pid), 0);
     },

@@ -7,7 +7,8 @@
 // statement calls. The shares are of
 // samples, so of wall time; the sampling connection's own load is small but
 // not nothing, which is why bench/dispatch takes it only when asked
-// (BENCH_PG_WAITS=1).
+// (BENCH_PG_WAITS=1), and then in the baseline's phases too, so both run
+// beside the same load; its own backend's CPU is left out of either's.
 import pg from 'pg';
 
 /** A wait event's kind, as the dispatch notes report it. */
@@ -29,8 +30,11 @@ export interface PgWaits {
   close(): Promise<void>;
 }
 
+/** The sampler's application_name: bench/pg-cpu.ts leaves its backend out of the CPU it counts. */
+export const PG_WAITS_APP = 'bench_pg_waits';
+
 export async function pgWaits(databaseUrl: string, everyMs = 2): Promise<PgWaits> {
-  const c = new pg.Client({ connectionString: databaseUrl, application_name: 'bench_pg_waits' });
+  const c = new pg.Client({ connectionString: databaseUrl, application_name: PG_WAITS_APP });
   await c.connect();
   let counts = new Map<string, Map<string, number>>();
   let running: Promise<void> | undefined;
