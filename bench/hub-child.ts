@@ -31,11 +31,17 @@ const conn = t.hub.ctx.em().getConnection();
 const loop = monitorEventLoopDelay({ resolution: 1 });
 loop.enable();
 const gc = (globalThis as { gc?: () => void }).gc;
-const queries = new Map<string, number>();
-const countQuery = (q: { sql: string }) => {
+/** Statement text → [calls, characters sent: the text and its bound values]. */
+const queries = new Map<string, [number, number]>();
+const countQuery = (q: { sql: string; bindings?: unknown[] }) => {
   // Values quoted into the text (MikroORM's execute) count as placeholders too, so one statement is one line.
   const k = q.sql.replace(/\s+/g, ' ').replace(/'(?:[^']|'')*'/g, '?').replace(/\((?:\$\d+|\?)(?:, (?:\$\d+|\?))*\)/g, '(…)').slice(0, 120);
-  queries.set(k, (queries.get(k) ?? 0) + 1);
+  let chars = q.sql.length;
+  for (const b of q.bindings ?? []) chars += typeof b === 'string' ? b.length : String(b).length;
+  const c = queries.get(k) ?? [0, 0];
+  c[0]++;
+  c[1] += chars;
+  queries.set(k, c);
 };
 process.on('message', async (m: { t: string; id?: number; n?: number; known?: boolean; path?: string }) => {
   if (m.t === 'profile' && process.env.BENCH_HUB_QUERIES) t.hub.ctx.orm.em.getConnection().getKnex().on('query', countQuery);
@@ -66,7 +72,7 @@ process.on('message', async (m: { t: string; id?: number; n?: number; known?: bo
     const r = await conn.execute(`select count(*) as c from session_tasks where status in ('queued', 'running')`);
     process.send!({ t: 'open', id: m.id, n: Number(r[0].c) });
   } else if (m.t === 'close') {
-    if (process.env.BENCH_HUB_QUERIES) writeFileSync(process.env.BENCH_HUB_QUERIES.replace('%n', config.nodeId ?? 'hub'), JSON.stringify([...queries].sort((a, b) => b[1] - a[1]), null, 1));
+    if (process.env.BENCH_HUB_QUERIES) writeFileSync(process.env.BENCH_HUB_QUERIES.replace('%n', config.nodeId ?? 'hub'), JSON.stringify([...queries].sort((a, b) => b[1][0] - a[1][0]).map(([k, [n, chars]]) => [k, n, chars]), null, 1));
     if (prof && process.env.BENCH_HUB_PROFILE) writeFileSync(process.env.BENCH_HUB_PROFILE.replace('%n', config.nodeId ?? 'hub'), JSON.stringify((await prof.post('Profiler.stop')).profile));
     if (prof && process.env.BENCH_HUB_HEAP) writeFileSync(process.env.BENCH_HUB_HEAP.replace('%n', config.nodeId ?? 'hub'), JSON.stringify((await prof.post('HeapProfiler.stopSampling')).profile));
     await t.close().catch(() => undefined);
