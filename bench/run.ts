@@ -53,10 +53,13 @@ export function stolen(a: ReturnType<typeof cpuTimes>, b: ReturnType<typeof cpuT
 
 export async function runAll(only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean)): Promise<number> {
   const started = new Date();
-  (only ? appendFileSync : writeFileSync)(
+  // Appended: bench/RESULTS.md is the history every earlier figure is quoted from (a full run once rewrote it whole).
+  const fresh = !existsSync(RESULTS);
+  (fresh ? writeFileSync : appendFileSync)(
     RESULTS,
     [
-      only ? `\n# Partial suite run (${only.join(', ')})` : '# Bench results',
+      fresh ? '# Bench results\n' : '',
+      only ? `\n# Partial suite run (${only.join(', ')})` : '\n# Full suite run',
       '',
       `Suite run of ${started.toISOString()} (\`npm run bench\`). Machine: ${machine()}. Load average at the start ${loadavg().map((x) => x.toFixed(2)).join(' ')}.`,
       'Each section below comes from one module and sets its target beside its baseline measured in the same run; p50/p99 are medians and 99th percentiles of per-request latency.',
