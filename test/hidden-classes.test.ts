@@ -27,3 +27,15 @@ test('the single-node presence store keeps every host entry with one hidden clas
   `);
   assert.equal(out, 'true,true,true,true');
 });
+
+test("the catalog's cached market views share one hidden class with fast properties", () => {
+  const out = natives(`
+    const { plainView } = await import('./src/agents/views.ts');
+    const agent = (i) => ({ id: 'agt_' + i, name: 'n' + i, displayName: 'd', description: '', tags: [], category: 'c', scope: 'public', pricing: 'free',
+      usageStatus: 'online', reviewStatus: 'approved', engine: 'claude-code', modelName: null, expectedInput: '', expectedOutput: '', usageCount: 0,
+      sessionCount: 0, runs: 0, cost: 0, earn: 0, favoriteCount: 0, enable: true, version: 1, updatedAt: new Date(), createdAt: new Date() });
+    const views = Array.from({ length: 100 }, (_, i) => plainView(agent(i), 'owner'));
+    console.log([%HaveSameMap(views[1], views[2]), %HaveSameMap(views[2], views[99]), %HasFastProperties(views[99])].join(','));
+  `);
+  assert.equal(out, 'true,true,true');
+});

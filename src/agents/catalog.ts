@@ -297,5 +297,5 @@ function entryOf(r: any): Entry {
   });
   const hay = [a.name, a.displayName, a.description, ...a.tags].join('\n').toLowerCase();
   const base = baseView(a, r.owner_name);
-  return { a, ownerName: r.owner_name, hay, base, plain: plainView(base) };
+  return { a, ownerName: r.owner_name, hay, base, plain: plainView(a, r.owner_name) };
 }

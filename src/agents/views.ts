@@ -7,6 +7,16 @@ import { envelopeBytes } from '../server/reply.js';
 export type BaseView = ReturnType<typeof baseView>;
 
 export function baseView(a: Agent, ownerName: string) {
+  return viewOf(a, ownerName, {});
+}
+
+/**
+ * The view's fields, then `more`. One literal with the spread last: every view of the same fields
+ * shares one hidden class with fast properties. `{ ...view, favorited }` gives each object a class of
+ * its own on Node 20 (about 700 bytes more per cached row), and Object.assign onto `{}` makes a
+ * dictionary of 27 fields (larger still): test/hidden-classes.test.ts.
+ */
+function viewOf<M extends object>(a: Agent, ownerName: string, more: M) {
   return {
     id: a.id,
     name: a.name,
@@ -33,14 +43,15 @@ export function baseView(a: Agent, ownerName: string) {
     version: a.version,
     recent: a.updatedAt.getTime(),
     createdAt: a.createdAt.toISOString(),
+    ...more,
   };
 }
 
 export type MarketView = BaseView & { favorited: boolean; sharedWithMe: boolean };
 
 /** The view with both per-caller flags false: built once per row version and shared by most callers. */
-export function plainView(base: BaseView): MarketView {
-  return { ...base, favorited: false, sharedWithMe: false };
+export function plainView(a: Agent, ownerName: string): MarketView {
+  return viewOf(a, ownerName, { favorited: false, sharedWithMe: false });
 }
 
 /** What any caller allowed to read the agent sees; a new object only when a flag is set. */
