@@ -10,6 +10,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { forkHub } from './hub-process.js';
 import { connectRawHost, type RawHost } from './raw-host.js';
 import { HOST_WS_PATH } from '../host-protocol/version.js';
@@ -86,7 +87,7 @@ async function measure(n: number): Promise<string> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const [before, after, channels] = process.argv.slice(2);
   if (before && after) console.log(report(heapDiff(load(before), load(after)), Number(channels ?? 1)));
   else console.log(await measure(Number(process.env.BENCH_HEAP_HOSTS ?? 5000)));
