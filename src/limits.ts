@@ -25,6 +25,13 @@ export interface Limits {
 export const RING_MAX_BYTES = 4 * MiB;
 export const RUN_BACKLOG_MAX_BYTES = 8 * MiB;
 export const CHANNEL_HELD_MAX_BYTES = 8 * MiB;
+/**
+ * Run ends written by one hub_end_runs call: their rows and streamed text add up to at most this
+ * (a single larger end goes alone). Each end is bounded by RUN_OUTPUT_MAX_BYTES, but 64 of them
+ * arriving together would otherwise make one statement of up to a gigabyte: a long stall of the
+ * event loop serialising it and of PostgreSQL parsing it.
+ */
+export const RUN_END_BATCH_MAX_BYTES = 1 * MiB;
 
 export function limitsOf(config: Pick<Config, 'hostFramesPerSecond' | 'runOutputMaxBytes'>): Limits {
   return {

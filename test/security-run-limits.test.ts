@@ -9,7 +9,7 @@ import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import { SessionEvents } from '../src/sessions/events.js';
 import { LocalBus } from '../src/bus/local.js';
-import { RING_MAX_BYTES } from '../src/limits.js';
+import { RING_MAX_BYTES, RUN_END_BATCH_MAX_BYTES } from '../src/limits.js';
 import { CloseCodes } from '../host-protocol/version.js';
 import type { AcceptedRun, Client } from '../src/client/index.js';
 
@@ -71,6 +71,36 @@ test('complete messages count too: rows held unwritten are bounded', async () =>
   for (let i = 0; i < 20; i++) host.send({ t: 'run.message', runId: start.runId, role: 'assistant', blocks: [{ kind: 'thinking', content: big }] });
   await host.next((f) => f.t === 'run.abort');
   await eventually(async () => (await task(start.runId)).error_code === 'OUTPUT_TOO_LARGE', 10_000, 25);
+});
+
+test('run ends arriving together are written in calls bounded in bytes, not one statement of every run\'s output', async () => {
+  const u = await t.user();
+  const { hostId, credential } = await pairHost(t, u.key, 'many-ends');
+  const host = await connectFakeHost(t, credential, { capacity: 6 });
+  hosts.push(host);
+  const cl = t.client(u.key);
+  const agent = await eventually(() => cl.agents.create({ name: 'many-ends', hostId, engine: 'claude-code', workDir: 'w' }));
+  const runs: string[] = [];
+  for (let i = 0; i < 6; i++) {
+    await startSession(cl, agent.id, `turn ${i}`);
+    runs.push(((await host.next((f) => f.t === 'run.start' && !runs.includes(f.runId))) as any).runId);
+  }
+  // Each run streams 224 KiB (under its 256 KiB bound): 1.3 MiB in all, over RUN_END_BATCH_MAX_BYTES.
+  const chunk = 'q'.repeat(32 * 1024);
+  for (const runId of runs) for (let i = 0; i < 7; i++) host.send({ t: 'run.delta', runId, text: chunk });
+  const calls = async () => {
+    const m = await t.hub.ctx.metrics.registry.getSingleMetric('hub_db_call_duration_seconds')!.get();
+    return m.values.find((v) => (v as { metricName?: string }).metricName === 'hub_db_call_duration_seconds_count' && v.labels.function === 'hub_end_runs')?.value ?? 0;
+  };
+  await host.ping(); // every delta is in before the ends
+  const before = await calls();
+  for (const runId of runs) host.send({ t: 'run.end', runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+  await eventually(async () => {
+    for (const id of runs) if ((await task(id)).status !== 'completed') return false;
+    return true;
+  }, 10_000, 25);
+  assert.ok(RUN_END_BATCH_MAX_BYTES < 6 * 7 * chunk.length, 'the runs together are over the bound');
+  assert.ok((await calls()) - before >= 2, `the six ends took ${(await calls()) - before} call(s) of hub_end_runs`);
 });
 
 test('a channel over its frame rate is closed with FRAME_RATE (4430)', async () => {

@@ -184,3 +184,24 @@ test('with a linger, items arriving within it share one batch; hurry() writes th
   assert.equal(writes[2].names.length, 64);
   g.hurry(); // nothing lingering: a no-op
 });
+
+test('a batch is bounded in bytes as well as in count: large items arriving together are split, one too large goes alone', async () => {
+  const LINGER = 200;
+  const writes: Array<{ names: string[]; at: number }> = [];
+  const many = async (_em: Em, items: Array<Item & { size: number }>) => {
+    writes.push({ names: items.map((i) => i.name), at: performance.now() });
+    return items.map((i) => i.name);
+  };
+  const g = new GroupCommit<Item & { size: number }, string>(() => ({}) as Em, many, (i) => i.key, false, 1, LINGER, { sizeOf: (i) => i.size, maxBytes: 1000 });
+  const t0 = performance.now();
+  const names = await Promise.all([
+    g.submit({ key: 'a', name: 'a', size: 400 }),
+    g.submit({ key: 'b', name: 'b', size: 400 }),
+    g.submit({ key: 'c', name: 'c', size: 400 }), // over the 1000 bytes with a and b: the next batch
+    g.submit({ key: 'd', name: 'd', size: 5000 }), // alone: larger than the bound on its own
+    g.submit({ key: 'e', name: 'e', size: 10 }), // another key, small enough for the first batch
+  ]);
+  assert.deepEqual(names, ['a', 'b', 'c', 'd', 'e']);
+  assert.deepEqual(writes.map((w) => w.names), [['a', 'b', 'e'], ['c'], ['d']]);
+  assert.ok(writes[0].at - t0 < LINGER, `items over the byte bound are written without lingering (${(writes[0].at - t0).toFixed(1)} ms)`);
+});

@@ -49,6 +49,8 @@ export class GroupCommit<I, O> {
   /** Items skipped twice, written one at a time (their keys are busy meanwhile). */
   private lane: Array<Pending<I, O>> = [];
   private laneRunning = false;
+  /** Sizes of the pending items, added up (with a budget): a batch full by bytes goes without lingering. */
+  private pendingBytes = 0;
 
   constructor(
     private readonly em: () => Em,
@@ -67,6 +69,12 @@ export class GroupCommit<I, O> {
      * turn). A full batch, or `hurry()`, writes at once.
      */
     private readonly lingerMs = 0,
+    /**
+     * A batch's bound in bytes besides its count: items go in while their sizes add up to at most
+     * `maxBytes` (an item larger than that goes alone). What one batch's statement carries stays
+     * bounded however many large items arrive together.
+     */
+    private readonly budget?: { sizeOf(item: I): number; maxBytes: number },
   ) {}
 
   private write(items: I[], alone = false): Promise<Array<O | HubError | typeof RETRY>> {
@@ -76,15 +84,17 @@ export class GroupCommit<I, O> {
   submit(item: I): Promise<O> {
     return new Promise((resolve, reject) => {
       this.pending.push({ item, resolve, reject, at: this.lingerMs > 0 ? performance.now() : 0 });
+      if (this.budget) this.pendingBytes += this.budget.sizeOf(item);
       this.schedule();
     });
   }
 
   private schedule(): void {
-    if (this.lingering && this.pending.length >= MAX_BATCH) this.hurry();
+    const full = this.pending.length >= MAX_BATCH || (this.budget !== undefined && this.pendingBytes >= this.budget.maxBytes);
+    if (this.lingering && full) this.hurry();
     if (this.scheduled || this.inflight >= this.maxInflight || !this.pending.length) return;
     this.scheduled = true;
-    const wait = this.lingerMs > 0 && this.pending.length < MAX_BATCH ? this.lingerMs - (performance.now() - this.pending[0].at) : 0;
+    const wait = this.lingerMs > 0 && !full ? this.lingerMs - (performance.now() - this.pending[0].at) : 0;
     if (wait >= 1) this.lingering = setTimeout(this.flushNow, wait);
     else setImmediate(this.flushNow);
   }
@@ -109,10 +119,14 @@ export class GroupCommit<I, O> {
       const batch: Array<Pending<I, O>> = [];
       const rest: Array<Pending<I, O>> = [];
       const held = new Set<string>(); // keys with an item in this batch or an earlier one left waiting: keep their order
+      let bytes = 0;
       for (const p of this.pending) {
         const k = this.keyOf(p.item);
-        if (batch.length < MAX_BATCH && !this.busy.has(k) && !held.has(k)) {
+        const size = this.budget ? this.budget.sizeOf(p.item) : 0;
+        const fits = !this.budget || !batch.length || bytes + size <= this.budget.maxBytes;
+        if (batch.length < MAX_BATCH && fits && !this.busy.has(k) && !held.has(k)) {
           batch.push(p);
+          bytes += size;
           held.add(k); // one item per key per batch: the next waits for this batch
         } else {
           held.add(k);
@@ -120,6 +134,7 @@ export class GroupCommit<I, O> {
         }
       }
       this.pending = rest;
+      if (this.budget) this.pendingBytes -= bytes;
       if (!batch.length) return;
       void this.run(batch);
     }
@@ -151,7 +166,10 @@ export class GroupCommit<I, O> {
     } finally {
       for (const k of keys) this.busy.delete(k);
       // In their order, ahead of everything that came since (their keys' later items among it).
-      if (again.length) this.pending.unshift(...again);
+      if (again.length) {
+        this.pending.unshift(...again);
+        if (this.budget) for (const p of again) this.pendingBytes += this.budget.sizeOf(p.item);
+      }
       for (const p of alone) this.toLane(p);
       this.inflight--;
       this.schedule();

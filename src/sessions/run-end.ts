@@ -11,6 +11,7 @@ import { GroupCommit } from './group.js';
 import { planSeqs, rowEvents, assistantTexts, costOf, newRow, type Ev, type RunEnd, type Row, type RunState } from './run-batch.js';
 import { engineFailure } from './engine-failure.js';
 import { claimOf, type Claim, type ClaimRow } from './queue.js';
+import { RUN_END_BATCH_MAX_BYTES } from '../limits.js';
 
 /** One run's end as it is written: the rows and streamed text taken out of its state once, so every retry writes the same. */
 export interface EndItem {
@@ -19,6 +20,8 @@ export interface EndItem {
   rows: Row[];
   partial: string;
   usage: Usage;
+  /** Bytes of its rows and streamed text, as the run held them (the batch's byte bound). */
+  bytes: number;
 }
 export interface EndOut {
   evs: Array<[string, Ev]>;
@@ -71,9 +74,11 @@ export const END_LINGER_MS = 5;
 export class RunEndWriter {
   /**
    * Run ends arriving within END_LINGER_MS are written with one call (group commit; hub_end_runs is
-   * atomic on its own), END_BATCHES_IN_FLIGHT calls at once.
+   * atomic on its own), END_BATCHES_IN_FLIGHT calls at once, each carrying at most
+   * RUN_END_BATCH_MAX_BYTES of rows and text.
    */
-  private readonly ends = new GroupCommit<EndItem, EndOut | undefined>(() => this.em(), (em, items) => this.endMany(em, items), (i) => i.st.sessionId, false, END_BATCHES_IN_FLIGHT, END_LINGER_MS);
+  private readonly ends = new GroupCommit<EndItem, EndOut | undefined>(() => this.em(), (em, items) => this.endMany(em, items), (i) => i.st.sessionId, false,
+    END_BATCHES_IN_FLIGHT, END_LINGER_MS, { sizeOf: (i) => i.bytes, maxBytes: RUN_END_BATCH_MAX_BYTES });
 
   constructor(
     private readonly ctx: HubContext,

@@ -272,7 +272,9 @@ export class RunTracker {
     let waiting: boolean | undefined; // unknown when the write failed: the scheduler looks for itself
     let claim: Claim | undefined;
     // Taken out of the state once, so every retry writes the same rows.
-    const item: EndItem = { st, end, rows: st.pending.splice(0), partial: st.partial.text(), usage: end.usage ?? { inputTokens: 0, outputTokens: 0 } };
+    const item: EndItem = {
+      st, end, rows: st.pending.splice(0), partial: st.partial.text(), usage: end.usage ?? { inputTokens: 0, outputTokens: 0 }, bytes: st.pendingBytes + st.partial.bytes,
+    };
     st.partial.clear();
     st.pendingBytes = 0;
     st.chain = st.chain
