@@ -48,4 +48,5 @@ export const allMigrations: readonly LazyMigration[] = [
   { name: '0010s_message_write_cost', load: async () => (await import('../sessions/migration-write-cost.js')).SessionsWriteCostMigration },
   { name: '0010t_sessions_interrupted_rows', load: async () => (await import('../sessions/migration-interrupted-rows.js')).SessionsInterruptedRowsMigration },
   { name: '0010u_billing_ledger_ref', load: async () => (await import('../billing/migration-ledger-ref.js')).BillingLedgerRefMigration },
+  { name: '0010v_sessions_end_partial_once', load: async () => (await import('../sessions/migration-end-partial-once.js')).SessionsEndPartialOnceMigration },
 ];

@@ -25,7 +25,8 @@
 // Batch element: {run, sid, hid, aid, engine, ok, aborted, tin, tout, cost,
 // share, model, esid, ecode, emsg, amodel, n, texts, fresh, last, partial, rows}; `rows`
 // as writeRunBatch numbers them (seq known, or off from the base), a row with
-// `partial: true` (the streamed text of the turn) only when interrupted.
+// `partial: true` (the streamed text of the turn) only when interrupted; its
+// content is the element's `partial` (sent once: it may be megabytes).
 // Rows: one per run ended (o_run …), then one per host with waiting work
 // (o_waiting_host; o_claim: its claim's rows as hub_claim gives them, as a JSON
 // array, null when not claimed here). A change is a new migration that replaces the function.
@@ -70,7 +71,7 @@ begin
       from v join session_tasks t on t.id = v.run
      where t.id = any(v_runs) and t.ended_at is null),
   rr as (
-    select q.run, q.sid, q.engine, q.intr, x.*
+    select q.run, q.sid, q.engine, q.intr, q.partial as streamed, x.*
       from q, jsonb_to_recordset(q.rows) as x(id text, role text, kind text, content text, seq int, off int, tool_name text,
                                                 tool_id text, tool_input jsonb, tool_result jsonb, interrupted boolean, partial boolean)
      where not coalesce(x.partial, false) or q.intr),
@@ -86,7 +87,8 @@ begin
     returning s.id, s.next_seq - q.fresh - q.extra as base),
   m as (
     insert into session_messages (id, session_id, task_id, role, kind, content, seq, tool_name, tool_id, tool_input, tool_result, provider, interrupted)
-    select rr.id, rr.sid, rr.run, rr.role, rr.kind, rr.content, coalesce(rr.seq, s.base + rr.off), rr.tool_name, rr.tool_id,
+    select rr.id, rr.sid, rr.run, rr.role, rr.kind, case when coalesce(rr.partial, false) then rr.streamed else rr.content end,
+           coalesce(rr.seq, s.base + rr.off), rr.tool_name, rr.tool_id,
            rr.tool_input, rr.tool_result, rr.engine, coalesce(rr.interrupted, false) or (rr.intr and rr.role = 'assistant')
       from rr join s on s.id = rr.sid
     returning 1),

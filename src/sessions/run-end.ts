@@ -119,7 +119,8 @@ export class RunEndWriter {
       const model = st.agentId && st.model ? st.model : null;
       const rowsOut = batch.map((r, i) => rowJson(r, plan.known[i], plan.offset[i]));
       // The turn's streamed text not covered by a complete message: stored only if the run was interrupted.
-      if (partial) rowsOut.push(rowJson(newRow('assistant', { kind: 'text', content: partial }, true), null, plan.fresh, true));
+      // Its content travels once, as `partial` below (end-function.ts), not in the row as well.
+      if (partial) rowsOut.push(rowJson(newRow('assistant', { kind: 'text' }, true), null, plan.fresh, true));
       return {
         item, plan,
         json: {
