@@ -1,14 +1,14 @@
-// A turn's streamed text kept in joined chunks (src/sessions/partial-text.ts):
+// A turn's streamed text kept as UTF-8 bytes in one buffer (src/sessions/partial-text.ts):
 // whatever the number of deltas, the text comes back whole and in order.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PartialText } from '../src/sessions/partial-text.js';
 
-test('partial text: 70,000 deltas (past 256 chunks of 256) come back whole, in order, with their byte count', () => {
+test('partial text: 70,000 deltas, some of two- and four-byte characters, come back whole, in order, with their byte count', () => {
   const p = new PartialText();
   const parts: string[] = [];
   for (let i = 0; i < 70_000; i++) {
-    const s = i % 7 === 0 ? `é${i}` : `${i},`;
+    const s = i % 7 === 0 ? `é${i}😀` : `${i},`;
     parts.push(s);
     p.push(s, Buffer.byteLength(s));
   }
@@ -29,14 +29,17 @@ test('partial text: clear starts over', () => {
   assert.equal(p.text(), 'après');
 });
 
-test('partial text: no string it holds grows with the whole text (a join copies only what came since the last one)', () => {
-  // A second level that re-joined every chunk into one string copied the whole text again every
-  // 65,536 deltas: tens of milliseconds with a few long turns (bench/RESULTS.md, fifteenth session).
-  const p = new PartialText();
+test('partial text: kept as one buffer of bytes outside the heap, not a string per delta; it doubles no further than its bound', () => {
+  // A string per delta outlived two young-generation collections and was promoted: old-generation
+  // mark-compacts paused the hub 5–11 ms a few times a phase at 10,000 deltas/s (eighteenth session).
+  const p = new PartialText(100_000);
   const piece = 'x'.repeat(10);
-  for (let i = 0; i < 300_000; i++) p.push(piece, piece.length);
-  const held = [...(p as unknown as { chunks: string[] }).chunks, ...(p as unknown as { pieces: string[] }).pieces];
-  const longest = Math.max(...held.map((s) => s.length));
-  assert.ok(longest <= 256 * piece.length, `the longest string held is ${longest} characters, ${longest / piece.length} pieces`);
-  assert.equal(p.text().length, 300_000 * piece.length);
+  for (let i = 0; i < 9_000; i++) p.push(piece, piece.length);
+  const own = Object.values(p as unknown as Record<string, unknown>);
+  assert.ok(!own.some((v) => Array.isArray(v)), 'no array of strings');
+  const buf = own.find((v) => Buffer.isBuffer(v)) as Buffer;
+  assert.ok(buf, 'one buffer holds the text');
+  assert.equal(buf.length, 100_000, 'grown to its bound (90,000 bytes), not doubled past it');
+  assert.equal(p.text(), piece.repeat(9_000));
+  assert.equal(p.bytes, 90_000);
 });

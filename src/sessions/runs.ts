@@ -347,7 +347,7 @@ export class RunTracker {
 
   private newState(runId: string, sessionId: string, hostId: string, agentId: string, engine: string, ready: boolean): RunState {
     return {
-      runId, sessionId, hostId, agentId, engine, ready, since: Date.now(), backlog: [], closed: false, partial: new PartialText(), pending: [], toolSeq: new Map(), toolNames: new Map(),
+      runId, sessionId, hostId, agentId, engine, ready, since: Date.now(), backlog: [], closed: false, partial: new PartialText(this.limits.runOutputBytes), pending: [], toolSeq: new Map(), toolNames: new Map(),
       outq: [], rowEvents: new Map(), chain: Promise.resolve(), pendingBytes: 0, backlogBytes: 0,
     };
   }
