@@ -6,6 +6,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
+import { pairHost, connectFakeHost } from './helpers/host.js';
 
 let t: TestHub;
 before(async () => {
@@ -39,6 +40,30 @@ test('a NUL in a query value → 400 4000, never 5xx', async () => {
     const r = await t.api('GET', path, { token: path.includes('admin') ? t.adminKey : u.key });
     assert.deepEqual([r.status, r.body?.code], [400, '4000'], `${path}: ${r.status} ${r.text}`);
   }
+});
+
+test('a lone surrogate in a body string (`"\\ud800"`) → 400 4000 naming the field, never 5xx (a message\'s content reached PostgreSQL as JSON it refuses)', async () => {
+  const u = await t.user();
+  const { hostId, credential } = await pairHost(t, u.key, 'sur');
+  const host = await connectFakeHost(t, credential); // online: the message would reach hub_accept
+  after(() => host.close());
+  const agent = await t.api('POST', '/api/v1/agents', { token: u.key, body: { name: 'sur', scope: 'private', hostId, engine: 'claude-code', workDir: '' } });
+  assert.equal(agent.status, 201, agent.text);
+  const cases: Array<[string, string, string]> = [
+    ['POST', '/api/v1/sessions', `{"agentId":"${agent.body.data.id}","content":"hi \\ud800 there"}`],
+    ['POST', '/api/v1/sessions', `{"agentId":"${agent.body.data.id}","title":"low \\udc00 first"}`],
+    ['PATCH', `/api/v1/hosts/${hostId}/remark`, `{"remark":"pair backwards \\ude00\\ud83d"}`],
+    ['POST', '/api/v1/me/keys', `{"name":"ok","nested":[{"deep":"\\udbff"}]}`],
+  ];
+  for (const [method, path, raw] of cases) {
+    const r = await fetch(t.url + path, { method, headers: { authorization: `Bearer ${u.key}`, 'content-type': 'application/json' }, body: raw });
+    const body = await r.json();
+    assert.deepEqual([r.status, body?.code], [400, '4000'], `${method} ${path} ${raw}: ${r.status} ${JSON.stringify(body)}`);
+    assert.match(body.message, /surrogate/);
+  }
+  // A pair written as two escapes is one well-formed character.
+  const ok = await fetch(t.url + `/api/v1/hosts/${hostId}/remark`, { method: 'PATCH', headers: { authorization: `Bearer ${u.key}`, 'content-type': 'application/json' }, body: '{"remark":"smile \\ud83d\\ude00"}' });
+  assert.equal(ok.status, 200, await ok.text());
 });
 
 test('a page number past any real page (1e308: an integer to the schema, no offset to the database) → 400 4000, never 5xx (fuzz seed 3, request 42074)', async () => {

@@ -9,7 +9,7 @@ import type { HttpApi, Principal, Req, Route } from './http.js';
 import { envelope, isReply, type Reply } from './reply.js';
 import { openEventStream } from './sse.js';
 import { readBody } from './body.js';
-import { refuseNul } from './nul.js';
+import { refuseBadText } from './text-rules.js';
 import { deepFreeze } from './schema.js';
 import { isBackendUnavailable } from './unavailable.js';
 
@@ -190,7 +190,7 @@ export class Exchange {
         } catch {
           throw fail('BAD_JSON');
         }
-        refuseNul(body, 'body');
+        refuseBadText(body, 'body');
       }
       body = route.body.parse(body, 'body');
     }
@@ -207,7 +207,7 @@ export class Exchange {
     const hit = memo?.get(this.rawQuery);
     if (hit !== undefined) return hit;
     const raw = parseQuery(this.rawQuery);
-    refuseNul(raw, 'query');
+    refuseBadText(raw, 'query');
     if (!route.query) return raw;
     const query = route.query.parse(raw, 'query');
     if (memo) {
