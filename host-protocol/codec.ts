@@ -24,7 +24,31 @@ export function encodeFrame(frame: HostToHub | HubToHost): Uint8Array {
   return encoder.encode(frame);
 }
 
-function decodeWith<T>(bytes: ArrayBuffer | Uint8Array, check: { Check(v: unknown): boolean }): Decoded<T> {
+/**
+ * Replaces U+0000 with U+FFFD in every string and key of a decoded frame, in place. PostgreSQL
+ * refuses NUL in text and JSON, so a host's text holding one (a tool result read from a binary
+ * file, or a hostile host) made its run's rows and end unwritable: the run stayed running, its end
+ * retried forever. Invalid UTF-8 already decodes to U+FFFD; NUL now reads the same.
+ */
+function replaceNul(root: object): void {
+  const stack: object[] = [root];
+  for (let o = stack.pop(); o; o = stack.pop()) {
+    if (o instanceof Uint8Array) continue;
+    const rec = o as Record<string, unknown>;
+    for (const k of Object.keys(rec)) {
+      let v = rec[k];
+      if (typeof v === 'string') {
+        if (v.includes('\u0000')) rec[k] = v = v.replaceAll('\u0000', '\ufffd');
+      } else if (v !== null && typeof v === 'object') stack.push(v);
+      if (k.includes('\u0000')) {
+        delete rec[k];
+        rec[k.replaceAll('\u0000', '\ufffd')] = v;
+      }
+    }
+  }
+}
+
+function decodeWith<T>(bytes: ArrayBuffer | Uint8Array, check: { Check(v: unknown): boolean }, scrub = false): Decoded<T> {
   let value: unknown;
   try {
     const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
@@ -34,6 +58,7 @@ function decodeWith<T>(bytes: ArrayBuffer | Uint8Array, check: { Check(v: unknow
     return { error: `not MessagePack: ${(e as Error).message}` };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { error: 'frame must be a map' };
+  if (scrub) replaceNul(value);
   try {
     if (!check.Check(value)) return { error: `invalid frame ${JSON.stringify(String((value as any).t)).slice(0, 60)}` };
   } catch (e) {
@@ -43,6 +68,6 @@ function decodeWith<T>(bytes: ArrayBuffer | Uint8Array, check: { Check(v: unknow
 }
 
 /** Used by the hub for frames from a host. */
-export const decodeHostFrame = (bytes: ArrayBuffer | Uint8Array) => decodeWith<HostToHub>(bytes, checkHostToHub);
+export const decodeHostFrame = (bytes: ArrayBuffer | Uint8Array) => decodeWith<HostToHub>(bytes, checkHostToHub, true);
 /** Used by the host CLI for frames from the hub. */
 export const decodeHubFrame = (bytes: ArrayBuffer | Uint8Array) => decodeWith<HubToHost>(bytes, checkHubToHost);

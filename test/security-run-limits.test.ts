@@ -103,6 +103,30 @@ test('run ends arriving together are written in calls bounded in bytes, not one 
   assert.ok((await calls()) - before >= 2, `the six ends took ${(await calls()) - before} call(s) of hub_end_runs`);
 });
 
+test('a host\'s text holding NUL (PostgreSQL refuses it) is kept with U+FFFD and the run still ends: it no longer stayed running, its end retried forever', async () => {
+  // An engine reading a binary file can put a NUL in a tool result as easily as a hostile host can.
+  const { c: cl, host, agent } = await hostWithAgent('nul-text');
+  const c = await startSession(cl, agent.id, 'read the binary');
+  const start: any = await host.next((f) => f.t === 'run.start');
+  host.send({ t: 'run.init', runId: start.runId, model: 'mo\u0000del', engineSessionId: 'es\u0000' });
+  host.send({ t: 'run.delta', runId: start.runId, text: 'a\u0000b' });
+  host.send({ t: 'run.message', runId: start.runId, role: 'assistant', blocks: [{ kind: 'tool_use', toolName: 'Read\u0000', toolId: 't\u00001', toolInput: { 'pa\u0000th': 'bin\u0000.dat', list: ['\u0000'] } }] });
+  host.send({ t: 'run.message', runId: start.runId, role: 'user', blocks: [{ kind: 'tool_result', toolId: 't\u00001', toolResult: { content: 'ELF\u0000\u0000\u0001', isError: false } }] });
+  host.send({ t: 'run.message', runId: start.runId, role: 'assistant', blocks: [{ kind: 'text', content: 'x\u0000y' }] });
+  host.send({ t: 'run.end', runId: start.runId, ok: false, error: { code: 'E\u0000', message: 'm\u0000' }, usage: { inputTokens: 1, outputTokens: 1 } });
+  await eventually(async () => (await task(start.runId)).status === 'failed', 10_000, 25);
+  const items: any[] = (await cl.sessions.messages(c.sessionId)).items;
+  assert.equal(JSON.stringify(items).includes('\\u0000'), false, 'no NUL stored');
+  assert.deepEqual(items.filter((m) => m.kind === 'text').map((m) => m.content), ['read the binary', 'x\ufffdy']);
+  const use = items.find((m) => m.kind === 'tool_use');
+  assert.equal(use.toolName, 'Read\ufffd');
+  assert.deepEqual(use.toolInput, { 'pa\ufffdth': 'bin\ufffd.dat', list: ['\ufffd'] });
+  assert.equal(items.find((m) => m.kind === 'tool_result').toolResult.content, 'ELF\ufffd\ufffd\u0001');
+  // The session is free: the next message starts at once.
+  await cl.sessions.send(c.sessionId, { content: 'again' });
+  await host.next((f) => f.t === 'run.start' && f.runId !== start.runId);
+});
+
 test('a channel over its frame rate is closed with FRAME_RATE (4430)', async () => {
   const { host } = await hostWithAgent('chatty');
   for (let i = 0; i < 2000; i++) host.send({ t: 'ping', id: i + 1, ts: Date.now() });
