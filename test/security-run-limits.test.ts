@@ -127,6 +127,30 @@ test('a host\'s text holding NUL (PostgreSQL refuses it) is kept with U+FFFD and
   await host.next((f) => f.t === 'run.start' && f.runId !== start.runId);
 });
 
+test('a run whose output the database refuses as data still ends (failed, HOST_BAD_REPLY, usage kept): its end was retried forever, its session busy', async () => {
+  // The database itself refuses one row (a trigger raising a data exception, SQLSTATE 22023): what
+  // PostgreSQL cannot store is refused on every retry, whatever the cause.
+  const db = t.hub.ctx.em().getConnection();
+  await db.execute(`create or replace function refuse_poison() returns trigger language plpgsql as $$
+    begin if new.content = 'poison row' then raise exception 'refused' using errcode = '22023'; end if; return new; end $$`);
+  await db.execute(`create trigger refuse_poison before insert on session_messages for each row execute function refuse_poison()`);
+  try {
+    const { c: cl, host, agent } = await hostWithAgent('poison');
+    const c = await startSession(cl, agent.id, 'poison me');
+    const start: any = await host.next((f) => f.t === 'run.start');
+    host.send({ t: 'run.message', runId: start.runId, role: 'assistant', blocks: [{ kind: 'text', content: 'poison row' }] });
+    host.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 7, outputTokens: 3 } });
+    await eventually(async () => (await task(start.runId)).status === 'failed', 10_000, 25);
+    assert.equal((await task(start.runId)).error_code, 'HOST_BAD_REPLY');
+    const used = (await db.execute(`select input_tokens, output_tokens from session_tasks where id = ?`, [start.runId]))[0];
+    assert.deepEqual([Number(used.input_tokens), Number(used.output_tokens)], [7, 3], 'its usage is kept');
+    await cl.sessions.send(c.sessionId, { content: 'next' });
+    await host.next((f) => f.t === 'run.start' && f.runId !== start.runId);
+  } finally {
+    await db.execute(`drop trigger refuse_poison on session_messages`);
+  }
+});
+
 test('a channel over its frame rate is closed with FRAME_RATE (4430)', async () => {
   const { host } = await hostWithAgent('chatty');
   for (let i = 0; i < 2000; i++) host.send({ t: 'ping', id: i + 1, ts: Date.now() });

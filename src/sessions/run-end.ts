@@ -159,6 +159,28 @@ export class RunEndWriter {
 }
 
 /**
+ * Whether PostgreSQL refused the write for its data (SQLSTATE class 22, data exception, or 54,
+ * program limit exceeded): the same rows would be refused on every retry.
+ */
+export function refusedAsData(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('54'));
+}
+
+/**
+ * The run's end without what its host produced (rows, streamed text, model, engine session): the
+ * run fails with HOST_BAD_REPLY and its usage is still charged, so its session is free again.
+ */
+export function withoutOutput(st: RunState, item: EndItem): EndItem {
+  st.model = undefined;
+  st.engineSessionId = undefined;
+  return {
+    st, rows: [], partial: '', usage: item.usage, bytes: 0,
+    end: { ...item.end, ok: false, error: { code: 'HOST_BAD_REPLY', message: 'the run\'s output could not be stored: the database refused it' } },
+  };
+}
+
+/**
  * One line per run end. A failure the engine reported (a run.end frame with an error) is a `warn`
  * carrying the engine's message, bounded and scrubbed: it is the host's text (an engine's stderr may echo its key).
  */
