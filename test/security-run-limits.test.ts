@@ -151,6 +151,39 @@ test('a run whose output the database refuses as data still ends (failed, HOST_B
   }
 });
 
+test('rows whose mid-run write failed are written again, not dropped: in a second, and with the end', async () => {
+  // The first insert of the row fails as a transient error would (SQLSTATE 40001); a sequence,
+  // which a failed statement does not roll back, lets the second through.
+  const db = t.hub.ctx.em().getConnection();
+  await db.execute(`create sequence flaky_once`);
+  await db.execute(`create or replace function flaky_once() returns trigger language plpgsql as $$
+    begin if new.content in ('flaky row', 'flaky end') and nextval('flaky_once') % 2 = 1 then raise exception 'try again' using errcode = '40001'; end if; return new; end $$`);
+  await db.execute(`create trigger flaky_once before insert on session_messages for each row execute function flaky_once()`);
+  try {
+    const { c: cl, host, agent } = await hostWithAgent('flaky');
+    const c = await startSession(cl, agent.id, 'flaky turn');
+    const start: any = await host.next((f) => f.t === 'run.start');
+    host.send({ t: 'run.message', runId: start.runId, role: 'assistant', blocks: [{ kind: 'text', content: 'flaky row' }] });
+    const texts = async () => (await cl.sessions.messages(c.sessionId)).items.filter((m: any) => m.role === 'assistant').map((m: any) => m.content);
+    await eventually(async () => (await texts()).includes('flaky row'), 5_000, 50); // written by the retry, mid-run
+    host.send({ t: 'run.message', runId: start.runId, role: 'assistant', blocks: [{ kind: 'text', content: 'after' }] });
+    host.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+    await eventually(async () => (await task(start.runId)).status === 'completed', 10_000, 25);
+    assert.deepEqual(await texts(), ['flaky row', 'after'], 'each row once, in order');
+    // The run ends before the retry: the row goes with its end.
+    await cl.sessions.send(c.sessionId, { content: 'second turn' });
+    const again: any = await host.next((f) => f.t === 'run.start' && f.runId !== start.runId);
+    host.send({ t: 'run.message', runId: again.runId, role: 'assistant', blocks: [{ kind: 'text', content: 'flaky end' }] });
+    await new Promise((r) => setTimeout(r, 300)); // its flush (20 ms) has failed; the retry is a second away
+    host.send({ t: 'run.end', runId: again.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+    await eventually(async () => (await task(again.runId)).status === 'completed', 10_000, 25);
+    assert.deepEqual(await texts(), ['flaky row', 'after', 'flaky end']);
+  } finally {
+    await db.execute(`drop trigger flaky_once on session_messages`);
+    await db.execute(`drop sequence flaky_once`);
+  }
+});
+
 test('a channel over its frame rate is closed with FRAME_RATE (4430)', async () => {
   const { host } = await hostWithAgent('chatty');
   for (let i = 0; i < 2000; i++) host.send({ t: 'ping', id: i + 1, ts: Date.now() });

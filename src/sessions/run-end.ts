@@ -159,12 +159,13 @@ export class RunEndWriter {
 }
 
 /**
- * Whether PostgreSQL refused the write for its data (SQLSTATE class 22, data exception, or 54,
- * program limit exceeded): the same rows would be refused on every retry.
+ * Whether PostgreSQL refused the write for its data (SQLSTATE class 22, data exception; 23,
+ * integrity constraint, as rows a failed-looking write had in fact committed; or 54, program limit
+ * exceeded): the same rows would be refused on every retry.
  */
 export function refusedAsData(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('54'));
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23') || code.startsWith('54'));
 }
 
 /**

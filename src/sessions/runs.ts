@@ -20,6 +20,9 @@ import { retryUntilDone } from './retry.js';
 import { PartialText } from './partial-text.js';
 import { ClosedRuns, type ClosedRun } from './closed-runs.js';
 
+/** How long rows whose write failed wait before the next try (the database may be restarting). */
+const FLUSH_RETRY_MS = 1000;
+
 export { costOf, FLUSH_MS };
 
 export class RunTracker {
@@ -228,21 +231,35 @@ export class RunTracker {
     void this.finish(st, { ok: false, error: { code: 'OUTPUT_TOO_LARGE', message: ErrorCatalogue.OUTPUT_TOO_LARGE.message } });
   }
 
-  private schedule(st: RunState, soon = false): void {
+  private schedule(st: RunState, soon = false, delayMs = soon ? 0 : FLUSH_MS): void {
     if (st.timer) return;
     st.timer = setTimeout(() => {
       st.timer = undefined;
       st.chain = st.chain.then(() => this.flush(st)).catch((e) => this.ctx.log.error('session flush failed', { runId: st.runId, err: e }));
-    }, soon ? 0 : FLUSH_MS);
+    }, delayMs);
   }
 
-  /** Writes pending rows (and model / engine session) in one statement, then publishes their events. */
+  /**
+   * Writes pending rows (and model / engine session) in one statement, then publishes their events.
+   * A failed write gives its rows back, ahead of any that came since: written by the next flush (in
+   * FLUSH_RETRY_MS when the database may just be away) or with the run's end, never dropped.
+   */
   private async flush(st: RunState): Promise<void> {
     const batch = st.pending.splice(0);
+    const bytes = st.pendingBytes;
     st.pendingBytes = 0;
-    // One statement (writeRunBatch), atomic on its own: no BEGIN/COMMIT round trips around it.
-    const evs = await writeRunBatch(this.ctx.em() as unknown as Em, st, batch);
-    this.publish(st, evs);
+    try {
+      // One statement (writeRunBatch), atomic on its own: no BEGIN/COMMIT round trips around it.
+      const evs = await writeRunBatch(this.ctx.em() as unknown as Em, st, batch);
+      this.publish(st, evs);
+    } catch (e) {
+      st.pending.unshift(...batch);
+      st.pendingBytes += bytes;
+      // Refused for its data, it would be refused again: the end writes the run without it (run-end.ts).
+      const again = !refusedAsData(e) && !st.closed;
+      this.ctx.log.warn('run rows not written', { runId: st.runId, rows: batch.length, retryInMs: again ? FLUSH_RETRY_MS : undefined, err: e });
+      if (again) this.schedule(st, false, FLUSH_RETRY_MS);
+    }
   }
 
   /** After commit: marks the rows' events ready and releases the queue up to the first row not yet written. */
@@ -271,14 +288,18 @@ export class RunTracker {
     st.engineSessionId = engineSessionIdOf(end.engineSessionId, this.ctx.log, st.runId) ?? st.engineSessionId;
     let waiting: boolean | undefined; // unknown when the write failed: the scheduler looks for itself
     let claim: Claim | undefined;
-    // Taken out of the state once, so every retry writes the same rows.
-    const item: EndItem = {
-      st, end, rows: st.pending.splice(0), partial: st.partial.text(), usage: end.usage ?? { inputTokens: 0, outputTokens: 0 }, bytes: st.pendingBytes + st.partial.bytes,
+    // Taken out of the state once, so every retry writes the same rows; after a flush in flight has
+    // settled (the chain), so rows it failed to write and gave back are written with the end.
+    const endItem = (): EndItem => {
+      const item: EndItem = {
+        st, end, rows: st.pending.splice(0), partial: st.partial.text(), usage: end.usage ?? { inputTokens: 0, outputTokens: 0 }, bytes: st.pendingBytes + st.partial.bytes,
+      };
+      st.partial.clear();
+      st.pendingBytes = 0;
+      return item;
     };
-    st.partial.clear();
-    st.pendingBytes = 0;
     st.chain = st.chain
-      .then(() => this.finalize(st, item))
+      .then(() => this.finalize(st, endItem()))
       .then((w) => void ({ waiting, claim } = w))
       .catch((e) => this.ctx.log.error('session run end failed', { runId: st.runId, err: e }))
       .finally(() => {
