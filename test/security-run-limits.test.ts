@@ -43,6 +43,18 @@ async function startSession(c: Client, agentId: string, content: string): Promis
 
 const task = async (id: string) => (await t.hub.ctx.em().getConnection().execute(`select status, error_code from session_tasks where id = ?`, [id]))[0];
 
+/** Runs `fn` with a trigger on session_messages whose plpgsql `body` decides each insert (fault injection in the real database). */
+async function withMessageTrigger(name: string, body: string, fn: () => Promise<void>): Promise<void> {
+  const db = t.hub.ctx.em().getConnection();
+  await db.execute(`create or replace function ${name}() returns trigger language plpgsql as $$ begin ${body} return new; end $$`);
+  await db.execute(`create trigger ${name} before insert on session_messages for each row execute function ${name}()`);
+  try {
+    await fn();
+  } finally {
+    await db.execute(`drop trigger ${name} on session_messages`);
+  }
+}
+
 test('a run streaming more than RUN_OUTPUT_MAX_BYTES is aborted and ends with OUTPUT_TOO_LARGE', async () => {
   const { c: cl, host, agent } = await hostWithAgent('flood');
   const c = await startSession(cl, agent.id, 'stream a lot');
@@ -131,10 +143,7 @@ test('a run whose output the database refuses as data still ends (failed, HOST_B
   // The database itself refuses one row (a trigger raising a data exception, SQLSTATE 22023): what
   // PostgreSQL cannot store is refused on every retry, whatever the cause.
   const db = t.hub.ctx.em().getConnection();
-  await db.execute(`create or replace function refuse_poison() returns trigger language plpgsql as $$
-    begin if new.content = 'poison row' then raise exception 'refused' using errcode = '22023'; end if; return new; end $$`);
-  await db.execute(`create trigger refuse_poison before insert on session_messages for each row execute function refuse_poison()`);
-  try {
+  await withMessageTrigger('refuse_poison', `if new.content = 'poison row' then raise exception 'refused' using errcode = '22023'; end if;`, async () => {
     const { c: cl, host, agent } = await hostWithAgent('poison');
     const c = await startSession(cl, agent.id, 'poison me');
     const start: any = await host.next((f) => f.t === 'run.start');
@@ -146,9 +155,7 @@ test('a run whose output the database refuses as data still ends (failed, HOST_B
     assert.deepEqual([Number(used.input_tokens), Number(used.output_tokens)], [7, 3], 'its usage is kept');
     await cl.sessions.send(c.sessionId, { content: 'next' });
     await host.next((f) => f.t === 'run.start' && f.runId !== start.runId);
-  } finally {
-    await db.execute(`drop trigger refuse_poison on session_messages`);
-  }
+  });
 });
 
 test('rows whose mid-run write failed are written again, not dropped: in a second, and with the end', async () => {
@@ -156,10 +163,7 @@ test('rows whose mid-run write failed are written again, not dropped: in a secon
   // which a failed statement does not roll back, lets the second through.
   const db = t.hub.ctx.em().getConnection();
   await db.execute(`create sequence flaky_once`);
-  await db.execute(`create or replace function flaky_once() returns trigger language plpgsql as $$
-    begin if new.content in ('flaky row', 'flaky end') and nextval('flaky_once') % 2 = 1 then raise exception 'try again' using errcode = '40001'; end if; return new; end $$`);
-  await db.execute(`create trigger flaky_once before insert on session_messages for each row execute function flaky_once()`);
-  try {
+  await withMessageTrigger('flaky_once', `if new.content in ('flaky row', 'flaky end') and nextval('flaky_once') % 2 = 1 then raise exception 'try again' using errcode = '40001'; end if;`, async () => {
     const { c: cl, host, agent } = await hostWithAgent('flaky');
     const c = await startSession(cl, agent.id, 'flaky turn');
     const start: any = await host.next((f) => f.t === 'run.start');
@@ -178,10 +182,8 @@ test('rows whose mid-run write failed are written again, not dropped: in a secon
     host.send({ t: 'run.end', runId: again.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
     await eventually(async () => (await task(again.runId)).status === 'completed', 10_000, 25);
     assert.deepEqual(await texts(), ['flaky row', 'after', 'flaky end']);
-  } finally {
-    await db.execute(`drop trigger flaky_once on session_messages`);
-    await db.execute(`drop sequence flaky_once`);
-  }
+  });
+  await db.execute(`drop sequence flaky_once`);
 });
 
 test('a channel over its frame rate is closed with FRAME_RATE (4430)', async () => {
