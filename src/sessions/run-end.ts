@@ -12,6 +12,7 @@ import { planSeqs, rowEvents, assistantTexts, costOf, newRow, type Ev, type RunE
 import { engineFailure } from './engine-failure.js';
 import { claimOf, type Claim, type ClaimRow } from './queue.js';
 import { RUN_END_BATCH_MAX_BYTES } from '../limits.js';
+import { retryUntilDone } from './retry.js';
 
 /** One run's end as it is written: the rows and streamed text taken out of its state once, so every retry writes the same. */
 export interface EndItem {
@@ -95,6 +96,23 @@ export class RunEndWriter {
     return this.ends.submit(item);
   }
 
+  /**
+   * Writes the run's end until it lands (retry.ts): a failed write must not leave the session
+   * `processing`. An end the database refuses for its data would be refused every time: the next
+   * attempt writes it without its output (`withoutOutput`). Answers what was written last, and its result.
+   */
+  async writeUntilDone(item: EndItem, stopped: () => boolean): Promise<{ written: EndItem; out: EndOut | undefined }> {
+    let written = item;
+    const out = await retryUntilDone(() => this.write(written).catch((e) => {
+      if (refusedAsData(e) && written === item) {
+        written = withoutOutput(item.st, item);
+        this.ctx.log.warn('run output refused by the database: the run ends without it', { runId: item.st.runId, hostId: item.st.hostId, err: e });
+      }
+      throw e;
+    }), { stopped, log: this.ctx.log, what: 'run end write', fields: { runId: item.st.runId } });
+    return { written, out };
+  }
+
   /** Writes the ends waiting for company now: a message waits for one of them. */
   hurry(): void {
     this.ends.hurry();
@@ -156,6 +174,16 @@ export class RunEndWriter {
       };
     });
   }
+}
+
+/** The run's end as it will be written: its rows and streamed text taken out of its state, once. */
+export function takeEndItem(st: RunState, end: RunEnd): EndItem {
+  const item: EndItem = {
+    st, end, rows: st.pending.splice(0), partial: st.partial.text(), usage: end.usage ?? { inputTokens: 0, outputTokens: 0 }, bytes: st.pendingBytes + st.partial.bytes,
+  };
+  st.partial.clear();
+  st.pendingBytes = 0;
+  return item;
 }
 
 /**

@@ -8,7 +8,7 @@ import type { FrameOf, HostToHub } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
 import { one, type Em } from './sql.js';
 import { writeRunBatch, newRow, costOf, FLUSH_MS, type Ev, type RunEnd, type RunState } from './run-batch.js';
-import { RunEndWriter, logRunEnd, refusedAsData, withoutOutput, type EndItem } from './run-end.js';
+import { RunEndWriter, logRunEnd, refusedAsData, takeEndItem, type EndItem } from './run-end.js';
 import { AgentChangeNotices } from './agent-notices.js';
 import type { SessionEvents } from './events.js';
 import type { Claim, ClaimedTask } from './queue.js';
@@ -16,7 +16,6 @@ import { engineSessionIdOf } from './engine-session.js';
 import { frameBytes, limitsOf, type Limits } from '../limits.js';
 import { ErrorCatalogue } from '../errors.js';
 import { engineFailure } from './engine-failure.js';
-import { retryUntilDone } from './retry.js';
 import { PartialText } from './partial-text.js';
 import { ClosedRuns, type ClosedRun } from './closed-runs.js';
 
@@ -290,16 +289,8 @@ export class RunTracker {
     let claim: Claim | undefined;
     // Taken out of the state once, so every retry writes the same rows; after a flush in flight has
     // settled (the chain), so rows it failed to write and gave back are written with the end.
-    const endItem = (): EndItem => {
-      const item: EndItem = {
-        st, end, rows: st.pending.splice(0), partial: st.partial.text(), usage: end.usage ?? { inputTokens: 0, outputTokens: 0 }, bytes: st.pendingBytes + st.partial.bytes,
-      };
-      st.partial.clear();
-      st.pendingBytes = 0;
-      return item;
-    };
     st.chain = st.chain
-      .then(() => this.finalize(st, endItem()))
+      .then(() => this.finalize(st, takeEndItem(st, end)))
       .then((w) => void ({ waiting, claim } = w))
       .catch((e) => this.ctx.log.error('session run end failed', { runId: st.runId, err: e }))
       .finally(() => {
@@ -319,19 +310,8 @@ export class RunTracker {
 
   /** Writes the run's end; answers whether its host has waiting work left to drain, and what the end started there. */
   private async finalize(st: RunState, item: EndItem): Promise<{ waiting: boolean; claim?: Claim }> {
-    // Until it lands: a failed write must not leave the session `processing` (retry.ts). What the
-    // database refuses as data would be refused again every time: the run then ends without its output.
-    let written = item;
-    const out = await retryUntilDone(() => this.endWriter.write(written).catch((e) => {
-      if (refusedAsData(e) && written === item) {
-        written = withoutOutput(st, item);
-        this.ctx.log.warn('run output refused by the database: the run ends without it', { runId: st.runId, hostId: st.hostId, err: e });
-      }
-      throw e;
-    }), {
-      stopped: () => this.closing, log: this.ctx.log, what: 'run end write', fields: { runId: st.runId },
-    });
-    const end = written.end;
+    const { written, out } = await this.endWriter.writeUntilDone(item, () => this.closing);
+    const end = written.end; // without the host's output if the database refused it
     if (!out) {
       // Ended before (an abort or a sweep on another node wrote it while this node tracked the run): whoever
       // ended it saw to the queue; what the host reports it used is still kept, and charged, as after an abort here.
