@@ -32,6 +32,12 @@ export const CHANNEL_HELD_MAX_BYTES = 8 * MiB;
  * event loop serialising it and of PostgreSQL parsing it.
  */
 export const RUN_END_BATCH_MAX_BYTES = 1 * MiB;
+/**
+ * Message accepts written by one hub_accept call: their contents, counted at 6 bytes a character (the
+ * most one takes as JSON), add up to at most this (a single larger message goes alone). 64 messages
+ * of 100,000 characters would otherwise be one statement of up to 38 MB of JSON.
+ */
+export const ACCEPT_BATCH_MAX_BYTES = 4 * MiB;
 
 export function limitsOf(config: Pick<Config, 'hostFramesPerSecond' | 'runOutputMaxBytes'>): Limits {
   return {

@@ -7,6 +7,7 @@ import type { HostGateway } from '../hosts/gateway.js';
 import { resolveUsableAgent, requireMode, type UsableAgent } from '../agents/usage.js';
 import { acceptIn, acceptManyIn, BATCH_LOCK_WAIT_MS, discardWaiting, type AcceptInput, type Accepted, type QueueReason } from './queue.js';
 import { GroupCommit } from './group.js';
+import { ACCEPT_BATCH_MAX_BYTES } from '../limits.js';
 import { one, rows, tx, type Em } from './sql.js';
 import type { Scheduler } from './scheduler.js';
 import type { RunTracker } from './runs.js';
@@ -65,8 +66,10 @@ export class Messaging {
     return this.ctx.em() as unknown as Em;
   }
 
-  // One call of hub_accept per batch: atomic on its own, so no transaction around it.
-  private readonly groups = new GroupCommit<AcceptInput, Accepted>(() => this.em(), (em, items, alone) => this.ctx.metrics.timeDb(this.ctx.metrics.dbAccept, () => acceptManyIn(em, items, alone ? null : BATCH_LOCK_WAIT_MS)), (a) => a.sessionId, false);
+  // One call of hub_accept per batch: atomic on its own, so no transaction around it. A batch's
+  // contents are bounded in bytes (ACCEPT_BATCH_MAX_BYTES) as well as in count.
+  private readonly groups = new GroupCommit<AcceptInput, Accepted>(() => this.em(), (em, items, alone) => this.ctx.metrics.timeDb(this.ctx.metrics.dbAccept, () => acceptManyIn(em, items, alone ? null : BATCH_LOCK_WAIT_MS)), (a) => a.sessionId, false,
+    undefined, undefined, { sizeOf: (a) => a.content.length * 6, maxBytes: ACCEPT_BATCH_MAX_BYTES });
 
   /** sessionId → its owner and agent: facts that never change, so sends skip a lookup. */
   private owners = new Map<string, { userId: string; agentId: string }>();
