@@ -11,6 +11,7 @@ import { SessionEvents } from '../src/sessions/events.js';
 import { LocalBus } from '../src/bus/local.js';
 import { RING_MAX_BYTES, RUN_END_BATCH_MAX_BYTES } from '../src/limits.js';
 import { CloseCodes } from '../host-protocol/version.js';
+import { injectDbFaults } from './helpers/db-faults.js';
 import type { AcceptedRun, Client } from '../src/client/index.js';
 
 const LIMIT = 256 * 1024;
@@ -186,6 +187,37 @@ test('rows whose mid-run write failed are written again, not dropped: in a secon
   await db.execute(`drop sequence flaky_once`);
 });
 
+test('rows stored by a mid-run write whose answer was lost are not written twice: the run completes (it read failed, its rows refused as duplicates)', async () => {
+  // The write commits, then its caller sees the connection drop (as when it is lost after the commit).
+  let lose = 0;
+  const restore = injectDbFaults(t.hub.ctx, (sql, run) => {
+    if (lose <= 0 || !sql.includes('insert into session_messages') || !sql.includes('next_seq = next_seq + ?')) return undefined;
+    lose--;
+    return run().then(() => Promise.reject(new Error('injected: Connection terminated unexpectedly')));
+  });
+  try {
+    const { c: cl, host, agent } = await hostWithAgent('lost-answer');
+    const c = await startSession(cl, agent.id, 'first turn');
+    const history = async () => (await cl.sessions.messages(c.sessionId)).items.filter((m: any) => m.role === 'assistant').map((m: any) => m.kind === 'tool_use' ? `tool:${m.toolName}` : m.content);
+    const turn = async (runId: string, text: string, endAfterMs: number) => {
+      lose = 1;
+      host.send({ t: 'run.message', runId, role: 'assistant', blocks: [{ kind: 'text', content: text }, { kind: 'tool_use', toolName: 'Grep', toolId: `tool-${runId}`, toolInput: { q: text } }] });
+      await eventually(async () => lose === 0 || undefined, 5_000, 10);
+      await new Promise((r) => setTimeout(r, endAfterMs));
+      host.send({ t: 'run.end', runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+      await eventually(async () => (await task(runId)).status !== 'running', 10_000, 25);
+      assert.deepEqual(await task(runId), { status: 'completed', error_code: null });
+    };
+    // Given back, written again by the retry a second later; then with the run's end, before the retry.
+    await turn(((await host.next((f) => f.t === 'run.start')) as any).runId, 'stored once', 1_500);
+    await cl.sessions.send(c.sessionId, { content: 'second turn' });
+    await turn(((await host.next((f) => f.t === 'run.start' && f.prompt === 'second turn')) as any).runId, 'stored once again', 100);
+    assert.deepEqual(await history(), ['stored once', 'tool:Grep', 'stored once again', 'tool:Grep'], 'each row once, in order');
+  } finally {
+    restore();
+  }
+});
+
 test('a channel over its frame rate is closed with FRAME_RATE (4430)', async () => {
   const { host } = await hostWithAgent('chatty');
   for (let i = 0; i < 2000; i++) host.send({ t: 'ping', id: i + 1, ts: Date.now() });
@@ -228,46 +260,18 @@ test('a run end whose write fails is retried until it lands: the session does no
   const c = await startSession(cl, agent.id, 'end me');
   const start: any = await host.next((f) => f.t === 'run.start');
   // The next three writes of a run's end fail as on a dropped connection.
-  const ctx = t.hub.ctx;
-  const orig = ctx.em;
   let failures = 3;
-  const fail = (sql: string) => {
-    if (!String(sql).includes('hub_end_runs') || failures <= 0) return undefined;
+  const restore = injectDbFaults(t.hub.ctx, (sql) => {
+    if (!sql.includes('hub_end_runs') || failures <= 0) return undefined;
     failures--;
-    return Object.assign(Promise.reject(new Error('injected: Connection terminated unexpectedly')), { transacting() {} });
-  };
-  ctx.em = () => {
-    const em = orig();
-    const getConnection = em.getConnection.bind(em);
-    (em as any).getConnection = (...a: any[]) => {
-      const conn = (getConnection as any)(...a);
-      return new Proxy(conn, {
-        get(target, p) {
-          const v = Reflect.get(target, p, target);
-          // The message path's calls go through knex's raw with bind values (sessions/sql.ts bound), the rest through execute.
-          if (p === 'getKnex') {
-            const knex = v.call(target);
-            return () => new Proxy(knex, {
-              get(k, kp) {
-                const kv = Reflect.get(k, kp, k);
-                if (kp !== 'raw') return typeof kv === 'function' ? kv.bind(k) : kv;
-                return (sql: string, ...rest: unknown[]) => fail(sql) ?? kv.call(k, sql, ...rest);
-              },
-            });
-          }
-          if (p !== 'execute') return typeof v === 'function' ? v.bind(target) : v;
-          return (sql: string, ...rest: unknown[]) => fail(sql) ?? v.call(target, sql, ...rest);
-        },
-      });
-    };
-    return em;
-  };
+    return Promise.reject(new Error('injected: Connection terminated unexpectedly'));
+  });
   try {
     host.send({ t: 'run.message', runId: start.runId, role: 'assistant', blocks: [{ kind: 'text', content: 'the answer' }] });
     host.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
     await eventually(async () => (await cl.sessions.get(c.sessionId)).status === 'active', 20_000, 50);
   } finally {
-    ctx.em = orig;
+    restore();
   }
   assert.equal(failures, 0, 'the write failed three times first');
   assert.equal((await task(start.runId)).status, 'completed');

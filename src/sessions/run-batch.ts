@@ -68,6 +68,8 @@ export interface RunState {
   backlogBytes: number;
   /** The backlog went over its bound while the run was loaded: the run ends once it is. */
   overflow?: boolean;
+  /** `pending` starts with rows a failed write gave back (which that write may have stored after all). */
+  givenBack?: boolean;
 }
 
 /** Cost rule of the spec: input + output × 2. */
@@ -141,17 +143,22 @@ export function assistantTexts(batch: Row[]): { count: number; last: string | nu
  * Writes a mid-run batch in ONE statement: the session's counters (model, engine session) plus the
  * new rows, whose seq is numbered from the counter the same statement bumps. A run's end is
  * written by hub_end_runs (end-function.ts) instead.
+ * A batch written again after a failure may have been stored by the failed call (its connection lost
+ * after the commit): the statement is atomic, so when the batch's first row is stored the whole batch
+ * is, and it writes nothing and answers the base its rows were numbered from.
  */
 export async function writeRunBatch(em: Em, st: RunState, batch: Row[]): Promise<Array<[string, Ev]>> {
   const plan = await planSeqs(em, st, batch);
   const { known, offset, fresh } = plan;
   const texts = assistantTexts(batch);
-  const params: unknown[] = [fresh, batch.length, texts.count, texts.last?.slice(0, 500) ?? null, batch.length, st.model ?? null, st.engineSessionId ?? null,
+  const params: unknown[] = [batch[0]?.id ?? null,
+    fresh, batch.length, texts.count, texts.last?.slice(0, 500) ?? null, batch.length, st.model ?? null, st.engineSessionId ?? null,
     st.sessionId, fresh];
-  const ctes = [`s as (update sessions set next_seq = next_seq + ?, message_count = message_count + ?, unread = unread + ?,
+  const ctes = [`d as (select 1 from session_messages where id = ?)`,
+    `s as (update sessions set next_seq = next_seq + ?, message_count = message_count + ?, unread = unread + ?,
        last_message = coalesce(?, last_message), last_msg_at = case when ? > 0 then now() else last_msg_at end,
        last_active_at = now(), updated_at = now(), model = coalesce(?, model), engine_session_id = coalesce(?, engine_session_id)
-     where id = ? returning next_seq - ? as base)`];
+     where id = ? and not exists (select 1 from d) returning next_seq - ? as base)`];
   if (batch.length) {
     const values: string[] = [];
     params.push(st.sessionId, st.runId, st.engine); // the select list's placeholders come before the values'
@@ -165,7 +172,10 @@ export async function writeRunBatch(em: Em, st: RunState, batch: Row[]): Promise
         from (values ${values.join(', ')}) as v(id, role, kind, content, seq, off, tool_name, tool_id, tool_input, tool_result, interrupted), s
       returning 1)`);
   }
-  const base = await one<{ base: number }>(em, `with ${ctes.join(',\n')} select base from s`, params);
+  // Stored already: the base is the seq of the row numbered first (offset 0), if any.
+  params.push(batch[offset.indexOf(0)]?.id ?? null);
+  const base = await one<{ base: number }>(em, `with ${ctes.join(',\n')} select base from s
+    union all select coalesce((select seq from session_messages where id = ?), 0) from d`, params);
   if (!base || !batch.length) return []; // session deleted meanwhile, or nothing but model / engine session
   return rowEvents(st, batch, plan, Number(base.base));
 }

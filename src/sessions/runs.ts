@@ -250,10 +250,12 @@ export class RunTracker {
     try {
       // One statement (writeRunBatch), atomic on its own: no BEGIN/COMMIT round trips around it.
       const evs = await writeRunBatch(this.ctx.em() as unknown as Em, st, batch);
+      st.givenBack = false;
       this.publish(st, evs);
     } catch (e) {
       st.pending.unshift(...batch);
       st.pendingBytes += bytes;
+      st.givenBack = true;
       // Refused for its data, it would be refused again: the end writes the run without it (run-end.ts).
       const again = !refusedAsData(e) && !st.closed;
       this.ctx.log.warn('run rows not written', { runId: st.runId, rows: batch.length, retryInMs: again ? FLUSH_RETRY_MS : undefined, err: e });
@@ -288,8 +290,11 @@ export class RunTracker {
     let waiting: boolean | undefined; // unknown when the write failed: the scheduler looks for itself
     let claim: Claim | undefined;
     // Taken out of the state once, so every retry writes the same rows; after a flush in flight has
-    // settled (the chain), so rows it failed to write and gave back are written with the end.
+    // settled (the chain). Rows a failed write gave back are written once more on their own first:
+    // that write knows a batch the failed call stored after all, which hub_end_runs would refuse
+    // as duplicates. Failing again, they go with the end.
     st.chain = st.chain
+      .then(() => (st.givenBack ? this.flush(st) : undefined))
       .then(() => this.finalize(st, takeEndItem(st, end)))
       .then((w) => void ({ waiting, claim } = w))
       .catch((e) => this.ctx.log.error('session run end failed', { runId: st.runId, err: e }))

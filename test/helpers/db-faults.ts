@@ -1,0 +1,45 @@
+// Faults injected into the hub's database calls, in the real database: each
+// SQL call the hub makes through its EntityManager (execute, and knex's raw
+// with bind values, the message path's) is shown to `decide` first, which
+// may answer for it. Returns the function that removes the injection.
+import type { HubContext } from '../../src/context.js';
+
+/** `run()` makes the real call; a returned promise answers instead of it (undefined: the call goes through). */
+export type DbFault = (sql: string, run: () => Promise<unknown>) => Promise<unknown> | undefined;
+
+export function injectDbFaults(ctx: HubContext, decide: DbFault): () => void {
+  const orig = ctx.em;
+  // knex's raw returns a query builder, awaited and sometimes given a transaction: an answer must allow both.
+  const asQuery = (p: Promise<unknown>) => Object.assign(p, { transacting() {} });
+  ctx.em = () => {
+    const em = orig();
+    const getConnection = em.getConnection.bind(em);
+    (em as any).getConnection = (...a: any[]) => {
+      const conn = (getConnection as any)(...a);
+      return new Proxy(conn, {
+        get(target, p) {
+          const v = Reflect.get(target, p, target);
+          if (p === 'getKnex') {
+            const knex = v.call(target);
+            return () => new Proxy(knex, {
+              get(k, kp) {
+                const kv = Reflect.get(k, kp, k);
+                if (kp !== 'raw') return typeof kv === 'function' ? kv.bind(k) : kv;
+                return (sql: string, ...rest: unknown[]) => {
+                  const answer = decide(String(sql), () => Promise.resolve(kv.call(k, sql, ...rest)));
+                  return answer ? asQuery(answer) : kv.call(k, sql, ...rest);
+                };
+              },
+            });
+          }
+          if (p !== 'execute') return typeof v === 'function' ? v.bind(target) : v;
+          return (sql: string, ...rest: unknown[]) => decide(String(sql), () => v.call(target, sql, ...rest)) ?? v.call(target, sql, ...rest);
+        },
+      });
+    };
+    return em;
+  };
+  return () => {
+    ctx.em = orig;
+  };
+}
