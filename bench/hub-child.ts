@@ -21,6 +21,7 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
+import pg from 'pg';
 import { startTestHub } from '../test/helpers/hub.js';
 import { seedHosts } from './hosts.js';
 
@@ -44,7 +45,14 @@ const countQuery = (q: { sql: string; bindings?: unknown[] }) => {
   queries.set(k, c);
 };
 process.on('message', async (m: { t: string; id?: number; n?: number; known?: boolean; path?: string }) => {
-  if (m.t === 'profile' && process.env.BENCH_HUB_QUERIES) t.hub.ctx.orm.em.getConnection().getKnex().on('query', countQuery);
+  if (m.t === 'profile' && process.env.BENCH_HUB_QUERIES) {
+    // Every statement is a node-postgres Client's query, whether knex ran it or not (src/db/direct.ts).
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...a: any[]) {
+      countQuery(typeof a[0] === 'string' ? { sql: a[0], bindings: Array.isArray(a[1]) ? a[1] : undefined } : { sql: a[0]?.text ?? '', bindings: a[0]?.values });
+      return (query as any).apply(this, a);
+    } as typeof query;
+  }
   if (m.t === 'profile' && prof) {
     prof.connect();
     if (process.env.BENCH_HUB_PROFILE) {

@@ -11,7 +11,7 @@ import { existsSync, writeFileSync, appendFileSync, readFileSync } from 'node:fs
 import { cpus, totalmem, loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const MODULES = ['http', 'hosts', 'hosts-cluster', 'dispatch', 'sql-calls', 'vault', 'cross-node', 'unit-costs', 'startup'];
+const MODULES = ['http', 'hosts', 'hosts-cluster', 'dispatch', 'sql-calls', 'db-call', 'vault', 'cross-node', 'unit-costs', 'startup'];
 const RESULTS = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
 
 function sh(cmd: string): string {

@@ -3,6 +3,7 @@
 // runs were lost while the host was away (sessions/scheduler.ts hostsUp). The
 // drain comes after the channel is admitted, so it knows its capacity.
 import { test, after, before } from 'node:test';
+import pg from 'pg';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
@@ -19,16 +20,17 @@ after(async () => {
   await t?.close();
 });
 
-/** Counts the queries that read the open tasks of hosts that said hello (knex reports every query it runs). */
-function countTaskLookups(hub: TestHub): { count: () => number; stop: () => void } {
-  const knex = hub.hub.ctx.orm.em.getConnection().getKnex();
+/** Counts the queries that read the open tasks of hosts that said hello (every query, through knex or not, is a node-postgres Client's). */
+function countTaskLookups(): { count: () => number; stop: () => void } {
+  const query = pg.Client.prototype.query;
   let n = 0;
-  const on = (q: { sql: string }) => {
+  pg.Client.prototype.query = function (this: pg.Client, ...a: any[]) {
+    const sql = typeof a[0] === 'string' ? a[0] : a[0]?.text ?? '';
     // The hello's look-up (before: the open runs, `id, host_id`, and a second one for waiting work and lost runs).
-    if (/^select id, (status, host_id, session_id, agent_id, engine|host_id) from session_tasks\s+where host_id in \([^)]*\) and status in /.test(q.sql)) n++;
-  };
-  knex.on('query', on);
-  return { count: () => n, stop: () => void knex.off('query', on) };
+    if (/^select id, (status, host_id, session_id, agent_id, engine|host_id) from session_tasks\s+where host_id in \([^)]*\) and status in /.test(sql)) n++;
+    return (query as any).apply(this, a);
+  } as typeof query;
+  return { count: () => n, stop: () => void (pg.Client.prototype.query = query) };
 }
 
 test('a hello reads its host\'s tasks once; the channel speaks for its open run, and the host\'s waiting work starts', { timeout: 60_000 }, async () => {
@@ -49,7 +51,7 @@ test('a hello reads its host\'s tasks once; the channel speaks for its open run,
 
   // The host connects again, still running a1 (a new channel replaces the old one, so the host is never
   // down meanwhile): one look-up of its tasks, not one per concern.
-  const lookups = countTaskLookups(t);
+  const lookups = countTaskLookups();
   // The drain runs once the channel is admitted, so it knows the channel's capacity: no presence read.
   const gateway = t.hub.runFrames.gateway as unknown as { presence(id: string): Promise<unknown> };
   const presence = gateway.presence.bind(gateway);

@@ -3,11 +3,13 @@
 // (MikroORM's `execute` quotes every value into the SQL text). For the host
 // channel's batched lookups and writes, whose batches carry hundreds of values
 // in a connect storm: a 100-value lookup cost the hub 485 µs of CPU through a
-// forked EntityManager's `execute` and 171 µs here (1 value: 56 µs on pg alone).
+// forked EntityManager's `execute` and 171 µs through knex's raw; it now goes
+// by node-postgres itself (direct.ts).
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { direct } from './direct.js';
 
 export type BindValue = string | number | boolean | Date | null;
 
-export async function pooled<T = Record<string, unknown>>(orm: MikroORM, sql: string, params: BindValue[]): Promise<T[]> {
-  return ((await orm.em.getConnection().getKnex().raw(sql, params)) as { rows: T[] }).rows;
+export function pooled<T = Record<string, unknown>>(orm: MikroORM, sql: string, params: BindValue[]): Promise<T[]> {
+  return direct<T>(orm.em.getConnection().getKnex(), sql, params);
 }

@@ -2,6 +2,7 @@
 // The session hot paths (accept, claim, batched history) are written in SQL so
 // that each is one round trip with the locks it needs.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { direct } from '../db/direct.js';
 
 export type Em = EntityManager;
 
@@ -16,10 +17,12 @@ export function rows<T = any>(em: Em, sql: string, params: unknown[] = []): Prom
  * message path's calls, whose values are strings, numbers, booleans and nulls.
  */
 export async function bound<T = any>(em: Em, sql: string, params: Array<string | number | boolean | null | undefined>): Promise<T[]> {
-  const q = em.getConnection().getKnex().raw(sql, params.map((v) => v ?? null));
+  const knex = em.getConnection().getKnex();
+  const values = params.map((v) => v ?? null);
   const trx = em.getTransactionContext();
-  if (trx) q.transacting(trx);
-  return ((await q) as { rows: T[] }).rows;
+  // Outside a transaction by node-postgres itself on a pooled connection (db/direct.ts), inside one on its connection.
+  if (!trx) return direct<T>(knex, sql, values);
+  return ((await knex.raw(sql, values).transacting(trx)) as { rows: T[] }).rows;
 }
 
 export async function one<T = any>(em: Em, sql: string, params: unknown[] = []): Promise<T | undefined> {

@@ -1,7 +1,8 @@
 // Faults injected into the hub's database calls, in the real database: each
-// SQL call the hub makes through its EntityManager (execute, and knex's raw
-// with bind values, the message path's) is shown to `decide` first, which
-// may answer for it. Returns the function that removes the injection.
+// SQL call the hub makes through its EntityManager (execute; knex's raw in a
+// transaction; node-postgres on a pooled connection outside one, the message
+// path's: src/db/direct.ts) is shown to `decide` first, which may answer for
+// it. Returns the function that removes the injection.
 import type { HubContext } from '../../src/context.js';
 
 /** `run()` makes the real call; a returned promise answers instead of it (undefined: the call goes through). */
@@ -24,6 +25,7 @@ export function injectDbFaults(ctx: HubContext, decide: DbFault): () => void {
             return () => new Proxy(knex, {
               get(k, kp) {
                 const kv = Reflect.get(k, kp, k);
+                if (kp === 'client') return pooledClient(kv, decide);
                 if (kp !== 'raw') return typeof kv === 'function' ? kv.bind(k) : kv;
                 return (sql: string, ...rest: unknown[]) => {
                   const answer = decide(String(sql), () => Promise.resolve(kv.call(k, sql, ...rest)));
@@ -42,4 +44,30 @@ export function injectDbFaults(ctx: HubContext, decide: DbFault): () => void {
   return () => {
     ctx.em = orig;
   };
+}
+
+/** knex's client, whose pooled connections show each query to `decide` (and go back to the pool as themselves). */
+function pooledClient(client: any, decide: DbFault): unknown {
+  const real = new WeakMap<object, object>();
+  return new Proxy(client, {
+    get(c, p) {
+      const v = Reflect.get(c, p, c);
+      if (p === 'acquireConnection') {
+        return async () => {
+          const conn = await v.call(c);
+          const wrapped = new Proxy(conn, {
+            get(t, q) {
+              const f = Reflect.get(t, q, t);
+              if (q !== 'query') return typeof f === 'function' ? f.bind(t) : f;
+              return (text: string, values: unknown[]) => decide(String(text), () => f.call(t, text, values)) ?? f.call(t, text, values);
+            },
+          });
+          real.set(wrapped, conn);
+          return wrapped;
+        };
+      }
+      if (p === 'releaseConnection') return (conn: object) => v.call(c, real.get(conn) ?? conn);
+      return typeof v === 'function' ? v.bind(c) : v;
+    },
+  });
 }
