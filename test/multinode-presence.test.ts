@@ -213,6 +213,37 @@ describe('RedisPresence rules', { skip: 'skip' in redis ? redis.skip : undefined
     }
   });
 
+  test('the consecutive sets of one turn are one script call; a removal between two sets of a host keeps its place', async () => {
+    const p = presence('n1');
+    const sizes: number[] = [];
+    const client = bus.client as unknown as { pipeline: (...a: unknown[]) => { length: number; exec: (...a: unknown[]) => Promise<unknown> } };
+    const pipeline = client.pipeline;
+    client.pipeline = (...a: unknown[]) => {
+      const pl = pipeline.apply(bus.client, a);
+      const exec = pl.exec.bind(pl);
+      pl.exec = (...b: unknown[]) => (sizes.push(pl.length), exec(...b));
+      return pl;
+    };
+    try {
+      const hs = Array.from({ length: 40 }, hid);
+      const back = hs[0];
+      const sets = hs.map((h) => p.set(h, entry('n1'), 5000));
+      const removed = p.remove(back, 'n1');
+      const again = p.set(back, entry('n1'), 5000);
+      const written = await Promise.all(sets);
+      await removed;
+      const last = await again;
+      assert.deepEqual(sizes, [3], 'forty sets, a removal and a set: three commands in one pipeline');
+      assert.ok(written.every((w) => w.prev === null && Number.isSafeInteger(w.epoch) && w.epoch > 0), 'each set answered with its own epoch');
+      assert.ok(last.epoch > written[0].epoch, 'the set after the removal is the later write');
+      assert.ok(await p.get(back), 'and it holds: the removal went between the two sets');
+      assert.equal((await p.getMany(hs)).size, 40);
+    } finally {
+      client.pipeline = pipeline;
+      await p.close();
+    }
+  });
+
   test('an entry expires with its TTL unless refreshed', async () => {
     const p = presence('n1');
     const [h1, h2] = [hid(), hid()];

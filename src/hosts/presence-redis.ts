@@ -30,21 +30,30 @@ for i, k in ipairs(KEYS) do
 end
 return out
 `;
-// KEYS[1]: presence key. ARGV: node, running, capacity, engines, lastSeen, ttl.
-// Replaces the entry; returns the node that held it before ('' for none) and
-// this write's epoch 'q': Redis's clock in microseconds, or one more than the
-// entry's when that is not larger. The clock keeps epochs rising across an
-// entry removed, expired or lost with a restarted Redis, with no key of its own.
+// KEYS: presence keys. ARGV: per key, in order: node, running, capacity,
+// engines, lastSeen, ttl. Replaces each entry (a key given twice is written
+// twice, in order); returns, per key, the node that held it before ('' for
+// none) and this write's epoch 'q': Redis's clock in microseconds, or one more
+// than the entry's when that is not larger. The clock keeps epochs rising
+// across an entry removed, expired or lost with a restarted Redis, with no key
+// of its own. The consecutive sets of one event-loop turn are one call.
 const SET = `
-local was = redis.call('HMGET', KEYS[1], 'n', 'q')
+local out = {}
 local t = redis.call('TIME')
-local epoch = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local last = was[2] and tonumber(was[2])
-if last and epoch <= last then epoch = last + 1 end
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'n', ARGV[1], 'r', ARGV[2], 'c', ARGV[3], 'e', ARGV[4], 's', ARGV[5], 'q', string.format('%.0f', epoch))
-redis.call('PEXPIRE', KEYS[1], ARGV[6])
-return { was[1] or '', epoch }
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+for i, k in ipairs(KEYS) do
+  local a = (i - 1) * 6
+  local was = redis.call('HMGET', k, 'n', 'q')
+  local epoch = now
+  local last = was[2] and tonumber(was[2])
+  if last and epoch <= last then epoch = last + 1 end
+  redis.call('DEL', k)
+  redis.call('HSET', k, 'n', ARGV[a + 1], 'r', ARGV[a + 2], 'c', ARGV[a + 3], 'e', ARGV[a + 4], 's', ARGV[a + 5], 'q', string.format('%.0f', epoch))
+  redis.call('PEXPIRE', k, ARGV[a + 6])
+  out[#out + 1] = was[1] or ''
+  out[#out + 1] = epoch
+end
+return out
 `;
 // KEYS: presence keys. ARGV: node ('' for none), ttl ms, lastSeen. Returns
 // the (1-based) positions of keys that are gone, e.g. after Redis restarted empty.
@@ -81,7 +90,7 @@ interface QueuedWrite {
 }
 
 type Scripts = Redis & {
-  presenceSet(key: string, ...a: Array<string | number>): Promise<[string, number]>;
+  presenceSet(n: number, ...a: Array<string | number>): Promise<Array<string | number>>;
   presenceGet(n: number, ...a: string[]): Promise<Array<Array<string | null>>>;
   presenceRefresh(n: number, ...a: Array<string | number>): Promise<number[]>;
   presencePatch(key: string, ...a: Array<string | number>): Promise<number>;
@@ -115,7 +124,7 @@ export class RedisPresence implements Presence {
   ) {
     const r = redis as unknown as Partial<Scripts>;
     if (!r.presenceGet) {
-      redis.defineCommand('presenceSet', { lua: SET, numberOfKeys: 1 });
+      redis.defineCommand('presenceSet', { lua: SET });
       redis.defineCommand('presenceGet', { lua: GET });
       redis.defineCommand('presenceRefresh', { lua: REFRESH });
       redis.defineCommand('presencePatch', { lua: PATCH, numberOfKeys: 1 });
@@ -173,7 +182,7 @@ export class RedisPresence implements Presence {
       for (const at of gone) {
         const e = this.mine.get(ids[at - 1]);
         if (!e || e.nodeId !== nodeId) continue;
-        const written = await this.redis.presenceSet(this.key(ids[at - 1]), e.nodeId!, e.running, e.capacity, JSON.stringify(e.engines), lastSeenAt, ttlMs)
+        const written = await this.redis.presenceSet(1, this.key(ids[at - 1]), e.nodeId!, e.running, e.capacity, JSON.stringify(e.engines), lastSeenAt, ttlMs)
           .then(() => true, (err) => (failed(err), false));
         if (written) restored.push(ids[at - 1]);
       }
@@ -232,17 +241,36 @@ export class RedisPresence implements Presence {
     });
   }
 
-  /** The queued writes, in call order: one command alone, several as one pipeline (one socket write). */
+  /**
+   * The queued writes, in call order: consecutive sets as one script call (up to CHUNK hosts), every
+   * other write a command of its own; one command alone, several as one pipeline (one socket write).
+   */
   private sendWrites(): void {
     const q = this.queue;
     if (!q.length) return;
     this.queue = [];
-    if (q.length === 1) return void (this.redis[q[0].cmd] as (...a: Array<string | number>) => Promise<unknown>).apply(this.redis, q[0].args).then(q[0].done, q[0].fail);
+    const calls: QueuedWrite[][] = [];
+    for (const w of q) {
+      const last = calls[calls.length - 1];
+      if (w.cmd === 'presenceSet' && last?.[0].cmd === 'presenceSet' && last.length < CHUNK) last.push(w);
+      else calls.push([w]);
+    }
+    const args = (ws: QueuedWrite[]) => (ws[0].cmd === 'presenceSet' ? [ws.length, ...ws.map((w) => w.args[0]), ...ws.flatMap((w) => w.args.slice(1))] : ws[0].args);
+    const answer = (ws: QueuedWrite[], r: unknown) => {
+      if (ws[0].cmd !== 'presenceSet') return ws[0].done(r);
+      const flat = r as Array<string | number>;
+      ws.forEach((w, i) => w.done([flat[2 * i], flat[2 * i + 1]]));
+    };
+    const failAll = (ws: QueuedWrite[], e: unknown) => ws.forEach((w) => w.fail(e));
+    if (calls.length === 1) {
+      const ws = calls[0];
+      return void (this.redis[ws[0].cmd] as (...a: Array<string | number>) => Promise<unknown>).apply(this.redis, args(ws)).then((r) => answer(ws, r), (e) => failAll(ws, e));
+    }
     const p = this.redis.pipeline() as unknown as Record<WriteCommand, (...a: Array<string | number>) => unknown> & { exec(): Promise<Array<[Error | null, unknown]> | null> };
-    for (const w of q) p[w.cmd](...w.args);
+    for (const ws of calls) p[ws[0].cmd](...args(ws));
     p.exec().then(
-      (res) => q.forEach((w, i) => (res?.[i] ? (res[i][0] ? w.fail(res[i][0]) : w.done(res[i][1])) : w.fail(new Error('presence write not answered')))),
-      (e) => q.forEach((w) => w.fail(e)),
+      (res) => calls.forEach((ws, i) => (res?.[i] ? (res[i][0] ? failAll(ws, res[i][0]) : answer(ws, res[i][1])) : failAll(ws, new Error('presence write not answered')))),
+      (e) => calls.forEach((ws) => failAll(ws, e)),
     );
   }
 
