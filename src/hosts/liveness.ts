@@ -12,9 +12,11 @@ const PERSIST_SEEN_MS = 60_000;
 
 export class LivenessSweep {
   private readonly timer: NodeJS.Timeout;
-  /** Period of the liveness check, and of the (costlier) presence refresh, ms. */
+  /** Slack of the silence judged (a channel is closed after window − checkMs of it), and the presence refresh's period, ms. */
   private readonly checkMs: number;
   private readonly refreshMs: number;
+  /** How often the sweep runs: half the slack, so a close comes at least checkMs / 2 before the window ends. */
+  private readonly sweepMs: number;
   private lastRefresh = 0;
   private lastPersist = Date.now();
 
@@ -29,12 +31,17 @@ export class LivenessSweep {
     /** Called on every presence refresh, with its time (the gateway drops stale forwards). */
     private readonly onRefresh: (now: number) => void,
   ) {
-    // Silence is judged often (a tenth of the window, 250 ms to 1 s) so that a host that falls silent
-    // reads offline within the window of its last frame, not up to a sweep period after it; presence
-    // in the store is extended only every third of the window (its TTL is the whole window).
+    // A channel silent for the window less checkMs (a tenth of it, 250 ms to 1 s) is closed at the
+    // next sweep, and sweeps come every checkMs / 2: a host that falls silent is closed between
+    // window − checkMs and window − checkMs / 2 after its last frame, whatever the phase, leaving at
+    // least checkMs / 2 for a late timer and the presence removal to reach every node within the
+    // window (sweeping every checkMs closed the unluckiest phase at the window's very end, and under
+    // a loaded event loop the host read offline elsewhere after it). Presence in the store is
+    // extended only every third of the window (its TTL is the whole window).
     this.checkMs = Math.min(1000, Math.max(250, Math.floor(heartbeatTimeoutMs / 10)));
+    this.sweepMs = Math.floor(this.checkMs / 2);
     this.refreshMs = Math.max(250, Math.floor(heartbeatTimeoutMs / 3));
-    this.timer = setInterval(() => this.sweep(), this.checkMs);
+    this.timer = setInterval(() => this.sweep(), this.sweepMs);
     this.timer.unref();
   }
 
@@ -43,7 +50,7 @@ export class LivenessSweep {
     const now = Date.now();
     // Closed once silent for the window less one check period: the check that sees it comes before the window ends.
     const limit = now - (this.heartbeatTimeoutMs - this.checkMs);
-    const refresh = now - this.lastRefresh >= this.refreshMs - this.checkMs / 2;
+    const refresh = now - this.lastRefresh >= this.refreshMs - this.sweepMs / 2;
     const live: string[] = [];
     for (const conn of this.held.values()) {
       if (conn.lastSeen <= limit) conn.close(CloseCodes.HEARTBEAT);

@@ -1,0 +1,44 @@
+// The liveness sweep (src/hosts/liveness.ts), on mocked timers: a host silent
+// since just after a sweep must be closed early enough that its removal from
+// presence still reaches every node within the heartbeat window. Closed at the
+// first sweep past (window − one check period) of silence with sweeps one
+// check period apart, the unluckiest phase closed it at the window's very end:
+// under a loaded event loop the close plus the propagation overran the window
+// (bench/RESULTS.md, nineteenth session: 15,147 ms for a 15,000 ms window).
+import { test, mock } from 'node:test';
+import assert from 'node:assert/strict';
+import { LivenessSweep } from '../src/hosts/liveness.js';
+import type { HostConnection } from '../src/hosts/connection.js';
+import type { PresenceUpkeep } from '../src/hosts/presence-upkeep.js';
+import type { HostStore } from '../src/hosts/store.js';
+
+test('a silent host is closed at least half a check period before its window ends, whatever the phase; never before window − one period', () => {
+  mock.timers.enable({ apis: ['setInterval', 'Date'], now: 1_000_000 });
+  try {
+    for (const window of [15_000, 1_500]) {
+      const check = Math.min(1000, Math.max(250, Math.floor(window / 10)));
+      const closedAt = new Map<string, number>();
+      const held = new Map<string, HostConnection>();
+      const upkeep = { refresh: async () => true } as unknown as PresenceUpkeep;
+      const store = { touchMany() {} } as unknown as HostStore;
+      const sweep = new LivenessSweep(window, held, new Set(), upkeep, store, () => {});
+      // Hosts that said their last frame at every phase of a check period, from just after a sweep on.
+      const start = Date.now();
+      const phases = [1, check / 4, check / 2, (3 * check) / 4, check - 1];
+      for (const [i, phase] of phases.entries()) {
+        mock.timers.tick(i === 0 ? phase : phase - phases[i - 1]);
+        const hostId = `hst_${i}`;
+        held.set(hostId, { hostId, lastSeen: Date.now(), close: () => void (closedAt.has(hostId) || closedAt.set(hostId, Date.now())) } as unknown as HostConnection);
+      }
+      while (closedAt.size < phases.length && Date.now() - start < 3 * window) mock.timers.tick(1);
+      sweep.close();
+      for (const [i, phase] of phases.entries()) {
+        const silence = closedAt.get(`hst_${i}`)! - (start + phase);
+        assert.ok(silence <= window - check / 2, `window ${window}: silent since ${phase} ms into a period, closed after ${silence} ms`);
+        assert.ok(silence >= window - check, `window ${window}: closed after only ${silence} ms of silence`);
+      }
+    }
+  } finally {
+    mock.timers.reset();
+  }
+});
