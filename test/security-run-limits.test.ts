@@ -199,20 +199,22 @@ test('rows stored by a mid-run write whose answer was lost are not written twice
     const { c: cl, host, agent } = await hostWithAgent('lost-answer');
     const c = await startSession(cl, agent.id, 'first turn');
     const history = async () => (await cl.sessions.messages(c.sessionId)).items.filter((m: any) => m.role === 'assistant').map((m: any) => m.kind === 'tool_use' ? `tool:${m.toolName}` : m.content);
-    const turn = async (runId: string, text: string, endAfterMs: number) => {
+    const turn = async (runId: string, text: string, endAfterMs: number, meanwhile?: string) => {
       lose = 1;
       host.send({ t: 'run.message', runId, role: 'assistant', blocks: [{ kind: 'text', content: text }, { kind: 'tool_use', toolName: 'Grep', toolId: `tool-${runId}`, toolInput: { q: text } }] });
       await eventually(async () => lose === 0 || undefined, 5_000, 10);
+      // A row that arrives before the retry is not the failed call's: it must be written, not taken as stored with it.
+      if (meanwhile) host.send({ t: 'run.message', runId, role: 'assistant', blocks: [{ kind: 'text', content: meanwhile }] });
       await new Promise((r) => setTimeout(r, endAfterMs));
       host.send({ t: 'run.end', runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
       await eventually(async () => (await task(runId)).status !== 'running', 10_000, 25);
       assert.deepEqual(await task(runId), { status: 'completed', error_code: null });
     };
     // Given back, written again by the retry a second later; then with the run's end, before the retry.
-    await turn(((await host.next((f) => f.t === 'run.start')) as any).runId, 'stored once', 1_500);
+    await turn(((await host.next((f) => f.t === 'run.start')) as any).runId, 'stored once', 1_500, 'arrived meanwhile');
     await cl.sessions.send(c.sessionId, { content: 'second turn' });
     await turn(((await host.next((f) => f.t === 'run.start' && f.prompt === 'second turn')) as any).runId, 'stored once again', 100);
-    assert.deepEqual(await history(), ['stored once', 'tool:Grep', 'stored once again', 'tool:Grep'], 'each row once, in order');
+    assert.deepEqual(await history(), ['stored once', 'tool:Grep', 'arrived meanwhile', 'stored once again', 'tool:Grep'], 'each row once, in order');
   } finally {
     restore();
   }

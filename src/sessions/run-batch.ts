@@ -68,8 +68,12 @@ export interface RunState {
   backlogBytes: number;
   /** The backlog went over its bound while the run was loaded: the run ends once it is. */
   overflow?: boolean;
-  /** `pending` starts with rows a failed write gave back (which that write may have stored after all). */
-  givenBack?: boolean;
+  /**
+   * `pending` starts with this many rows (`givenBackBytes` of them) that a failed write gave back, and
+   * which that write may have stored after all: they are written again as that same batch, alone.
+   */
+  givenBack?: number;
+  givenBackBytes?: number;
 }
 
 /** Cost rule of the spec: input + output × 2. */
@@ -143,15 +147,15 @@ export function assistantTexts(batch: Row[]): { count: number; last: string | nu
  * Writes a mid-run batch in ONE statement: the session's counters (model, engine session) plus the
  * new rows, whose seq is numbered from the counter the same statement bumps. A run's end is
  * written by hub_end_runs (end-function.ts) instead.
- * A batch written again after a failure may have been stored by the failed call (its connection lost
+ * `again`: the very batch of a failed call, which may have stored it after all (its connection lost
  * after the commit): the statement is atomic, so when the batch's first row is stored the whole batch
  * is, and it writes nothing and answers the base its rows were numbered from.
  */
-export async function writeRunBatch(em: Em, st: RunState, batch: Row[]): Promise<Array<[string, Ev]>> {
+export async function writeRunBatch(em: Em, st: RunState, batch: Row[], again = false): Promise<Array<[string, Ev]>> {
   const plan = await planSeqs(em, st, batch);
   const { known, offset, fresh } = plan;
   const texts = assistantTexts(batch);
-  const params: unknown[] = [batch[0]?.id ?? null,
+  const params: unknown[] = [again ? batch[0]?.id ?? null : null,
     fresh, batch.length, texts.count, texts.last?.slice(0, 500) ?? null, batch.length, st.model ?? null, st.engineSessionId ?? null,
     st.sessionId, fresh];
   const ctes = [`d as (select 1 from session_messages where id = ?)`,

@@ -239,27 +239,28 @@ export class RunTracker {
   }
 
   /**
-   * Writes pending rows (and model / engine session) in one statement, then publishes their events.
-   * A failed write gives its rows back, ahead of any that came since: written by the next flush (in
-   * FLUSH_RETRY_MS when the database may just be away) or with the run's end, never dropped.
+   * Writes pending rows (and model / engine session) in one statement, then publishes their events. A failed
+   * write gives its rows back, ahead of any that came since, to be written again as the same batch, alone (in
+   * FLUSH_RETRY_MS, or just before the run's end): never dropped, nor taken as stored with rows that came since.
    */
   private async flush(st: RunState): Promise<void> {
-    const batch = st.pending.splice(0);
-    const bytes = st.pendingBytes;
-    st.pendingBytes = 0;
+    const again = st.givenBack ?? 0;
+    const [batch, bytes] = again ? [st.pending.splice(0, again), st.givenBackBytes ?? 0] : [st.pending.splice(0), st.pendingBytes];
+    st.pendingBytes -= bytes;
+    st.givenBack = st.givenBackBytes = undefined;
     try {
       // One statement (writeRunBatch), atomic on its own: no BEGIN/COMMIT round trips around it.
-      const evs = await writeRunBatch(this.ctx.em() as unknown as Em, st, batch);
-      st.givenBack = false;
+      const evs = await writeRunBatch(this.ctx.em() as unknown as Em, st, batch, again > 0);
       this.publish(st, evs);
+      if (again && st.pending.length && !st.closed) this.schedule(st);
     } catch (e) {
       st.pending.unshift(...batch);
       st.pendingBytes += bytes;
-      st.givenBack = true;
+      Object.assign(st, { givenBack: batch.length, givenBackBytes: bytes });
       // Refused for its data, it would be refused again: the end writes the run without it (run-end.ts).
-      const again = !refusedAsData(e) && !st.closed;
-      this.ctx.log.warn('run rows not written', { runId: st.runId, rows: batch.length, retryInMs: again ? FLUSH_RETRY_MS : undefined, err: e });
-      if (again) this.schedule(st, false, FLUSH_RETRY_MS);
+      const retry = !refusedAsData(e) && !st.closed;
+      this.ctx.log.warn('run rows not written', { runId: st.runId, rows: batch.length, retryInMs: retry ? FLUSH_RETRY_MS : undefined, err: e });
+      if (retry) this.schedule(st, false, FLUSH_RETRY_MS);
     }
   }
 
@@ -289,10 +290,9 @@ export class RunTracker {
     st.engineSessionId = engineSessionIdOf(end.engineSessionId, this.ctx.log, st.runId) ?? st.engineSessionId;
     let waiting: boolean | undefined; // unknown when the write failed: the scheduler looks for itself
     let claim: Claim | undefined;
-    // Taken out of the state once, so every retry writes the same rows; after a flush in flight has
-    // settled (the chain). Rows a failed write gave back are written once more on their own first:
-    // that write knows a batch the failed call stored after all, which hub_end_runs would refuse
-    // as duplicates. Failing again, they go with the end.
+    // Taken out of the state once (every retry writes the same rows), after a flush in flight has settled. Rows
+    // a failed write gave back are written again alone first: that write knows a batch the failed call stored
+    // after all, which hub_end_runs would refuse as duplicates. Failing again, they go with the end.
     st.chain = st.chain
       .then(() => (st.givenBack ? this.flush(st) : undefined))
       .then(() => this.finalize(st, takeEndItem(st, end)))
