@@ -63,9 +63,7 @@ export function createLogger(level: string, base: Record<string, unknown> = {}, 
   const min = order[level] ?? 20;
   const emit = (lvl: Level, msg: string, fields?: Record<string, unknown>) => {
     if (order[lvl] < min) return;
-    const line = JSON.stringify({ t: new Date().toISOString(), level: lvl, msg, ...base, ...fields }, (_k, v) =>
-      v instanceof Error ? { name: v.name, message: v.message, stack: v.stack } : v,
-    );
+    const line = JSON.stringify({ t: new Date().toISOString(), level: lvl, msg, ...base, ...fields }, (_k, v) => (v instanceof Error ? errorFields(v) : v));
     if (sink) return sink(line, lvl);
     const { out, err } = stdStreams();
     (lvl === 'error' || lvl === 'warn' ? err : out).push(line);
@@ -81,6 +79,35 @@ export function createLogger(level: string, base: Record<string, unknown> = {}, 
     error: (m, f) => emit('error', m, f),
     enabled: (lvl) => order[lvl] >= min,
   };
+}
+
+/** A PostgreSQL error's SQLSTATE: five digits or capitals (Node's own codes, ECONNREFUSED, are longer). */
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+/** A database error's fields that name where it happened, never a value. */
+const DB_ERROR_FIELDS = ['severity', 'table', 'column', 'constraint', 'dataType', 'routine'] as const;
+
+/**
+ * What a line says of an error. A database error (a SQLSTATE `code`, node-postgres's or MikroORM's
+ * exception) keeps its code, where it happened and PostgreSQL's own message, but not the statement:
+ * MikroORM writes a statement's values into its text and knex puts that text, then " - ", before the
+ * message of every error it passes on, so a failed write would log the prompt, address or hash it
+ * carried (the stack repeats the message: only its frames are kept; `detail` quotes values: left out;
+ * so does the message when a value could not be read: that value is replaced).
+ */
+export function errorFields(e: Error): Record<string, unknown> {
+  const code = (e as { code?: unknown }).code;
+  if (typeof code !== 'string' || !SQLSTATE.test(code)) return { name: e.name, message: e.message, stack: e.stack };
+  const at = e.message.lastIndexOf(' - ');
+  // PostgreSQL quotes a value it could not read after a colon (invalid input syntax for type integer: "…");
+  // the names it quotes elsewhere (column "x", constraint "y") stay.
+  const own = (at >= 0 ? e.message.slice(at + 3) : e.message).replace(/: ".*"$/s, ': "[value]"');
+  const out: Record<string, unknown> = { name: e.name, code, message: scrubSecrets(own) };
+  for (const k of DB_ERROR_FIELDS) {
+    const v = (e as unknown as Record<string, unknown>)[k];
+    if (typeof v === 'string' && v) out[k] = v;
+  }
+  out.stack = (e.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l)).join('\n');
+  return out;
 }
 
 // Anything that looks like a credential: our own prefixed secrets, `sk-` keys, bearer tokens, and

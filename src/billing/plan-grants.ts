@@ -77,7 +77,7 @@ export class PlanGrantSweeper {
         if (tokens) this.ctx.log.info('plan tokens granted', { userId: r.uid, tokens });
       }
     } catch (e) {
-      this.ctx.log.warn('plan grant sweep failed; retried on the next sweep', { error: (e as Error).message });
+      this.ctx.log.warn('plan grant sweep failed; retried on the next sweep', { err: e });
     }
   }
 

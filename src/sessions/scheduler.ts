@@ -74,7 +74,7 @@ export class Scheduler {
       await this.gateway.send(t.hostId, await this.startFrame(t), { agentId: t.agentId }, t.via);
       if (t.acceptedAt !== undefined) this.ctx.metrics.dispatchSeconds.observe((performance.now() - t.acceptedAt) / 1000);
     } catch (e) {
-      this.ctx.log.warn('dispatch failed', { runId: t.id, hostId: t.hostId, err: (e as Error).message });
+      this.ctx.log.warn('dispatch failed', { runId: t.id, hostId: t.hostId, err: e }); // the error itself: a database error's values stay out (log.ts)
       await this.runs().end(t.id, { ok: false, error: { code: 'HOST_OFFLINE', message: 'the host went offline before the run started' } },
         { sessionId: t.sessionId, hostId: t.hostId, agentId: t.agentId, engine: t.engine });
     }

@@ -1,0 +1,59 @@
+// A database error in a log line keeps its SQLSTATE and PostgreSQL's own
+// message, never the statement: MikroORM writes a statement's values into its
+// text, and knex puts that text before the message of every error it passes
+// on, so a failed write would log the prompt, address or hash it carried.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createLogger, errorFields } from '../src/log.js';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+
+let t: TestHub;
+before(async () => {
+  t = await startTestHub();
+});
+after(async () => {
+  await t?.close();
+});
+
+const VALUE = 'a-private-prompt-4b1d';
+
+test('a failed statement logged: its code and PostgreSQL\'s message, not the statement with its values', async () => {
+  const conn = t.hub.ctx.orm.em.fork().getConnection();
+  const err = await conn.execute(`insert into users (id, name, balance) values (?, ?, ?)`, ['usr_log_db', VALUE, 'not-a-number']).catch((e) => e);
+  assert.ok(String(err.message).includes(VALUE), 'the error as MikroORM passes it on carries the value (else this test shows nothing)');
+  const lines: string[] = [];
+  createLogger('debug', {}, (l) => void lines.push(l)).error('unhandled error', { err });
+  assert.equal(lines.length, 1);
+  assert.ok(!lines[0].includes(VALUE), `the line carries the value: ${lines[0]}`);
+  assert.ok(!lines[0].includes('insert into'), 'nor the statement');
+  const logged = JSON.parse(lines[0]).err;
+  assert.equal(logged.code, '22P02');
+  assert.match(logged.message, /invalid input syntax for type bigint/);
+  assert.match(logged.stack, /^\s+at /, 'the stack keeps its frames, without the message');
+});
+
+test('an error inside a transaction, and one wrapped by MikroORM, are logged the same way', async () => {
+  const em = t.hub.ctx.orm.em.fork();
+  const inTx = await em.transactional((tx) => tx.getConnection().execute(`select ?::int`, [VALUE], 'all', tx.getTransactionContext())).catch((e) => e);
+  const f = errorFields(inTx);
+  assert.equal(f.code, '22P02');
+  // PostgreSQL's own message quotes the value it could not read: that value goes too.
+  assert.equal(f.message, 'invalid input syntax for type integer: "[value]"');
+  assert.ok(!JSON.stringify(f).includes(VALUE), JSON.stringify(f));
+  // A driver exception of MikroORM's own (a unique violation on flush) keeps its code too.
+  const wrapped = Object.assign(new Error(`insert into "users" ("id", "name") values ('usr_x', '${VALUE}') - duplicate key value violates unique constraint "users_pkey"`), {
+    name: 'UniqueConstraintViolationException', code: '23505', constraint: 'users_pkey', table: 'users', detail: `Key (name)=(${VALUE}) already exists.`,
+  });
+  const w = errorFields(wrapped);
+  assert.deepEqual({ code: w.code, constraint: w.constraint, table: w.table, message: w.message },
+    { code: '23505', constraint: 'users_pkey', table: 'users', message: 'duplicate key value violates unique constraint "users_pkey"' });
+  assert.ok(!JSON.stringify(w).includes(VALUE), JSON.stringify(w));
+});
+
+test('other errors are logged whole', () => {
+  const e = new Error('the host closed its channel');
+  assert.deepEqual(errorFields(e), { name: 'Error', message: 'the host closed its channel', stack: e.stack });
+  // A `code` that is not a SQLSTATE (Node's own) is not a database error.
+  const n = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+  assert.equal(errorFields(n).message, 'connect ECONNREFUSED 127.0.0.1:5432');
+});
