@@ -5,7 +5,8 @@
 // under a header of its own instead). A missing module is listed as missing;
 // a failing one is recorded and the others still run.
 //
-//   npm run bench                      (BENCH_ONLY=http,cross-node to pick; BENCH_SECONDS for every module)
+//   npm run bench                      (BENCH_ONLY=http,cross-node to pick; BENCH_SECONDS for every module;
+//                                       BENCH_RECORD=0: print only, bench/RESULTS.md untouched, as each module alone)
 import { execSync } from 'node:child_process';
 import { existsSync, writeFileSync, appendFileSync, readFileSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
@@ -51,11 +52,12 @@ export function stolen(a: ReturnType<typeof cpuTimes>, b: ReturnType<typeof cpuT
   return `${Math.round(((b.steal - a.steal) / (b.total - a.total)) * 100)} %`;
 }
 
-export async function runAll(only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean)): Promise<number> {
+export async function runAll(only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean), record = process.env.BENCH_RECORD !== '0'): Promise<number> {
   const started = new Date();
+  const append = (file: string, text: string) => void (record && appendFileSync(file, text));
   // Appended: bench/RESULTS.md is the history every earlier figure is quoted from (a full run once rewrote it whole).
   const fresh = !existsSync(RESULTS);
-  (fresh ? writeFileSync : appendFileSync)(
+  if (record) (fresh ? writeFileSync : appendFileSync)(
     RESULTS,
     [
       fresh ? '# Bench results\n' : '',
@@ -81,17 +83,17 @@ export async function runAll(only = process.env.BENCH_ONLY?.split(',').map((s) =
     try {
       const mod = (await import(pathToFileURL(file).href)) as { run?: (o: { write?: boolean }) => Promise<unknown> };
       if (typeof mod.run !== 'function') throw new Error('exports no run()');
-      await mod.run({ write: true });
+      await mod.run({ write: record });
       summary.push(`| ${name} | done | ${((Date.now() - t0) / 1000).toFixed(1)} s | ${stolen(cpu0, cpuTimes())} |`);
     } catch (e) {
       failures++;
       const msg = e instanceof Error ? e.message : String(e);
       console.error(`bench ${name} failed:`, e);
-      appendFileSync(RESULTS, `\n## ${name} — failed\n\n\`${msg.replace(/`/g, "'").slice(0, 500)}\`\n`);
+      append(RESULTS, `\n## ${name} — failed\n\n\`${msg.replace(/`/g, "'").slice(0, 500)}\`\n`);
       summary.push(`| ${name} | failed | ${((Date.now() - t0) / 1000).toFixed(1)} s | ${stolen(cpu0, cpuTimes())} |`);
     }
   }
-  appendFileSync(
+  append(
     RESULTS,
     ['', '## Suite summary', '', '| module | outcome | time | CPU stolen by the hypervisor |', '|---|---|---:|---:|', ...summary, '',
       'This machine is a virtual one: CPU time stolen by the hypervisor (other guests) slows every figure of a module, baselines included; a module run with more than a few percent stolen reads slower than the machine is.', '', `Finished ${new Date().toISOString()}; load average at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}.`, ''].join('\n'),
