@@ -81,8 +81,11 @@ export function createLogger(level: string, base: Record<string, unknown> = {}, 
   };
 }
 
-/** A PostgreSQL error's SQLSTATE: five digits or capitals (Node's own codes, ECONNREFUSED, are longer). */
-const SQLSTATE = /^[0-9A-Z]{5}$/;
+/**
+ * A PostgreSQL error's SQLSTATE: five digits or capitals, at least one a digit (every class and
+ * subclass has one: 22P02, XX000, HV00B); Node's own codes have none (EPIPE, ECONNREFUSED).
+ */
+const SQLSTATE = /^(?=.*[0-9])[0-9A-Z]{5}$/;
 /** A database error's fields that name where it happened, never a value. */
 const DB_ERROR_FIELDS = ['severity', 'table', 'column', 'constraint', 'dataType', 'routine'] as const;
 

@@ -56,4 +56,6 @@ test('other errors are logged whole', () => {
   // A `code` that is not a SQLSTATE (Node's own) is not a database error.
   const n = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
   assert.equal(errorFields(n).message, 'connect ECONNREFUSED 127.0.0.1:5432');
+  const p = Object.assign(new Error('write EPIPE - the reader went: "x"'), { code: 'EPIPE' });
+  assert.deepEqual(errorFields(p), { name: 'Error', message: 'write EPIPE - the reader went: "x"', stack: p.stack });
 });
