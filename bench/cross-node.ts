@@ -10,7 +10,7 @@
 //   npx tsx bench/cross-node.ts        (BENCH_SECONDS, BENCH_RATE override)
 import { appendFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { runIfMain } from './main.js';
+import { runIfMain, recording } from './main.js';
 import { createTestDatabase } from '../test/helpers/hub.js';
 import { forkHub, type BenchHub } from './hub-process.js';
 import { LoadClient } from './load-client.js';
@@ -252,7 +252,7 @@ function writeResults(r: CrossNodeResult, rate: number): void {
 }
 
 runIfMain(import.meta.url, async () => {
-  const r = await run({ write: true });
+  const r = await run({ write: recording() });
   if (r.skipped) console.log(`skipped: ${r.skipped}`);
   else console.table(r.figures);
 });

@@ -13,7 +13,7 @@
 import { appendFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { cpus, loadavg } from 'node:os';
-import { runIfMain } from './main.js';
+import { runIfMain, recording } from './main.js';
 import { openDatabase } from '../src/db/orm.js';
 import { createLogger } from '../src/log.js';
 import { direct } from '../src/db/direct.js';
@@ -72,4 +72,4 @@ export async function run(opts: { write?: boolean } = {}): Promise<string> {
   return out;
 }
 
-runIfMain(import.meta.url, () => run({ write: process.env.BENCH_RECORD !== '0' }).then((o) => console.log(o)));
+runIfMain(import.meta.url, () => run({ write: recording() }).then((o) => console.log(o)));

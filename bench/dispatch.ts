@@ -42,6 +42,7 @@ import { pairHost, connectFakeHost, eventually, wsUrl, type FakeHost } from '../
 import { DeltaLoad, type PhaseFigure } from './delta-load.js';
 import { processCpuMs } from './proc-cpu.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
+import { recording } from './main.js';
 
 const HOSTS = 20;
 const SESSIONS = 100;
@@ -512,7 +513,7 @@ function record(r: DispatchResult): void {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  run({ write: true }).then(() => process.exit(0), (e) => {
+  run({ write: recording() }).then(() => process.exit(0), (e) => {
     console.error(e);
     process.exit(1);
   });

@@ -35,6 +35,7 @@ import { redisUrlOrSkip, testPrefix } from '../test/helpers/redis.js';
 import { HOST_WS_PATH } from '../host-protocol/version.js';
 import { forkHub, type BenchHub } from './hub-process.js';
 import { cpuTimes, stolen } from './run.js';
+import { recording } from './main.js';
 
 const SELF = fileURLToPath(import.meta.url);
 /** Targets of issue 15. */
@@ -648,7 +649,7 @@ function record(r: ClusterResult): void {
 if (process.argv[2] === '--client') {
   clientProcess();
 } else if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  run({ write: process.env.BENCH_RECORD !== '0' }).then(
+  run({ write: recording() }).then(
     (r) => {
       if (r.skipped) console.log(`skipped: ${r.skipped}`);
       else console.log(JSON.stringify(r, null, 2));

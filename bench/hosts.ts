@@ -18,6 +18,7 @@ import { connectFakeHost, type FakeHost } from '../test/helpers/host.js';
 import { encodeFrame } from '../host-protocol/index.js';
 import { HOST_WS_PATH } from '../host-protocol/version.js';
 import { RAW_HELLO } from './raw-host.js';
+import { recording } from './main.js';
 
 const SELF = fileURLToPath(import.meta.url);
 
@@ -272,7 +273,7 @@ if (argv[0] === '--child') {
     process.exit(1);
   });
 } else if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  run({ record: process.env.BENCH_RECORD !== '0' }).then(
+  run({ record: recording() }).then(
     (figures) => {
       console.table(figures);
       process.exit(0);

@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { execSync } from 'node:child_process';
 import { appendFileSync, existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { runIfMain } from './main.js';
+import { runIfMain, recording } from './main.js';
 import { startTestHub } from '../test/helpers/hub.js';
 import { uws, type us_listen_socket } from '../src/server/uws.js';
 import { notifyAgentChanged } from '../src/agents/usage.js';
@@ -277,7 +277,7 @@ function writeResults(r: BenchResult): void {
 }
 
 runIfMain(import.meta.url, async () => {
-  const r = await run({ write: true });
+  const r = await run({ write: recording() });
   console.table(r.figures);
   console.log(`database ${r.database}; ratio by id ${(r.ratios.byId * 100).toFixed(1)} %, list ${(r.ratios.list * 100).toFixed(1)} % (vs one-agent body ${(r.ratios.listVsSmallBody * 100).toFixed(1)} %)`);
   console.log(`signed in: by id ${(r.ratios.signedById * 100).toFixed(1)} %, list ${(r.ratios.signedList * 100).toFixed(1)} % of bare; vs Fastify peer ${r.ratios.signedByIdVsPeer ?? '-'}× / ${r.ratios.signedListVsPeer ?? '-'}×`);

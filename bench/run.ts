@@ -6,11 +6,12 @@
 // a failing one is recorded and the others still run.
 //
 //   npm run bench                      (BENCH_ONLY=http,cross-node to pick; BENCH_SECONDS for every module;
-//                                       BENCH_RECORD=0: print only, bench/RESULTS.md untouched, as each module alone)
+//                                       BENCH_RECORD=0: print only, bench/RESULTS.md untouched, as for each module run alone)
 import { execSync } from 'node:child_process';
 import { existsSync, writeFileSync, appendFileSync, readFileSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { recording } from './main.js';
 
 const MODULES = ['http', 'hosts', 'hosts-cluster', 'dispatch', 'sql-calls', 'db-call', 'vault', 'cross-node', 'unit-costs', 'startup'];
 const RESULTS = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
@@ -52,7 +53,7 @@ export function stolen(a: ReturnType<typeof cpuTimes>, b: ReturnType<typeof cpuT
   return `${Math.round(((b.steal - a.steal) / (b.total - a.total)) * 100)} %`;
 }
 
-export async function runAll(only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean), record = process.env.BENCH_RECORD !== '0'): Promise<number> {
+export async function runAll(only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean), record = recording()): Promise<number> {
   const started = new Date();
   const append = (file: string, text: string) => void (record && appendFileSync(file, text));
   // Appended: bench/RESULTS.md is the history every earlier figure is quoted from (a full run once rewrote it whole).

@@ -18,7 +18,7 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { runIfMain } from './main.js';
+import { runIfMain, recording } from './main.js';
 import { createTestDatabase } from '../test/helpers/hub.js';
 import { openDatabase } from '../src/db/orm.js';
 import { createLogger } from '../src/log.js';
@@ -167,4 +167,4 @@ export async function run(opts: { write?: boolean } = {}): Promise<string> {
   return out;
 }
 
-runIfMain(import.meta.url, () => run({ write: true }));
+runIfMain(import.meta.url, () => run({ write: recording() }));

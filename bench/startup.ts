@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuTimes, stolen } from './run.js';
 import { createTestDatabase } from '../test/helpers/hub.js';
+import { recording } from './main.js';
 
 // STARTUP_ROOT: another checkout whose `npm start` to time (a baseline: an older commit exported beside this one).
 const ROOT = process.env.STARTUP_ROOT ?? fileURLToPath(new URL('..', import.meta.url));
@@ -172,7 +173,7 @@ export async function run(opts: { write?: boolean } = {}): Promise<void> {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  run({ write: true }).then(
+  run({ write: recording() }).then(
     () => process.exit(0),
     (e) => {
       console.error(e);

@@ -20,7 +20,7 @@ import { createServer } from 'node:net';
 import { get as httpGet } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { runIfMain } from './main.js';
+import { runIfMain, recording } from './main.js';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { createTestDatabase } from '../test/helpers/hub.js';
@@ -509,4 +509,4 @@ function record(r: UnitCostsResult): void {
   ].join('\n'));
 }
 
-runIfMain(import.meta.url, () => run({ write: true }));
+runIfMain(import.meta.url, () => run({ write: recording() }));
