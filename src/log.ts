@@ -94,16 +94,19 @@ const DB_ERROR_FIELDS = ['severity', 'table', 'column', 'constraint', 'dataType'
  * exception) keeps its code, where it happened and PostgreSQL's own message, but not the statement:
  * MikroORM writes a statement's values into its text and knex puts that text, then " - ", before the
  * message of every error it passes on, so a failed write would log the prompt, address or hash it
- * carried (the stack repeats the message: only its frames are kept; `detail` quotes values: left out;
- * so does the message when a value could not be read: that value is replaced).
+ * carried (the stack repeats the message: only its frames are kept; `detail` quotes values: left out,
+ * also where MikroORM appends it to the message; so does the message when a value could not be read:
+ * that value is replaced).
  */
 export function errorFields(e: Error): Record<string, unknown> {
   const code = (e as { code?: unknown }).code;
   if (typeof code !== 'string' || !SQLSTATE.test(code)) return { name: e.name, message: e.message, stack: e.stack };
-  const at = e.message.lastIndexOf(' - ');
+  // MikroORM appends PostgreSQL's detail and hint ("\n - detail: Key (id)=(…) already exists."), which quote values.
+  const text = e.message.replace(/\n - (?:detail|hint): [\s\S]*$/, '');
+  const at = text.lastIndexOf(' - ');
   // PostgreSQL quotes a value it could not read after a colon (invalid input syntax for type integer: "…");
   // the names it quotes elsewhere (column "x", constraint "y") stay.
-  const own = (at >= 0 ? e.message.slice(at + 3) : e.message).replace(/: ".*"$/s, ': "[value]"');
+  const own = (at >= 0 ? text.slice(at + 3) : text).replace(/: ".*"$/s, ': "[value]"');
   const out: Record<string, unknown> = { name: e.name, code, message: scrubSecrets(own) };
   for (const k of DB_ERROR_FIELDS) {
     const v = (e as unknown as Record<string, unknown>)[k];

@@ -40,7 +40,19 @@ test('an error inside a transaction, and one wrapped by MikroORM, are logged the
   // PostgreSQL's own message quotes the value it could not read: that value goes too.
   assert.equal(f.message, 'invalid input syntax for type integer: "[value]"');
   assert.ok(!JSON.stringify(f).includes(VALUE), JSON.stringify(f));
-  // A driver exception of MikroORM's own (a unique violation on flush) keeps its code too.
+  // MikroORM's own exception (a unique violation on flush): it appends PostgreSQL's `detail`, which
+  // quotes the key's value, after the message ("\n - detail: Key (id)=(…) already exists.").
+  const user = { id: `usr_${VALUE}`, name: 'log test', balance: 0 };
+  const first = t.hub.ctx.orm.em.fork();
+  await first.persistAndFlush(first.create('User', user));
+  const again = t.hub.ctx.orm.em.fork();
+  const dup = await again.persistAndFlush(again.create('User', user)).catch((e) => e);
+  assert.ok(String(dup.message).includes(`detail: Key (id)=(usr_${VALUE})`), 'MikroORM appends the detail (else this shows nothing)');
+  const d = errorFields(dup);
+  assert.deepEqual({ code: d.code, constraint: d.constraint, table: d.table, message: d.message },
+    { code: '23505', constraint: 'users_pkey', table: 'users', message: 'duplicate key value violates unique constraint "users_pkey"' });
+  assert.ok(!JSON.stringify(d).includes(VALUE), JSON.stringify(d));
+  // The same shape built by hand, as knex alone writes it (no detail appended).
   const wrapped = Object.assign(new Error(`insert into "users" ("id", "name") values ('usr_x', '${VALUE}') - duplicate key value violates unique constraint "users_pkey"`), {
     name: 'UniqueConstraintViolationException', code: '23505', constraint: 'users_pkey', table: 'users', detail: `Key (name)=(${VALUE}) already exists.`,
   });
