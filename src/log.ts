@@ -86,6 +86,8 @@ export function createLogger(level: string, base: Record<string, unknown> = {}, 
  * subclass has one: 22P02, XX000, HV00B); Node's own codes have none (EPIPE, ECONNREFUSED).
  */
 const SQLSTATE = /^(?=.*[0-9])[0-9A-Z]{5}$/;
+/** Characters of PostgreSQL's own message kept in a line. */
+const DB_MESSAGE_MAX_CHARS = 1000;
 /** A database error's fields that name where it happened, never a value. */
 const DB_ERROR_FIELDS = ['severity', 'table', 'column', 'constraint', 'dataType', 'routine'] as const;
 
@@ -104,9 +106,10 @@ export function errorFields(e: Error): Record<string, unknown> {
   // MikroORM appends PostgreSQL's detail and hint ("\n - detail: Key (id)=(…) already exists."), which quote values.
   const text = e.message.replace(/\n - (?:detail|hint): [\s\S]*$/, '');
   const at = text.lastIndexOf(' - ');
-  // PostgreSQL quotes a value it could not read after a colon (invalid input syntax for type integer: "…");
-  // the names it quotes elsewhere (column "x", constraint "y") stay.
-  const own = (at >= 0 ? text.slice(at + 3) : text).replace(/: ".*"$/s, ': "[value]"');
+  // PostgreSQL quotes a value it could not read after a colon (invalid input syntax for type integer: "…"):
+  // from there on it goes (one linear pass, whatever the value holds); the names it quotes elsewhere
+  // (column "x", constraint "y") stay. What is left is bounded like any line's field.
+  const own = (at >= 0 ? text.slice(at + 3) : text).replace(/: "[\s\S]*$/, ': "[value]"').slice(0, DB_MESSAGE_MAX_CHARS);
   const out: Record<string, unknown> = { name: e.name, code, message: scrubSecrets(own) };
   for (const k of DB_ERROR_FIELDS) {
     const v = (e as unknown as Record<string, unknown>)[k];

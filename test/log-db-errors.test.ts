@@ -40,6 +40,12 @@ test('an error inside a transaction, and one wrapped by MikroORM, are logged the
   // PostgreSQL's own message quotes the value it could not read: that value goes too.
   assert.equal(f.message, 'invalid input syntax for type integer: "[value]"');
   assert.ok(!JSON.stringify(f).includes(VALUE), JSON.stringify(f));
+  // A value that PostgreSQL echoes unterminated or huge goes too, in one pass, and the message stays bounded.
+  const big = Object.assign(new Error(`invalid input syntax for type json: "${': "x'.repeat(200_000)}`), { code: '22P02' });
+  const b = errorFields(big);
+  assert.equal(b.message, 'invalid input syntax for type json: "[value]"');
+  const long = errorFields(Object.assign(new Error('y'.repeat(50_000)), { code: 'XX000' }));
+  assert.equal((long.message as string).length, 1000);
   // MikroORM's own exception (a unique violation on flush): it appends PostgreSQL's `detail`, which
   // quotes the key's value, after the message ("\n - detail: Key (id)=(…) already exists.").
   const user = { id: `usr_${VALUE}`, name: 'log test', balance: 0 };
