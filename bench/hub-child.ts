@@ -59,8 +59,12 @@ process.on('message', async (m: { t: string; id?: number; n?: number; known?: bo
       await prof.post('Profiler.enable');
       await prof.post('Profiler.start');
     }
-    // Every allocation sampled, also what the next young-generation collection frees (what costs GC time).
-    if (process.env.BENCH_HUB_HEAP) await prof.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    // Every allocation sampled, also what the next young-generation collection frees (what costs GC time);
+    // BENCH_HUB_HEAP_PROMOTED=1: only what survived the young generation (what fills the old one and brings its major collections).
+    if (process.env.BENCH_HUB_HEAP) {
+      const promoted = process.env.BENCH_HUB_HEAP_PROMOTED === '1';
+      await prof.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !promoted });
+    }
   } else if (m.t === 'seed') {
     process.send!({ t: 'seeded', credentials: await seedHosts(conn, u!.id, m.n ?? 0, m.known) });
   } else if (m.t === 'stats') {
