@@ -94,6 +94,7 @@ process.on('message', async (m: { t: string; id?: number; n?: number; known?: bo
 process.on('disconnect', () => void t.close().finally(() => process.exit(0))); // the bench died: do not linger
 // BENCH_HUB_PROFILE=file.cpuprofile: a CPU profile of the hub from {t: 'profile'} (setup done) to close;
 // BENCH_HUB_HEAP=file.heapprofile: the same window's allocations, sampled every 4 KiB (bench/heap-summary.ts).
+// BENCH_HUB_HEAP_PROMOTED=1 with it: only the allocations that outlived the young generation (what fills the old one).
 // `%n` in the name is replaced by the node id. (Node's --cpu-prof, which profiles from the start,
 // breaks uWS's WebSocket upgrades here: connections close with 1006 before the welcome.)
 const prof = process.env.BENCH_HUB_PROFILE || process.env.BENCH_HUB_HEAP ? new Session() : undefined;
