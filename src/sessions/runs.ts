@@ -17,7 +17,7 @@ import { frameBytes, limitsOf, type Limits } from '../limits.js';
 import { ErrorCatalogue } from '../errors.js';
 import { engineFailure } from './engine-failure.js';
 import { PartialText } from './partial-text.js';
-import { ClosedRuns, type ClosedRun } from './closed-runs.js';
+import { ClosedRuns } from './closed-runs.js';
 
 /** How long rows whose write failed wait before the next try (the database may be restarting). */
 const FLUSH_RETRY_MS = 1000;
@@ -100,14 +100,15 @@ export class RunTracker {
   }
 
   handle(hostId: string, f: RunFrame): void {
-    const done = this.retired.get(f.runId);
-    if (done) {
-      if (f.t === 'run.end' && done.hostId === hostId) this.lateEnd(done, f);
-      return;
-    }
+    // A run is either tracked (states) or closed (retired), never both: the live one, every delta's case, is looked up first.
     let st = this.states.get(f.runId);
     if (st) st.heard = true;
     else {
+      const doneOn = this.retired.hostOf(f.runId);
+      if (doneOn !== undefined) {
+        if (f.t === 'run.end' && doneOn === hostId) this.lateEndClosed(f.runId, doneOn, f);
+        return;
+      }
       st = this.newState(f.runId, '', hostId, '', '', false);
       st.heard = true;
       this.states.set(f.runId, st);
@@ -338,14 +339,19 @@ export class RunTracker {
   }
 
   /** run.end for a run this node already closed (aborted): keep its usage, and charge what it adds (billing/charge-function.ts). */
-  private lateEnd(st: RunState | ClosedRun, f: FrameOf<HostToHub, 'run.end'>): void {
-    if (f.usage) {
-      const u = f.usage;
-      st.chain = (st.chain ?? Promise.resolve())
-        .then(() => this.endWriter.lateUsage(st.runId, u))
-        .then(() => undefined, (e) => this.ctx.log.warn('late usage not recorded', { runId: st.runId, err: e }));
-    }
+  private lateEnd(st: RunState, f: FrameOf<HostToHub, 'run.end'>): void {
+    if (f.usage) st.chain = st.chain.then(this.lateUsage(st.runId, f.usage));
     this.onEnded(st.hostId);
+  }
+
+  /** The same for a run whose state is gone: its late writes are chained by the closed runs (closed-runs.ts). */
+  private lateEndClosed(runId: string, hostId: string, f: FrameOf<HostToHub, 'run.end'>): void {
+    if (f.usage) this.retired.follow(runId, this.lateUsage(runId, f.usage));
+    this.onEnded(hostId);
+  }
+
+  private lateUsage(runId: string, u: NonNullable<FrameOf<HostToHub, 'run.end'>['usage']>): () => Promise<void> {
+    return () => this.endWriter.lateUsage(runId, u).then(() => undefined, (e) => this.ctx.log.warn('late usage not recorded', { runId, err: e }));
   }
 
   // ---------- runs unknown to this node ----------
