@@ -43,6 +43,9 @@ test('an ended run leaves its state at once; the minute after, it is still known
   const tokens = async () => (await t.hub.ctx.em().getConnection().execute(`select input_tokens from session_tasks where id = ?`, [start.runId]))[0];
   await eventually(async () => Number((await tokens()).input_tokens) === 7, 10_000, 25);
   assert.equal(runs.size, size0, 'the late usage made no state');
+  // A run.start sent again for it (by another node) does not bring its state back: its frames stay a closed run's.
+  runs.tracked({ id: start.runId, sessionId: c.sessionId, hostId, agentId: agent.id, engine: 'claude-code' });
+  assert.equal(runs.size, size0, 'a closed run is not tracked again');
 
   // A minute on, the sweep lets it go.
   (runs as unknown as { retired: { sweep(now: number): void } }).retired.sweep(Date.now() + 61_000);

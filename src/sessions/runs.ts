@@ -82,7 +82,8 @@ export class RunTracker {
 
   /** Keeps state for a run whose frames come to this node (a no-op for a run it already knows). */
   tracked(t: { id: string; sessionId: string; hostId: string; agentId: string; engine: string }): void {
-    if (!this.states.has(t.id)) this.states.set(t.id, this.newState(t.id, t.sessionId, t.hostId, t.agentId, t.engine, true));
+    // Not for a run this node closed (a run.start sent again from another node): its frames stay a closed run's (handle).
+    if (!this.states.has(t.id) && !this.retired.has(t.id)) this.states.set(t.id, this.newState(t.id, t.sessionId, t.hostId, t.agentId, t.engine, true));
   }
 
   isLocal(runId: string): boolean {
@@ -100,7 +101,7 @@ export class RunTracker {
   }
 
   handle(hostId: string, f: RunFrame): void {
-    // A run is either tracked (states) or closed (retired), never both: the live one, every delta's case, is looked up first.
+    // A run is either tracked (states) or closed (retired), never both (tracked, forgetSoon): the live one, every delta's case, is looked up first.
     let st = this.states.get(f.runId);
     if (st) st.heard = true;
     else {
