@@ -65,9 +65,9 @@ export class ClosedRuns {
     this.sweeper.unref?.();
   }
 
-  /** Runs `write` after the closed run's late writes so far (a node closing waits for them: chains()). */
+  /** Runs `write` once the closed run's late writes so far have settled, whatever their outcome (a node closing waits for them: chains()). */
   follow(runId: string, write: () => Promise<void>): void {
-    this.keep(runId, (this.pending.get(runId) ?? Promise.resolve()).then(write));
+    this.keep(runId, (this.pending.get(runId) ?? Promise.resolve()).then(write, write));
   }
 
   /** The writes still in progress (a node closing waits for them). */
