@@ -118,9 +118,10 @@ export class RunEndWriter {
     this.ends.hurry();
   }
 
-  /** Usage of a run whose end is written already (aborted): kept, and what it adds charged (billing/charge-function.ts). */
-  lateUsage(runId: string, u: Usage): Promise<unknown> {
-    return rows(this.em(), LATE_USAGE_SQL, [runId, u.inputTokens, u.outputTokens, costOf(u), this.ctx.config.ownerShare]);
+  /** Usage of a run whose end is written already (aborted): kept, and what it adds charged (billing/charge-function.ts); a failure is logged, the end stands. */
+  lateUsage(runId: string, u: Usage): Promise<void> {
+    return rows(this.em(), LATE_USAGE_SQL, [runId, u.inputTokens, u.outputTokens, costOf(u), this.ctx.config.ownerShare])
+      .then(() => undefined, (e) => this.ctx.log.warn('late usage not recorded', { runId, err: e }));
   }
 
   /**

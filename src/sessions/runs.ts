@@ -80,9 +80,8 @@ export class RunTracker {
     return n;
   }
 
-  /** Keeps state for a run whose frames come to this node (a no-op for a run it already knows). */
+  /** Keeps state for a run whose frames come to this node (a no-op for a run it knows, or closed: a run.start sent again by another node). */
   tracked(t: { id: string; sessionId: string; hostId: string; agentId: string; engine: string }): void {
-    // Not for a run this node closed (a run.start sent again from another node): its frames stay a closed run's (handle).
     if (!this.states.has(t.id) && !this.retired.has(t.id)) this.states.set(t.id, this.newState(t.id, t.sessionId, t.hostId, t.agentId, t.engine, true));
   }
 
@@ -107,7 +106,7 @@ export class RunTracker {
     else {
       const doneOn = this.retired.hostOf(f.runId);
       if (doneOn !== undefined) {
-        if (f.t === 'run.end' && doneOn === hostId) this.lateEndClosed(f.runId, doneOn, f);
+        if (f.t === 'run.end' && doneOn === hostId) this.lateEnd(f.runId, doneOn, f);
         return;
       }
       st = this.newState(f.runId, '', hostId, '', '', false);
@@ -161,7 +160,7 @@ export class RunTracker {
 
   private apply(st: RunState, f: RunFrame): void {
     if (st.closed) {
-      if (f.t === 'run.end') this.lateEnd(st, f);
+      if (f.t === 'run.end') this.lateEnd(st.runId, st.hostId, f, st);
       return;
     }
     switch (f.t) {
@@ -322,7 +321,7 @@ export class RunTracker {
     if (!out) {
       // Ended before (an abort or a sweep on another node wrote it while this node tracked the run): whoever
       // ended it saw to the queue; what the host reports it used is still kept, and charged, as after an abort here.
-      if (st.hostEnded && end.usage) await this.endWriter.lateUsage(st.runId, end.usage).catch((e) => this.ctx.log.warn('late usage not recorded', { runId: st.runId, err: e }));
+      if (st.hostEnded && end.usage) await this.endWriter.lateUsage(st.runId, end.usage);
       return { waiting: false };
     }
     this.ctx.metrics.runEnded(out.status);
@@ -339,20 +338,15 @@ export class RunTracker {
     return { waiting: out.waiting, claim: out.claim };
   }
 
-  /** run.end for a run this node already closed (aborted): keep its usage, and charge what it adds (billing/charge-function.ts). */
-  private lateEnd(st: RunState, f: FrameOf<HostToHub, 'run.end'>): void {
-    if (f.usage) st.chain = st.chain.then(this.lateUsage(st.runId, f.usage));
-    this.onEnded(st.hostId);
-  }
-
-  /** The same for a run whose state is gone: its late writes are chained by the closed runs (closed-runs.ts). */
-  private lateEndClosed(runId: string, hostId: string, f: FrameOf<HostToHub, 'run.end'>): void {
-    if (f.usage) this.retired.follow(runId, this.lateUsage(runId, f.usage));
+  /**
+   * run.end for a run this node already closed (aborted): keep its usage, and charge what it adds (billing/charge-function.ts).
+   * `st`: the run's state, none once it is gone (its late writes are then chained by the closed runs: closed-runs.ts).
+   */
+  private lateEnd(runId: string, hostId: string, f: FrameOf<HostToHub, 'run.end'>, st?: RunState): void {
+    const u = f.usage;
+    if (u && st) st.chain = st.chain.then(() => this.endWriter.lateUsage(runId, u));
+    else if (u) this.retired.follow(runId, () => this.endWriter.lateUsage(runId, u));
     this.onEnded(hostId);
-  }
-
-  private lateUsage(runId: string, u: NonNullable<FrameOf<HostToHub, 'run.end'>['usage']>): () => Promise<void> {
-    return () => this.endWriter.lateUsage(runId, u).then(() => undefined, (e) => this.ctx.log.warn('late usage not recorded', { runId, err: e }));
   }
 
   // ---------- runs unknown to this node ----------
