@@ -21,6 +21,8 @@ import type { Bus } from '../src/bus/bus.js';
 import { LocalBus } from '../src/bus/local.js';
 import { RedisBus } from '../src/bus/redis.js';
 import { hostsTopic } from '../src/hosts/gateway-impl.js';
+import { Redis } from 'ioredis';
+import { redisStats, topCalls } from './redis-stats.js';
 
 export interface Figure {
   target: string;
@@ -31,6 +33,12 @@ export interface Figure {
   p50ms: number;
   p99ms: number;
   maxms: number;
+  /** Redis round trips (commands processed, a script call once) per message sent, both nodes and the hosts' heartbeats included. */
+  redisCommandsPerMsg?: number;
+  /** Redis CPU µs per message sent. */
+  redisCpuUsPerMsg?: number;
+  /** The Redis commands called most per message (INFO commandstats: a script's inner commands count). */
+  redisTop?: string;
 }
 
 export interface CrossNodeResult {
@@ -123,7 +131,9 @@ export async function run(opts: { seconds?: number; rate?: number; write?: boole
   let b: BenchHub | undefined;
   const hosts: FakeHost[] = [];
   const client = new LoadClient();
+  const counters = new Redis((redis as { url: string }).url, { lazyConnect: true });
   try {
+    await counters.connect();
     a = await forkHub({ config: { ...shared, nodeId: 'bench-a' }, name: 'A' });
     b = await forkHub({ config: { ...shared, nodeId: 'bench-b', adminApiKey: a.adminKey }, user: false, name: 'B' });
     const u = { key: a.key };
@@ -164,6 +174,7 @@ export async function run(opts: { seconds?: number; rate?: number; write?: boole
       let n = 0;
       let errors = 0;
       const total = Math.round(rate * seconds);
+      const r0 = await redisStats(counters);
       const start = performance.now();
       const inflight: Promise<void>[] = [];
       // Open loop: message i leaves at start + i/rate whatever the answers do.
@@ -187,7 +198,11 @@ export async function run(opts: { seconds?: number; rate?: number; write?: boole
       }
       await Promise.all(inflight);
       await eventually(async () => sent.size === 0, 5000, 20).catch(() => undefined);
-      return { target, rate, sent: total, dispatched: lat.length, errors, p50ms: r2(pct(lat, 0.5)), p99ms: r2(pct(lat, 0.99)), maxms: r2(Math.max(...lat)) };
+      const r1 = await redisStats(counters);
+      return {
+        target, rate, sent: total, dispatched: lat.length, errors, p50ms: r2(pct(lat, 0.5)), p99ms: r2(pct(lat, 0.99)), maxms: r2(Math.max(...lat)),
+        redisCommandsPerMsg: r2((r1.commands - r0.commands) / total), redisCpuUsPerMsg: r2(((r1.cpuMs - r0.cpuMs) * 1000) / total), redisTop: topCalls(r0, r1, total),
+      };
     };
 
     // Warm-up, not reported: both nodes' request paths, JIT and database plans at the measured rate
@@ -209,6 +224,7 @@ export async function run(opts: { seconds?: number; rate?: number; write?: boole
   } finally {
     for (const h of hosts) h.close();
     client.close();
+    counters.disconnect();
     await b?.close();
     await a?.close();
     await db.drop();
@@ -236,13 +252,15 @@ function writeResults(r: CrossNodeResult, rate: number): void {
       '|---|---:|---:|---:|---:|---:|---:|---:|',
       ...r.hop.map((f) => `| ${f.target} | ${f.rate} | ${f.sent} | ${f.dispatched} | ${f.errors} | ${f.p50ms} | ${f.p99ms} | ${f.maxms} |`),
       '',
-      `Two hub nodes, each in a process of its own, on one PostgreSQL database and one Redis; client and host in the bench process (${HOSTS} hosts: in-process protocol clients, capacity ${HOST_CAPACITY} each, connected to node A, ending each run at once; one host's row lock is taken by each of its accepts and run ends, so the load is spread as in bench/dispatch.ts); ${SESSIONS} sessions; messages sent open-loop at ${rate}/s for ${r.seconds} s; latency = client send → host receives run.start.`,
+      `Two hub nodes, each in a process of its own, on one PostgreSQL database and one Redis; client and host in the bench process (${HOSTS} hosts: in-process protocol clients, capacity ${HOST_CAPACITY} each, connected to node A, ending each run at once; one host's row lock is taken by each of its accepts and run ends, so the load is spread as in bench/dispatch.ts); ${SESSIONS} sessions; messages sent open-loop at ${rate}/s for ${r.seconds} s; latency = client send → host receives run.start. Redis figures: commands processed (a script call once: round trips) and Redis CPU over the phase, per message sent, both nodes and the hosts' heartbeats included.`,
       '',
-      '| target | rate/s | sent | dispatched | errors | p50 ms | p99 ms | max ms |',
-      '|---|---:|---:|---:|---:|---:|---:|---:|',
-      ...r.figures.map((f) => `| ${f.target} | ${f.rate} | ${f.sent} | ${f.dispatched} | ${f.errors} | ${f.p50ms} | ${f.p99ms} | ${f.maxms} |`),
+      '| target | rate/s | sent | dispatched | errors | p50 ms | p99 ms | max ms | Redis commands / msg | Redis CPU µs / msg |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...r.figures.map((f) => `| ${f.target} | ${f.rate} | ${f.sent} | ${f.dispatched} | ${f.errors} | ${f.p50ms} | ${f.p99ms} | ${f.maxms} | ${f.redisCommandsPerMsg} | ${f.redisCpuUsPerMsg} |`),
       '',
       `Cross-node hop p99 ${r.hop[1].p99ms} ms (target ≤ ${TARGET_P99_MS} ms: ${r.hop[1].p99ms <= TARGET_P99_MS ? 'met' : 'NOT met'}). End to end at ${rate}/s, cross-node p99 ${r.figures[1].p99ms} ms vs same-node ${r.figures[0].p99ms} ms (ratio ${r.ratioP99}; the first round's absolute target ≤ ${TARGET_P99_MS} ms: ${r.figures[1].p99ms <= TARGET_P99_MS ? 'met' : 'NOT met'}; issue 15's target, relative to the same node, is the line below); at ${r.figures[2].rate}/s, cross-node p99 ${r.figures[3].p99ms} ms vs same-node ${r.figures[2].p99ms} ms. "errors" counts messages refused or skipped because the session's previous message was not yet dispatched (the node is saturated).`,
+      '',
+      `Redis commands per message (largest; a script's inner commands count): ${r.figures.slice(0, 2).map((f) => `${f.target.split(':')[0]} — ${f.redisTop}`).join('; ')}.`,
       '',
       crossVerdict(r),
       '',

@@ -28,6 +28,7 @@ import { appendFileSync, readFileSync, readdirSync } from 'node:fs';
 import { cpus, totalmem, loadavg, platform } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
+import { redisStats } from './redis-stats.js';
 import { connectFakeHost, wsUrl } from '../test/helpers/host.js';
 import { connectRawHost, type RawHost } from './raw-host.js';
 import { createTestDatabase } from '../test/helpers/hub.js';
@@ -338,12 +339,6 @@ export function fdLimits(pid: number | 'self' = 'self'): { soft: number; hard: n
   }
 }
 
-async function redisCpu(r: Redis): Promise<{ cpuMs: number; commands: number }> {
-  const info = await r.info('cpu') + (await r.info('stats'));
-  const field = (k: string) => Number(info.match(new RegExp(`^${k}:([0-9.]+)`, 'm'))?.[1] ?? NaN);
-  return { cpuMs: (field('used_cpu_sys') + field('used_cpu_user')) * 1000, commands: field('total_commands_processed') };
-}
-
 export async function run(opts: { write?: boolean; n?: number; nodes?: number } = {}): Promise<ClusterResult> {
   const n = opts.n ?? Number(process.env.BENCH_CLUSTER_HOSTS ?? 60_000);
   const nodeCount = opts.nodes ?? Number(process.env.BENCH_CLUSTER_NODES ?? 4);
@@ -449,7 +444,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
 
     if (process.env.BENCH_HUB_PROFILE) for (const h of hubs) h.profile(); // each node's CPU profile from here to close
     // Connect: every client at once; from the first connect anywhere to the last welcome anywhere.
-    const cpuOf = async () => ({ hubs: hubs.map((h) => procCpuMs(h.pid)), clients: clients.map((c) => procCpuMs(c.child.pid)), postgres: postgresCpuMs(), redis: (await redisCpu(redis)).cpuMs });
+    const cpuOf = async () => ({ hubs: hubs.map((h) => procCpuMs(h.pid)), clients: clients.map((c) => procCpuMs(c.child.pid)), postgres: postgresCpuMs(), redis: (await redisStats(redis)).cpuMs });
     const cpuBefore = await cpuOf();
     const done = await Promise.all(clients.map((c, i) => c.ask<FromClient & { t: 'connected' }>({ t: 'connect', jobs: jobsOf(i), concurrency }, 'connected')));
     const cpuAfter = await cpuOf();
@@ -468,11 +463,11 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
 
     // Steady window: everything open and heartbeating, nothing else asked of the cluster.
     step(`RSS MB before → open per node: ${hubs.map((_, k) => `${(before[k].rss / 2 ** 20).toFixed(0)} → ${(open[k].rss / 2 ** 20).toFixed(0)} for ${channels[k]}`).join(', ')}; steady window`);
-    const r0 = await redisCpu(redis);
+    const r0 = await redisStats(redis);
     const c0 = hubs.map((h) => procCpuMs(h.pid));
     const t0 = performance.now();
     await sleep(steadySeconds * 1000);
-    const r1 = await redisCpu(redis);
+    const r1 = await redisStats(redis);
     const elapsed = (performance.now() - t0) / 1000;
     const c1 = hubs.map((h) => procCpuMs(h.pid));
 

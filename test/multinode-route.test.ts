@@ -1,9 +1,12 @@
 // A message sent through node B for a host whose channel is on node A reads
-// the host's presence once: the read that checks the host is online and its
-// capacity also names the node its run.start goes to. (Before, the run.start
-// read presence a second time to find that node: one more Redis round trip per
-// message sent across nodes.) A host that moved between that read and the
-// run.start still gets it: the node named routes it on.
+// the host's presence at most once: the read that checks the host is online
+// and its capacity also names the node its run.start goes to (before, the
+// run.start read presence a second time to find that node), and node B keeps
+// that reading a moment, so a burst of messages for the host reads it once.
+// A host that moved after the reading still gets its run.start: the node
+// named routes it on. A host gone from every node after the reading: the run
+// ends HOST_OFFLINE at once, not after the heartbeat window, and node B reads
+// presence again for the next message.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, createTestDatabase, type TestHub } from './helpers/hub.js';
@@ -11,6 +14,7 @@ import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/
 import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
 import type { FrameOf, HubToHost } from '../host-protocol/frames.js';
 import type { PresenceEntry } from '../src/hosts/presence.js';
+import type { ChannelTiming } from '../src/hosts/gateway-impl.js';
 
 const redis = await redisUrlOrSkip();
 const skip = 'skip' in redis ? redis.skip : !process.env.DATABASE_URL ? 'DATABASE_URL is not set (three hubs need one shared PostgreSQL)' : undefined;
@@ -59,6 +63,11 @@ function countReads(hub: TestHub, hostId: string): { reads: number; restore(): v
   return counter;
 }
 
+/** How long `hub` reuses a reading of another node's host (0: never). */
+function reuse(hub: TestHub, ms: number): void {
+  (hub.hub.runFrames.gateway.timing as ChannelTiming).presenceReuseMs = ms;
+}
+
 async function setUp(via: TestHub) {
   const u = await a.user();
   const { hostId, credential } = await pairHost(a, u.key);
@@ -85,19 +94,69 @@ async function turn(via: TestHub, key: string, sessionId: string, host: FakeHost
 
 test('a message through node B for a host on node A: one presence read, and the run.start reaches the host', { skip }, async () => {
   const { u, hostId, host, sessionId } = await setUp(b);
-  for (let i = 0; i < 3; i++) {
-    const spy = countReads(b, hostId);
-    try {
-      await turn(b, u.key, sessionId, host, `hello ${i}`);
-    } finally {
-      spy.restore();
+  reuse(b, 0); // every message reads
+  try {
+    for (let i = 0; i < 3; i++) {
+      const spy = countReads(b, hostId);
+      try {
+        await turn(b, u.key, sessionId, host, `hello ${i}`);
+      } finally {
+        spy.restore();
+      }
+      assert.equal(spy.reads, 1, `message ${i}: node B read the host's presence ${spy.reads} times`);
     }
-    assert.equal(spy.reads, 1, `message ${i}: node B read the host's presence ${spy.reads} times`);
+  } finally {
+    reuse(b, 60_000);
+  }
+});
+
+test('messages in a row through node B: the host\'s presence is read once, then again once the reading is over', { skip }, async () => {
+  const { u, hostId, host, sessionId } = await setUp(b);
+  reuse(b, 60_000);
+  const spy = countReads(b, hostId);
+  try {
+    for (let i = 0; i < 4; i++) await turn(b, u.key, sessionId, host, `burst ${i}`);
+    assert.equal(spy.reads, 1, `node B read the host's presence ${spy.reads} times for four messages`);
+    reuse(b, 1);
+    await new Promise((r) => setTimeout(r, 5));
+    await turn(b, u.key, sessionId, host, 'after the window');
+    assert.equal(spy.reads, 2, 'a reading past its window is read again');
+  } finally {
+    spy.restore();
+    reuse(b, 60_000);
+  }
+});
+
+test('the host left every node after node B kept its reading: the run ends HOST_OFFLINE at once, and the next message reads again', { skip }, async () => {
+  const { u, hostId, host, sessionId } = await setUp(b);
+  reuse(b, 60_000); // the heartbeat window is 60 s too: only the hand-back can end the run within this test
+  await turn(b, u.key, sessionId, host, 'while online');
+  host.close();
+  await eventually(async () => !(await a.hub.runFrames.gateway.entries([hostId])).has(hostId) || undefined, 5000, 20);
+  const spy = countReads(b, hostId);
+  try {
+    const m = await b.api('POST', `/api/v1/sessions/${sessionId}/messages`, { token: u.key, body: { content: 'after it left' } });
+    assert.equal(m.status, 202, m.text); // the kept reading said online: accepted, as a message read just before the host left
+    assert.equal(spy.reads, 0, 'node B used its kept reading');
+    const failed = await eventually(async () => {
+      const r = await a.hub.ctx.em().getConnection().execute<Array<{ status: string; error_code: string | null }>>(
+        `select status, error_code from session_tasks where id = ?`, [m.body.taskId]);
+      return r[0]?.status === 'failed' ? r[0] : undefined;
+    }, 5000, 20);
+    assert.equal(failed.error_code, 'HOST_OFFLINE');
+    // Node A told node B its reading was wrong: the next message reads presence, and is refused with nothing stored.
+    await eventually(async () => !b.hub.runFrames.gateway['routing'].recent.get(hostId) || undefined, 5000, 20);
+    const next = await b.api('POST', `/api/v1/sessions/${sessionId}/messages`, { token: u.key, body: { content: 'still gone' } });
+    assert.equal(next.status, 503, next.text);
+    assert.equal(spy.reads, 1);
+  } finally {
+    spy.restore();
   }
 });
 
 test('the host moved to node C after node B read its presence: the run.start still reaches it, through node A', { skip }, async () => {
   const { u, hostId, credential, host, sessionId } = await setUp(b);
+  reuse(b, 0); // the message reads presence (the hook below moves the host at that read)
   await turn(b, u.key, sessionId, host, 'before the move');
   // Node B reads presence (node A), then the host reconnects to node C before the run.start is sent.
   const store = presenceStoreOf(b);
@@ -122,5 +181,6 @@ test('the host moved to node C after node B read its presence: the run.start sti
     await eventually(async () => ((await b.api('GET', `/api/v1/sessions/${sessionId}`, { token: u.key })).body.data.status === 'active') || undefined, 5000, 20);
   } finally {
     store.getMany = original;
+    reuse(b, 60_000);
   }
 });

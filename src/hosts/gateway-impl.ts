@@ -1,12 +1,9 @@
 // The node side of the host channel and the HostGateway other domains use.
 // A frame for host H goes straight to H's channel when this node holds it;
-// otherwise presence says which node does, and the frame is published on
-// that node's Bus topic (hostsTopic): one subscription per node, none per
-// host, so a connect storm costs Redis no SUBSCRIBE and a channel holds no
-// subscription. A node that receives a frame for a host it no longer holds
-// (the host moved after the sender read presence) routes it on once.
-// Replies come back on `hostreply:<node>`. A frame or request for a host
-// nobody holds fails at once.
+// otherwise to the node presence names, over the Bus (routing.ts: one
+// subscription per node, none per host, so a connect storm costs Redis no
+// SUBSCRIBE and a channel holds no subscription). Replies come back on
+// `hostreply:<node>`. A frame or request for a host nobody holds fails at once.
 // One sweep timer judges every channel's liveness (liveness.ts); connections
 // hold none. Which runs a channel may speak for: channel-runs.ts; keeping presence
 // alive: presence-upkeep.ts; requests and their replies across nodes: forwarding.ts.
@@ -14,35 +11,28 @@ import type { HubContext } from '../context.js';
 import type { Engine, FrameOf, HostToHub, HubToHost } from '../../host-protocol/frames.js';
 import { CloseCodes, PROTOCOL_VERSION } from '../../host-protocol/version.js';
 import { publishObj, subscribeObj } from '../bus/bus.js';
-import { fail } from '../errors.js';
 import type { HostGateway, HostPresence, RequestFrame, RunFrame, RunStartMeta } from './gateway.js';
 import type { Presence, PresenceEntry, Written } from './presence.js';
 import type { HostStore } from './store.js';
 import { HostConnection, type ChannelOwner } from './connection.js';
-import { RequestForwarding, type RequestMsg } from './forwarding.js';
+import { RequestForwarding } from './forwarding.js';
 import type { HostIdentity } from './store.js';
 import { limitsOf, TokenBucket, type Limits } from '../limits.js';
 import { ChannelRuns, type RunResolver } from './channel-runs.js';
 import { PresenceUpkeep } from './presence-upkeep.js';
 import { LivenessSweep } from './liveness.js';
+import { HostRouting, hostsTopic, PRESENCE_REUSE_MS, type HostMsg, type SendMsg } from './routing.js';
+import type { SendPresence } from './recent-presence.js';
 
-type HostMsg =
-  /** `hop`: routed on once already by a node that no longer held the host (never twice). */
-  | { k: 'send'; h: string; frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>; meta?: RunStartMeta; hop?: number }
-  | RequestMsg
-  /** Sent by a hello whose presence write replaced another node's entry; `epoch` is that write's (Presence.set). */
-  | { k: 'takeover'; h: string; node: string; epoch: number };
-
-/** The Bus topic of frames for the hosts whose channels `node` holds. */
-export function hostsTopic(node: string): string {
-  return `hostframes:${node}`;
-}
+export { hostsTopic };
 
 export interface ChannelTiming {
   /** Silence after which a channel is closed and the host reads offline. */
   heartbeatTimeoutMs: number;
   /** How long a request waits for the host's reply. */
   requestTimeoutMs: number;
+  /** How long a send reuses a presence reading of a host held by another node (routing.ts; default PRESENCE_REUSE_MS). */
+  presenceReuseMs?: number;
 }
 
 export class HostChannels implements HostGateway, ChannelOwner {
@@ -66,6 +56,8 @@ export class HostChannels implements HostGateway, ChannelOwner {
   private readonly limits: Limits;
   private readonly runs: ChannelRuns;
   private readonly upkeep: PresenceUpkeep;
+  private readonly routing: HostRouting;
+  private undeliveredHandlers: Array<(hostId: string, frame: FrameOf<HubToHost, 'run.start'>, meta: RunStartMeta) => void> = [];
 
   constructor(
     private readonly ctx: HubContext,
@@ -77,7 +69,11 @@ export class HostChannels implements HostGateway, ChannelOwner {
     this.limits = limitsOf(ctx.config);
     this.runs = new ChannelRuns(ctx.log, this.limits.channelHeldBytes, (fn) => this.safe(fn));
     this.upkeep = new PresenceUpkeep(presenceStore, this.node, timing.heartbeatTimeoutMs, () => [...this.local.keys()], () => this.closing, (fn) => this.safe(fn));
-    this.forwarding = new RequestForwarding(ctx.bus, this.node, (to, m) => this.deliverTo(to, m));
+    this.routing = new HostRouting({
+      bus: ctx.bus, node: this.node, presenceStore, read: (id) => this.presence(id), reuseMs: () => timing.presenceReuseMs ?? PRESENCE_REUSE_MS,
+      here: this.onHostMsg, offline: (m) => this.forwarding.offline(m), undelivered: (m) => this.undelivered(m), closing: () => this.closing,
+    });
+    this.forwarding = new RequestForwarding(ctx.bus, this.node, (to, m) => this.routing.deliverTo(to, m));
     this.unsubFrames = subscribeObj<HostMsg>(ctx.bus, hostsTopic(this.node), this.onHostMsg);
     // A revoked host loses its socket on every node, including one still before hello.
     store.onRevoked = (hostId) => {
@@ -192,16 +188,19 @@ export class HostChannels implements HostGateway, ChannelOwner {
   // ---------- Bus: frames for hosts whose channel is here ----------
 
   private hostMsg(m: HostMsg): void {
+    if (m.k === 'forget') return this.routing.recent.forget(m.h);
     const conn = this.local.get(m.h);
-    if (!conn && m.k !== 'takeover' && !m.hop) return void this.routeOn(m);
+    // Not held here: routed on once; a message routed on already has nowhere else to go.
+    if (!conn && m.k !== 'takeover') return m.hop ? this.routing.nowhere(m) : void this.routing.routeOn(m);
     switch (m.k) {
       case 'send':
-        if (conn && m.frame.t === 'run.start') {
+        if (!conn) return; // not reached: routed above
+        if (m.frame.t === 'run.start') {
           if (!this.runs.starting(conn, m.frame.runId)) return; // sent again already
           // From another node's bus message: checked before it reaches the sessions domain.
           if (typeof m.meta?.agentId === 'string') for (const h of this.startingHandlers) this.safe(() => h(m.h, m.frame as FrameOf<HubToHost, 'run.start'>, { agentId: m.meta!.agentId }));
         }
-        conn?.send(m.frame);
+        conn.send(m.frame);
         return;
       case 'req':
         return this.forwarding.deliver(conn, m);
@@ -212,22 +211,10 @@ export class HostChannels implements HostGateway, ChannelOwner {
     }
   }
 
-  /** To node `to`'s channels: straight in when that is this node, else over the Bus. */
-  private deliverTo(to: string, m: HostMsg): void {
-    if (to === this.node) this.hostMsg(m);
-    else publishObj(this.ctx.bus, hostsTopic(to), m);
-  }
-
-  /**
-   * A frame or request for a host not held here: the host moved after the sender read presence.
-   * Routed on once to the node presence names now; a request with nowhere to go is answered offline,
-   * a frame dropped (a run.start lost so is judged by the lost-run sweep, as one lost on a closing channel).
-   */
-  private async routeOn(m: Extract<HostMsg, { k: 'send' | 'req' }>): Promise<void> {
-    const e = await this.presenceStore.get(m.h).catch(() => undefined);
-    const to = e?.nodeId;
-    if (to && to !== this.node && !this.closing) return void publishObj(this.ctx.bus, hostsTopic(to), { ...m, hop: 1 } satisfies HostMsg);
-    if (m.k === 'req') this.forwarding.offline(m);
+  /** A run.start no node could take (its host went offline after the sender read presence): the domain ends its run. */
+  private undelivered(m: SendMsg): void {
+    if (m.frame.t !== 'run.start' || typeof m.meta?.agentId !== 'string') return;
+    for (const h of this.undeliveredHandlers) this.safe(() => h(m.h, m.frame as FrameOf<HubToHost, 'run.start'>, m.meta!));
   }
 
   // ---------- HostGateway ----------
@@ -258,12 +245,21 @@ export class HostChannels implements HostGateway, ChannelOwner {
   }
 
   async send(hostId: string, frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>, meta?: RunStartMeta, via?: string): Promise<void> {
-    const m: HostMsg = { k: 'send', h: hostId, frame, ...(meta && frame.t === 'run.start' ? { meta } : {}) };
+    const m: HostMsg = { k: 'send', h: hostId, frame, from: this.node, ...(meta && frame.t === 'run.start' ? { meta } : {}) };
     // A channel held here: straight to it, with no presence look-up and no round trip through the Bus.
     if (this.local.has(hostId)) return this.hostMsg(m);
     // A node named by a presence read moments ago (the accept's): no second read, one Redis round trip
     // less per message whose host is on another node; if the host has moved since, that node routes on.
-    this.deliverTo(via ?? (await this.holder(hostId)), m);
+    this.routing.deliverTo(via ?? (await this.routing.holder(hostId)), m);
+  }
+
+  async presenceToSend(hostId: string): Promise<SendPresence> {
+    const held = this.heldCapacity(hostId);
+    return held !== undefined ? { status: 'online', capacity: held } : this.routing.forSend(hostId);
+  }
+
+  onRunUndelivered(handler: (hostId: string, frame: FrameOf<HubToHost, 'run.start'>, meta: RunStartMeta) => void): void {
+    this.undeliveredHandlers.push(handler);
   }
 
   private startingHandlers: Array<(hostId: string, frame: FrameOf<HubToHost, 'run.start'>, meta: RunStartMeta) => void> = [];
@@ -272,7 +268,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
   }
 
   async request(hostId: string, frame: RequestFrame, timeoutMs = this.timing.requestTimeoutMs): Promise<unknown> {
-    const to = this.local.has(hostId) ? this.node : await this.holder(hostId);
+    const to = this.local.has(hostId) ? this.node : await this.routing.holder(hostId);
     return this.forwarding.ask(hostId, to, frame, timeoutMs);
   }
 
@@ -347,13 +343,6 @@ export class HostChannels implements HostGateway, ChannelOwner {
       else if (v.status === 'online') online++;
     }
     return { connected: this.local.size + this.waiting.size, online, busy };
-  }
-
-  /** The node holding the host's channel, from presence; HOST_OFFLINE when none does. */
-  private async holder(hostId: string): Promise<string> {
-    const e = await this.presenceStore.get(hostId);
-    if (!e || e.nodeId === null) throw fail('HOST_OFFLINE');
-    return e.nodeId;
   }
 
   private intern(engines: Engine[]): Engine[] {

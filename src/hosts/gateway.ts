@@ -3,6 +3,9 @@
 // others depend only on this interface, never on WebSocket details.
 import type { Engine, HubToHost, FrameOf, HostToHub } from '../../host-protocol/frames.js';
 import type { RunResolver } from './channel-runs.js';
+import type { SendPresence } from './recent-presence.js';
+
+export type { SendPresence };
 
 export type HostStatus = 'online' | 'busy' | 'offline';
 
@@ -48,6 +51,16 @@ export interface HostGateway {
    * again; a node that no longer holds the channel routes the frame on to the one presence names then.
    */
   send(hostId: string, frame: FrameOf<HubToHost, 'run.start' | 'run.abort'>, meta?: RunStartMeta, via?: string): Promise<void>;
+  /**
+   * Presence as a message send needs it: the channel held here, else a reading of the host on another
+   * node kept a moment (routing.ts, PRESENCE_REUSE_MS), else a fresh one. Offline when no node holds it.
+   */
+  presenceToSend(hostId: string): Promise<SendPresence>;
+  /**
+   * A run.start sent with `meta` reached no channel: no node holds its host any more (it went offline
+   * after the sender read presence). The run never started; the domain ends it.
+   */
+  onRunUndelivered(handler: (hostId: string, frame: FrameOf<HubToHost, 'run.start'>, meta: RunStartMeta) => void): void;
   /** Request with a reply. Throws HOST_OFFLINE, or HOST_TOO_OLD/HOST_TIMEOUT when no reply comes in time. Resolves with reply.data; rejects with a HubError when reply.ok is false. */
   request(hostId: string, frame: RequestFrame, timeoutMs?: number): Promise<unknown>;
   /**

@@ -89,13 +89,12 @@ export class Messaging {
     const agent = fresh?.agent ?? (await resolveUsableAgent(this.ctx, userId, await this.agentOf(userId, sessionId)));
     if (!agent.hostId || !agent.engine) throw fail('AGENT_UNUSABLE', 'the agent has no host or engine');
     requireMode(agent, userId, options.permissionMode); // 403 above the owner's ceiling, before anything is stored
-    // The channel held by this node knows the capacity: no presence look-up (a Redis round trip) per message.
-    const held = this.gateway.heldCapacity(agent.hostId);
-    const presence = held !== undefined ? { status: 'online' as const, capacity: held } : await this.gateway.presence(agent.hostId);
+    // The channel held here knows the capacity; another node's host is read from presence at most once a moment.
+    const presence = await this.gateway.presenceToSend(agent.hostId);
     // Nothing is stored: a 503 means "do not assume the task ran", and a retry must not duplicate it.
     if (presence.status === 'offline') throw fail('UNAVAILABLE', 'the agent\'s host is offline');
     // Read from the store: the node holding the channel, where run.start goes without reading presence again.
-    const via = 'nodeId' in presence ? presence.nodeId : undefined;
+    const via = presence.nodeId;
     const a = agent;
     if (!fresh) {
       // The session's run is over but its end is still being written here: the message waits for that

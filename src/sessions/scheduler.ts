@@ -50,7 +50,13 @@ export class Scheduler {
     this.lostRuns = new LostRunSweep(gone, () => this.closed, stopping);
     gateway.onRunFrame((hostId, f) => this.runs().handle(hostId, f));
     // A run sent here from another node: known from its run.start, not read back when its frames come.
-    gateway.onRunStarting((hostId, f, meta) => this.runs().tracked({ id: f.runId, sessionId: f.sessionId, hostId, agentId: meta.agentId, engine: f.engine }));
+    // It is counted into presence here too, where its end will be: the node that sent it does not count it.
+    gateway.onRunStarting((hostId, f, meta) => {
+      this.runs().tracked({ id: f.runId, sessionId: f.sessionId, hostId, agentId: meta.agentId, engine: f.engine });
+      this.countSoon(hostId);
+    });
+    // A run.start that reached no channel (its host went offline after the sender read presence): the run never started.
+    gateway.onRunUndelivered((hostId, f, meta) => void this.notStarted({ id: f.runId, sessionId: f.sessionId, hostId, agentId: meta.agentId, engine: f.engine }));
     // After a hello, a host may speak for the runs the database holds open on it (and those sent to it since);
     // the same look-up finds its waiting work and its lost runs. A reconnect storm costs one query in flight
     // for all the hellos meanwhile, not one per host.
@@ -71,14 +77,19 @@ export class Scheduler {
     // The node holding the host's channel tracks the run: here, or wherever the run.start goes (onRunStarting).
     this.runs().started(t, this.gateway.heldCapacity(t.hostId) !== undefined);
     try {
+      // Counted into presence by the node holding the channel, as its run.start goes out (onRunStarting).
       await this.gateway.send(t.hostId, await this.startFrame(t), { agentId: t.agentId }, t.via);
       if (t.acceptedAt !== undefined) this.ctx.metrics.dispatchSeconds.observe((performance.now() - t.acceptedAt) / 1000);
     } catch (e) {
       this.ctx.log.warn('dispatch failed', { runId: t.id, hostId: t.hostId, err: e }); // the error itself: a database error's values stay out (log.ts)
-      await this.runs().end(t.id, { ok: false, error: { code: 'HOST_OFFLINE', message: 'the host went offline before the run started' } },
-        { sessionId: t.sessionId, hostId: t.hostId, agentId: t.agentId, engine: t.engine });
+      await this.notStarted(t);
     }
-    this.countSoon(t.hostId);
+  }
+
+  /** A run whose run.start reached no channel: it ends HOST_OFFLINE (its end counts the host). */
+  private notStarted(t: { id: string; sessionId: string; hostId: string; agentId: string; engine: string }): Promise<void> {
+    return this.runs().end(t.id, { ok: false, error: { code: 'HOST_OFFLINE', message: 'the host went offline before the run started' } },
+      { sessionId: t.sessionId, hostId: t.hostId, agentId: t.agentId, engine: t.engine });
   }
 
   private async startFrame(t: ClaimedTask): Promise<FrameOf<HubToHost, 'run.start'>> {
@@ -149,15 +160,15 @@ export class Scheduler {
   }
 
   private async drainOnce(hostId: string): Promise<void> {
-    // A channel held here knows its capacity; another node's is read from presence.
-    let capacity = this.gateway.heldCapacity(hostId);
-    if (capacity === undefined) {
-      const p = await this.gateway.presence(hostId);
-      if (p.status === 'offline') return;
-      capacity = p.capacity;
-    }
+    // A channel held here knows its capacity; another node's is read from presence, fresh: a drain
+    // started on a stale reading would start waiting messages of a host gone offline, and fail them.
+    const held = this.gateway.heldCapacity(hostId);
+    const p = held !== undefined ? { status: 'online', capacity: held, nodeId: undefined } : await this.gateway.presence(hostId);
+    if (p.status === 'offline') return;
     // One round trip in autocommit (hub_claim): the host row is locked only while the claim runs.
-    await this.claimed(hostId, await claimForHost(this.em(), hostId, capacity));
+    const claim = await claimForHost(this.em(), hostId, p.capacity);
+    for (const t of claim.tasks) t.via = p.nodeId; // sent where the reading says, without reading presence again
+    await this.claimed(hostId, claim);
   }
 
   /** After a claim of the host committed (a drain's, or one inside a run's end): dispatches what it started, and plans what it could not. */
