@@ -33,7 +33,7 @@ export interface Figure {
   p50ms: number;
   p99ms: number;
   maxms: number;
-  /** Redis round trips (commands processed, a script call once) per message sent, both nodes and the hosts' heartbeats included. */
+  /** Redis commands processed (a script's inner ones included) per message sent, both nodes and the hosts' heartbeats included. */
   redisCommandsPerMsg?: number;
   /** Redis CPU µs per message sent. */
   redisCpuUsPerMsg?: number;
@@ -252,7 +252,7 @@ function writeResults(r: CrossNodeResult, rate: number): void {
       '|---|---:|---:|---:|---:|---:|---:|---:|',
       ...r.hop.map((f) => `| ${f.target} | ${f.rate} | ${f.sent} | ${f.dispatched} | ${f.errors} | ${f.p50ms} | ${f.p99ms} | ${f.maxms} |`),
       '',
-      `Two hub nodes, each in a process of its own, on one PostgreSQL database and one Redis; client and host in the bench process (${HOSTS} hosts: in-process protocol clients, capacity ${HOST_CAPACITY} each, connected to node A, ending each run at once; one host's row lock is taken by each of its accepts and run ends, so the load is spread as in bench/dispatch.ts); ${SESSIONS} sessions; messages sent open-loop at ${rate}/s for ${r.seconds} s; latency = client send → host receives run.start. Redis figures: commands processed (a script call once: round trips) and Redis CPU over the phase, per message sent, both nodes and the hosts' heartbeats included.`,
+      `Two hub nodes, each in a process of its own, on one PostgreSQL database and one Redis; client and host in the bench process (${HOSTS} hosts: in-process protocol clients, capacity ${HOST_CAPACITY} each, connected to node A, ending each run at once; one host's row lock is taken by each of its accepts and run ends, so the load is spread as in bench/dispatch.ts); ${SESSIONS} sessions; messages sent open-loop at ${rate}/s for ${r.seconds} s; latency = client send → host receives run.start. Redis figures: commands processed (a script's inner commands included) and Redis CPU over the phase, per message sent, both nodes and the hosts' heartbeats included.`,
       '',
       '| target | rate/s | sent | dispatched | errors | p50 ms | p99 ms | max ms | Redis commands / msg | Redis CPU µs / msg |',
       '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',

@@ -1,7 +1,7 @@
 // Redis's own counters, read before and after a window: CPU (used_cpu_sys +
-// used_cpu_user), commands processed (a script call counts once, so this is
-// round trips) and calls per command (INFO commandstats, where a script's
-// inner commands count too).
+// used_cpu_user), commands processed and calls per command (INFO stats and
+// commandstats; both count a script's inner commands as well as the script
+// call itself).
 import type { Redis } from 'ioredis';
 
 export interface RedisStats {
