@@ -3,6 +3,7 @@
 // one handler per frame type. It holds no timers and no closures: liveness
 // is judged by the node's single sweep (see channels.ts) from `lastSeen`.
 import { encodeFrame, type FrameOf, type HostToHub, type HubToHost } from '../../host-protocol/index.js';
+import { pingToPong } from '../../host-protocol/ping.js';
 import { CloseCodes, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION, type CloseCode } from '../../host-protocol/version.js';
 import type { HostIdentity } from './store.js';
 import type { RunFrame } from './gateway.js';
@@ -104,18 +105,36 @@ export class HostConnection {
   }
 
   handle(frame: HostToHub): void {
+    if (this.admit(frame.t)) HANDLERS[frame.t](this, frame);
+  }
+
+  /**
+   * A ping in the CLI's plain form (host-protocol/ping.ts), as the transport received it: answered
+   * as `handle` would answer it, with its own bytes turned into the pong (borrowed for this call only).
+   */
+  heartbeat(ping: Uint8Array): void {
+    if (this.admit('ping')) this.sendBytes(pingToPong(ping), true);
+  }
+
+  /** Every frame counts as a sign of life and against the frame rate; before hello, only a hello is taken. */
+  private admit(t: HostToHub['t']): boolean {
     this.lastSeen = Date.now();
-    if (this.bucket && !this.bucket.take(this.lastSeen)) return this.close(CloseCodes.FRAME_RATE);
-    if (!this.ready && frame.t !== 'hello') return this.close(CloseCodes.HELLO_TWICE);
-    HANDLERS[frame.t](this, frame);
+    const refused = this.bucket && !this.bucket.take(this.lastSeen) ? CloseCodes.FRAME_RATE : !this.ready && t !== 'hello' ? CloseCodes.HELLO_TWICE : undefined;
+    if (refused) this.close(refused);
+    return !refused;
   }
 
   /** Sends now, or queues behind backpressure. False once the socket is gone. */
   send(frame: HubToHost): boolean {
+    return this.sendBytes(encodeFrame(frame), false);
+  }
+
+  /** `borrowed`: bytes valid for this call only (a transport's receive buffer), copied when they must wait. */
+  private sendBytes(bytes: Uint8Array, borrowed: boolean): boolean {
     const s = this.socket;
     if (!s) return false;
-    const bytes = encodeFrame(frame);
     if (this.queue || s.getBufferedAmount() > HIGH_WATER) {
+      if (borrowed) bytes = bytes.slice();
       (this.queue ??= []).push(bytes);
       this.queued += bytes.byteLength;
       if (this.queued > QUEUE_LIMIT) this.close(CloseCodes.BACKPRESSURE);

@@ -4,6 +4,7 @@
 // may cross a uWS callback.
 import type { TemplatedApp } from '../server/uws.js';
 import { decodeHostFrame } from '../../host-protocol/codec.js';
+import { isPlainPing } from '../../host-protocol/ping.js';
 import { CloseCodes, HOST_WS_PATH } from '../../host-protocol/version.js';
 import type { Logger } from '../log.js';
 import type { HostConnection } from './connection.js';
@@ -74,14 +75,19 @@ export function attachHostSocket(app: TemplatedApp, channels: HostChannels, stor
       channels.opened(conn);
     },
 
-    message: (ws, bytes) => {
+    message: (ws, message) => {
       const conn = ws.getUserData().c;
-      const d = decodeHostFrame(bytes);
-      if (d.error !== undefined) return conn.close(CloseCodes.BAD_FRAME);
+      const bytes = new Uint8Array(message);
+      // A heartbeat in the CLI's form is answered from its own bytes (host-protocol/ping.ts); uWS's
+      // buffer is ours until this callback returns, and a send copies it.
+      const ping = isPlainPing(bytes);
+      const d = ping ? undefined : decodeHostFrame(bytes);
+      if (d?.error !== undefined) return conn.close(CloseCodes.BAD_FRAME);
       try {
-        conn.handle(d.frame);
+        if (d) conn.handle(d.frame);
+        else conn.heartbeat(bytes);
       } catch (e) {
-        log.error('host frame handler failed', { hostId: conn.hostId, t: d.frame.t, err: e });
+        log.error('host frame handler failed', { hostId: conn.hostId, t: d?.frame.t ?? 'ping', err: e });
       }
     },
 
