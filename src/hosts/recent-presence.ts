@@ -5,7 +5,7 @@
 // host that comes online is seen at the next send). A reading kept too long
 // does no harm beyond its window: the node it names routes a frame on when
 // the host has moved, and ends a run.start at once as HOST_OFFLINE when no
-// node holds the host any more (gateway-impl.ts).
+// node holds the host any more (routing.ts).
 import type { HostStatus } from './gateway.js';
 
 export interface SendPresence {

@@ -75,7 +75,9 @@ export class HostRouting {
     const kept = this.recent.get(hostId);
     if (kept) return kept;
     const p = await this.d.read(hostId);
-    if (p.nodeId !== this.d.node) this.recent.keep(hostId, p);
+    // Naming this node, which holds no channel of the host: that channel closed and its entry's removal is on its way.
+    if (p.nodeId === this.d.node) return { status: 'offline', capacity: 0 };
+    this.recent.keep(hostId, p);
     return p;
   }
 

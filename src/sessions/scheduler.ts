@@ -164,7 +164,8 @@ export class Scheduler {
     // started on a stale reading would start waiting messages of a host gone offline, and fail them.
     const held = this.gateway.heldCapacity(hostId);
     const p = held !== undefined ? { status: 'online', capacity: held, nodeId: undefined } : await this.gateway.presence(hostId);
-    if (p.status === 'offline') return;
+    // Offline, or named on this node whose channel of it closed (the entry's removal on its way): the work waits.
+    if (p.status === 'offline' || p.nodeId === this.ctx.config.nodeId) return;
     // One round trip in autocommit (hub_claim): the host row is locked only while the claim runs.
     const claim = await claimForHost(this.em(), hostId, p.capacity);
     for (const t of claim.tasks) t.via = p.nodeId; // sent where the reading says, without reading presence again
