@@ -54,3 +54,20 @@ test('bounded: the oldest reading goes first; a reading kept again counts as new
   assert.equal(r.get('a'), undefined);
   assert.deepEqual(['c', 'd'].map((h) => r.get(h)?.nodeId), ['n', 'n']);
 });
+
+test('a send\'s reading: another node\'s host is kept; one naming this node (its channel closed, the entry not yet removed) reads offline and is not kept', async () => {
+  const { HostRouting } = await import('../src/hosts/routing.js');
+  const { LocalBus } = await import('../src/bus/local.js');
+  const readings: Record<string, { nodeId?: string }> = { elsewhere: { nodeId: 'node-a' }, here: { nodeId: 'node-b' } };
+  let reads = 0;
+  const routing = new HostRouting({
+    bus: new LocalBus(), node: 'node-b', presenceStore: undefined as never,
+    read: async (hostId) => (reads++, { hostId, status: 'online', running: 0, capacity: 2, engines: [], lastSeenAt: 0, ...readings[hostId] }),
+    reuseMs: () => 60_000, here: () => {}, offline: () => {}, undelivered: () => {}, closing: () => false,
+  });
+  assert.deepEqual(await routing.forSend('here'), { status: 'offline', capacity: 0 });
+  assert.equal(routing.recent.get('here'), undefined);
+  assert.equal((await routing.forSend('elsewhere')).nodeId, 'node-a');
+  assert.equal((await routing.forSend('elsewhere')).nodeId, 'node-a');
+  assert.equal(reads, 2, 'the second send for the host on node A used the kept reading');
+});
