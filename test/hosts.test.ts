@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, CLAUDE_ENGINE } from './helpers/host.js';
 import { CloseCodes } from '../host-protocol/version.js';
+import { Encoder } from '@msgpack/msgpack';
+import { decodeHubFrame } from '../host-protocol/codec.js';
 import { apiError } from './helpers/api-error.js';
 
 let t: TestHub;
@@ -92,6 +94,19 @@ test('the hub pongs app-level pings with the same id', async () => {
   const fh = await connectFakeHost(t, credential, { heartbeat: false });
   const rtt = await fh.ping();
   assert.ok(rtt >= 0 && rtt < 1000);
+  // The CLI's plain forms (answered from their own bytes, host-protocol/ping.ts) and another form of
+  // the same frame (keys in another order: the general path) each get their own pong, id and ts kept.
+  const pongs = new Map<number, number | undefined>();
+  fh.ws.on('message', (data: Buffer) => {
+    const d = decodeHubFrame(data);
+    if (d.frame?.t === 'pong') pongs.set(d.frame.id, d.frame.ts);
+  });
+  const ts = Date.now();
+  fh.send({ t: 'ping', id: 41, ts });
+  fh.send({ t: 'ping', id: 70_000 });
+  fh.send(new Encoder().encode({ ts: 5, id: 43, t: 'ping' }));
+  await eventually(async () => pongs.size === 3 || undefined, 5000, 10);
+  assert.deepEqual([...pongs].sort((a, b) => a[0] - b[0]), [[41, ts], [43, 5], [70_000, undefined]]);
   fh.close();
 });
 
