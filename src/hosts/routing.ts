@@ -104,8 +104,6 @@ export class HostRouting {
       return;
     }
     if (to && to !== this.d.node && !this.d.closing()) return void publishObj(this.d.bus, hostsTopic(to), { ...m, hop: 1 } satisfies HostMsg);
-    // A closing node hands no run back: its domain is shutting down, and the sweep of a live node judges the run.
-    if (this.d.closing()) return void (m.k === 'req' && this.d.offline(m));
     this.handBack(m);
   }
 
@@ -115,10 +113,13 @@ export class HostRouting {
     this.handBack(m);
   }
 
-  /** No node can take the message: a request is answered offline, a run.start handed back. */
+  /**
+   * No node can take the message: a request is answered offline, a run.start handed back — except by
+   * a closing node, whose domain is shutting down (the sweep of a live node judges that run).
+   */
   private handBack(m: SendMsg | RequestMsg): void {
     if (m.k === 'req') this.d.offline(m);
-    else if (m.frame.t === 'run.start') this.d.undelivered(m);
+    else if (m.frame.t === 'run.start' && !this.d.closing()) this.d.undelivered(m);
   }
 
   /** A send that reached a node not holding its host: its sender forgets the reading that sent it here. */
