@@ -100,6 +100,31 @@ test('after an end-to-end run /metrics shows requests by route template, runs, d
   host.close();
 });
 
+test('a message sent to a session is timed through its group commits: the accept\'s wait and write, the run end\'s', async () => {
+  const u = await t.user();
+  const { hostId, credential } = await pairHost(t, u.key);
+  const host = await connectFakeHost(t, credential, { capacity: 2 });
+  const c = t.client(u.key);
+  const agent = await eventually(() => c.agents.create({ name: 'batched', scope: 'private', hostId, engine: 'claude-code', workDir: '' }), 5000, 20);
+  const s = (await c.sessions.create({ agentId: agent.id })) as { id: string };
+  const count = (m: string, group: string, stage: string) => sample(m, 'hub_group_commit_seconds_count', { group, stage }) ?? 0;
+  const before = (await scrape()).text;
+  // Through the accept's group commit (a session's first message with its creation is written in the creating transaction).
+  await c.sessions.send(s.id, { content: 'timed' });
+  const start = (await host.next((f) => f.t === 'run.start')) as any;
+  host.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+  const m = await eventually(async () => {
+    const text = (await scrape()).text;
+    return count(text, 'end', 'write') > count(before, 'end', 'write') ? text : undefined;
+  }, 5000, 50);
+  for (const [group, stage] of [['accept', 'wait'], ['accept', 'write'], ['end', 'wait'], ['end', 'write']]) {
+    assert.equal(count(m, group, stage) - count(before, group, stage), 1, `${group} ${stage}: one item observed`);
+  }
+  assert.ok((sample(m, 'hub_group_commit_seconds_sum', { group: 'accept', stage: 'write' }) ?? 0) > 0, 'the accept call took time');
+  assert.equal(sample(m, 'hub_group_commit_seconds_bucket', { group: 'accept', stage: 'wait', le: '+Inf' }), count(m, 'accept', 'wait'));
+  host.close();
+});
+
 test('/metrics is not rate limited: a hub allowing one request a minute serves it again and again', async () => {
   const strict = await startTestHub({ rateLimitPerMinute: 1, rateLimitPerIpPerMinute: 1 });
   try {

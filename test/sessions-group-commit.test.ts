@@ -39,7 +39,7 @@ test('a skipped item goes in the next batch, ahead of what came since; the lock 
     writes.push({ names: items.map((i) => i.name), alone });
     return items.map((i) => (i.name === 'a1' && !skipped ? ((skipped = true), RETRY) : i.name)); // a run's end held it, for one statement
   };
-  const g = new GroupCommit<Item, string>(() => ({}) as Em, many, (i) => i.key, false);
+  const g = new GroupCommit<Item, string>(() => ({}) as Em, many, (i) => i.key, { transactional: false });
   const a1 = g.submit({ key: 'a', name: 'a1' });
   await new Promise((r) => setImmediate(r));
   const b1 = g.submit({ key: 'b', name: 'b1' });
@@ -49,7 +49,7 @@ test('a skipped item goes in the next batch, ahead of what came since; the lock 
 
 test('an item skipped twice is written alone: batches after it are answered while it waits for its lock', async () => {
   const w = lockedWriter('a1');
-  const g = new GroupCommit<Item, string>(() => ({}) as Em, w.many, (i) => i.key, false);
+  const g = new GroupCommit<Item, string>(() => ({}) as Em, w.many, (i) => i.key, { transactional: false });
   const done: string[] = [];
   const a1 = g.submit({ key: 'a', name: 'a1' }).then((r) => void done.push(r));
   await turns(4); // skipped in its batch, then in the next; now written alone, waiting for the lock
@@ -69,7 +69,7 @@ test('an item skipped twice is written alone: batches after it are answered whil
 
 test("an item skipped twice stays ahead of its key's later items", async () => {
   const w = lockedWriter('a1');
-  const g = new GroupCommit<Item, string>(() => ({}) as Em, w.many, (i) => i.key, false);
+  const g = new GroupCommit<Item, string>(() => ({}) as Em, w.many, (i) => i.key, { transactional: false });
   const order: string[] = [];
   const a1 = g.submit({ key: 'a', name: 'a1' }).then((r) => void order.push(r));
   await turns(4);
@@ -104,7 +104,7 @@ test('items skipped twice are written one at a time: an outside lock on many ses
       if (alone) aloneNow--;
     }
   };
-  const g = new GroupCommit<Item, string>(() => ({}) as Em, many, (i) => i.key, false);
+  const g = new GroupCommit<Item, string>(() => ({}) as Em, many, (i) => i.key, { transactional: false });
   const done: string[] = [];
   const waiting = ['a1', 'c1', 'd1'].map((n) => g.submit({ key: n[0], name: n }).then((r) => void done.push(r)));
   await turns(6);
@@ -128,7 +128,7 @@ test('with several batches in flight, each new batch is written while the others
     inflight--;
     return items.map((i) => i.name);
   };
-  const g = new GroupCommit<Item, string>(() => ({}) as Em, many, (i) => i.key, false, 3);
+  const g = new GroupCommit<Item, string>(() => ({}) as Em, many, (i) => i.key, { transactional: false, maxInflight: 3 });
   const out: Array<Promise<string>> = [];
   for (const [key, name] of [['a', 'a1'], ['b', 'b1'], ['c', 'c1'], ['d', 'd1'], ['a', 'a2']]) {
     out.push(g.submit({ key, name }));
@@ -152,7 +152,7 @@ test('with a linger, items arriving within it share one batch; hurry() writes th
     return items.map((i) => i.name);
   };
   const LINGER = 300; // long, so "before the linger ran out" holds on a loaded machine
-  const g = new GroupCommit<Item, string>(() => ({}) as Em, many, (i) => i.key, false, 3, LINGER);
+  const g = new GroupCommit<Item, string>(() => ({}) as Em, many, (i) => i.key, { transactional: false, maxInflight: 3, lingerMs: LINGER });
 
   // Three items over a few turns inside the linger: one batch, written once the linger has passed.
   const t0 = performance.now();
@@ -192,7 +192,7 @@ test('a batch is bounded in bytes as well as in count: large items arriving toge
     writes.push({ names: items.map((i) => i.name), at: performance.now() });
     return items.map((i) => i.name);
   };
-  const g = new GroupCommit<Item & { size: number }, string>(() => ({}) as Em, many, (i) => i.key, false, 1, LINGER, { sizeOf: (i) => i.size, maxBytes: 1000 });
+  const g = new GroupCommit<Item & { size: number }, string>(() => ({}) as Em, many, (i) => i.key, { transactional: false, maxInflight: 1, lingerMs: LINGER, budget: { sizeOf: (i) => i.size, maxBytes: 1000 } });
   const t0 = performance.now();
   const names = await Promise.all([
     g.submit({ key: 'a', name: 'a', size: 400 }),
@@ -204,4 +204,31 @@ test('a batch is bounded in bytes as well as in count: large items arriving toge
   assert.deepEqual(names, ['a', 'b', 'c', 'd', 'e']);
   assert.deepEqual(writes.map((w) => w.names), [['a', 'b', 'e'], ['c'], ['d']]);
   assert.ok(writes[0].at - t0 < LINGER, `items over the byte bound are written without lingering (${(writes[0].at - t0).toFixed(1)} ms)`);
+});
+
+test('each item answered is observed once: its wait (a batch in flight, a call that skipped it) and the call that wrote it', async () => {
+  const seen: Array<{ wait: number; write: number }> = [];
+  let skipped = false;
+  const gates: Array<() => void> = [];
+  const many = async (_em: Em, items: Item[]) => {
+    await new Promise<void>((r) => gates.push(r));
+    return items.map((i) => (i.name === 'b1' && !skipped ? ((skipped = true), RETRY) : i.name));
+  };
+  const g = new GroupCommit<Item, string>(() => ({}) as Em, many, (i) => i.key, { transactional: false, observe: (wait, write) => seen.push({ wait, write }) });
+  const a1 = g.submit({ key: 'a', name: 'a1' });
+  await turns(2);
+  const b1 = g.submit({ key: 'b', name: 'b1' }); // waits for a1's call, then is skipped once
+  const open = async (ms: number) => {
+    await new Promise((r) => setTimeout(r, ms));
+    gates.shift()!();
+    await turns(4);
+  };
+  await open(30); // a1's call: 30 ms
+  await open(30); // b1 skipped
+  await open(30); // b1 written
+  assert.deepEqual(await Promise.all([a1, b1]), ['a1', 'b1']);
+  assert.equal(seen.length, 2, 'one observation per item answered, none for the skip');
+  const [a, b] = seen;
+  assert.ok(a.wait < 0.02 && a.write >= 0.025, `a1 went at once and its call took 30 ms: ${JSON.stringify(a)}`);
+  assert.ok(b.wait >= 0.05 && b.write >= 0.025 && b.write < b.wait, `b1 waited for a1's call and the call that skipped it: ${JSON.stringify(b)}`);
 });

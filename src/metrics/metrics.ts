@@ -9,7 +9,7 @@
 // fixed set, status codes, outcomes from a fixed set — never an id.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { HttpRequestMetrics } from './http-requests.js';
-import { PlainCounter, PlainHistogram } from './plain.js';
+import { PlainCounter, PlainHistogram, PlainHistogramFamily } from './plain.js';
 
 /** Read at scrape time; each may be left unset (its metric then reads 0). */
 export interface MetricSources {
@@ -29,6 +29,9 @@ const METHODS = new Set(['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'HEAD', 'OPTIO
 const OUTCOMES = new Set(['completed', 'error', 'failed', 'aborted', 'cancelled']);
 /** Seconds: from a fraction of a millisecond (a delta) to a slow database call. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Seconds, finer below 10 ms: the stages of a message's path, each a fraction of its latency. */
+const FINE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0015, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5];
 
 export class HubMetrics {
   readonly registry = new Registry();
@@ -50,6 +53,25 @@ export class HubMetrics {
   private readonly dbCall = new Histogram({ name: 'hub_db_call_duration_seconds', help: 'Duration of the message-path database functions', labelNames: ['function'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
   readonly dbAccept = this.dbCall.labels('hub_accept');
   readonly dbEndRuns = this.dbCall.labels('hub_end_runs');
+  /**
+   * Per item of a group commit (sessions/group.ts), a message's accept or a run's end: waiting for its
+   * batch's call (a call in flight, the linger) and the call that wrote it. Where a message's time
+   * before its run.start goes, weighted by messages, not calls.
+   */
+  private readonly groupCommit = new PlainHistogramFamily(this.registry, 'hub_group_commit_seconds',
+    'Per message accepted or run end written: waiting for its batch (stage wait) and its batch\'s database call (stage write)', FINE_BUCKETS);
+  readonly acceptBatch = this.stages('accept');
+  readonly runEndBatch = this.stages('end');
+
+  /** A group commit's observer: each item's wait and write into hub_group_commit_seconds{group}. */
+  private stages(group: string): (waitSeconds: number, writeSeconds: number) => void {
+    const wait = this.groupCommit.child({ group, stage: 'wait' });
+    const write = this.groupCommit.child({ group, stage: 'write' });
+    return (w, s) => {
+      wait.observe(w);
+      write.observe(s);
+    };
+  }
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });

@@ -79,3 +79,22 @@ export class PlainCounter {
     this.value += n;
   }
 }
+
+/**
+ * A histogram with labels whose sets are bound once (`child`, at construction of the caller), each
+ * observed the cheap way; one metric, a series per label set.
+ */
+export class PlainHistogramFamily {
+  private cells: Array<{ labels: Record<string, string>; cell: HistogramCell }> = [];
+
+  constructor(registry: Registry, name: string, help: string, private readonly bounds: readonly number[]) {
+    registerScraped(registry, name, help, 'histogram', () => this.cells.flatMap((c) => histogramSamples(name, this.bounds, c.cell, c.labels)),
+      () => { for (const c of this.cells) c.cell = newCell(this.bounds); });
+  }
+
+  child(labels: Record<string, string>): { observe(v: number): void } {
+    const entry = { labels, cell: newCell(this.bounds) };
+    this.cells.push(entry);
+    return { observe: (v) => observeInto(entry.cell, this.bounds, v) };
+  }
+}

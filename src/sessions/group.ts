@@ -33,10 +33,33 @@ interface Pending<I, O> {
   item: I;
   /** Answered RETRY once already. */
   retried?: boolean;
-  /** performance.now() when it was submitted (the linger counts from the oldest item waiting). */
+  /** performance.now() when it was submitted (the linger counts from the oldest item waiting; its wait is observed from it). */
   at: number;
   resolve(r: O): void;
   reject(e: unknown): void;
+}
+
+export interface GroupOptions<I> {
+  /** false: `many` is one atomic statement and needs no BEGIN/COMMIT round trips around it (default true). */
+  transactional?: boolean;
+  /** Batches in flight at once (a key is in one of them at most; default MAX_INFLIGHT). */
+  maxInflight?: number;
+  /**
+   * How long a batch waits for more items after its first (0, the default: to the end of the
+   * event-loop turn). A full batch, or `hurry()`, writes at once.
+   */
+  lingerMs?: number;
+  /**
+   * A batch's bound in bytes besides its count: items go in while their sizes add up to at most
+   * `maxBytes` (an item larger than that goes alone). What one batch's statement carries stays
+   * bounded however many large items arrive together.
+   */
+  budget?: { sizeOf(item: I): number; maxBytes: number };
+  /**
+   * Told of each item answered: seconds from its submission to the start of the call that wrote it
+   * (waiting for a batch in flight, the linger, earlier calls that skipped it), and that call's.
+   */
+  observe?(waitSeconds: number, writeSeconds: number): void;
 }
 
 export class GroupCommit<I, O> {
@@ -52,6 +75,12 @@ export class GroupCommit<I, O> {
   /** Sizes of the pending items, added up (with a budget): a batch full by bytes goes without lingering. */
   private pendingBytes = 0;
 
+  private readonly transactional: boolean;
+  private readonly maxInflight: number;
+  private readonly lingerMs: number;
+  private readonly budget?: GroupOptions<I>['budget'];
+  private readonly observe?: GroupOptions<I>['observe'];
+
   constructor(
     private readonly em: () => Em,
     /**
@@ -60,22 +89,14 @@ export class GroupCommit<I, O> {
      */
     private readonly many: (em: Em, items: I[], alone: boolean) => Promise<Array<O | HubError | typeof RETRY>>,
     private readonly keyOf: (item: I) => string,
-    /** false: `many` is one atomic statement and needs no BEGIN/COMMIT round trips around it. */
-    private readonly transactional = true,
-    /** Batches in flight at once (a key is in one of them at most). */
-    private readonly maxInflight = MAX_INFLIGHT,
-    /**
-     * How long a batch waits for more items after its first (0: to the end of the event-loop
-     * turn). A full batch, or `hurry()`, writes at once.
-     */
-    private readonly lingerMs = 0,
-    /**
-     * A batch's bound in bytes besides its count: items go in while their sizes add up to at most
-     * `maxBytes` (an item larger than that goes alone). What one batch's statement carries stays
-     * bounded however many large items arrive together.
-     */
-    private readonly budget?: { sizeOf(item: I): number; maxBytes: number },
-  ) {}
+    opts: GroupOptions<I> = {},
+  ) {
+    this.transactional = opts.transactional ?? true;
+    this.maxInflight = opts.maxInflight ?? MAX_INFLIGHT;
+    this.lingerMs = opts.lingerMs ?? 0;
+    this.budget = opts.budget;
+    this.observe = opts.observe;
+  }
 
   private write(items: I[], alone = false): Promise<Array<O | HubError | typeof RETRY>> {
     return this.transactional ? tx(this.em(), (t) => this.many(t, items, alone)) : this.many(this.em(), items, alone);
@@ -83,7 +104,7 @@ export class GroupCommit<I, O> {
 
   submit(item: I): Promise<O> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ item, resolve, reject, at: this.lingerMs > 0 ? performance.now() : 0 });
+      this.pending.push({ item, resolve, reject, at: performance.now() });
       if (this.budget) this.pendingBytes += this.budget.sizeOf(item);
       this.schedule();
     });
@@ -140,7 +161,9 @@ export class GroupCommit<I, O> {
     }
   }
 
-  private settle(p: Pending<I, O>, r: O | HubError): void {
+  /** Answers the item written by the call that ran from `t0` to `t1` (performance.now()). */
+  private settle(p: Pending<I, O>, r: O | HubError, t0: number, t1: number): void {
+    this.observe?.((t0 - p.at) / 1000, (t1 - t0) / 1000);
     if (r instanceof HubError) p.reject(r);
     else p.resolve(r);
   }
@@ -151,18 +174,23 @@ export class GroupCommit<I, O> {
     for (const k of keys) this.busy.add(k);
     const again: Array<Pending<I, O>> = [];
     const alone: Array<Pending<I, O>> = [];
-    const answer = (p: Pending<I, O>, r: O | HubError | typeof RETRY) => {
-      if (r !== RETRY) return this.settle(p, r);
+    const answer = (p: Pending<I, O>, r: O | HubError | typeof RETRY, t0: number, t1: number) => {
+      if (r !== RETRY) return this.settle(p, r, t0, t1);
       (p.retried ? alone : again).push(p);
       p.retried = true;
     };
     try {
+      const t0 = performance.now();
       const out = await this.write(batch.map((p) => p.item));
-      out.forEach((r, i) => answer(batch[i], r));
+      const t1 = performance.now();
+      out.forEach((r, i) => answer(batch[i], r, t0, t1));
     } catch (e) {
       if (batch.length === 1) batch[0].reject(e);
       // The batch failed as a whole (a database error): each item alone, so each gets its own answer.
-      else await Promise.all(batch.map((p) => this.write([p.item]).then(([r]) => answer(p, r), p.reject)));
+      else {
+        const t0 = performance.now();
+        await Promise.all(batch.map((p) => this.write([p.item]).then(([r]) => answer(p, r, t0, performance.now()), p.reject)));
+      }
     } finally {
       for (const k of keys) this.busy.delete(k);
       // In their order, ahead of everything that came since (their keys' later items among it).
@@ -189,9 +217,10 @@ export class GroupCommit<I, O> {
     for (let p = this.lane.shift(); p; p = this.lane.shift()) {
       const k = this.keyOf(p.item);
       try {
+        const t0 = performance.now();
         const [r] = await this.write([p.item], true);
         if (r === RETRY) p.reject(new Error('GroupCommit: an item written alone was skipped again'));
-        else this.settle(p, r);
+        else this.settle(p, r, t0, performance.now());
       } catch (e) {
         p.reject(e);
       } finally {
