@@ -41,6 +41,7 @@ import { cpuTimes, stolen } from './run.js';
 import { pairHost, connectFakeHost, eventually, wsUrl, type FakeHost } from '../test/helpers/host.js';
 import { DeltaLoad, type PhaseFigure } from './delta-load.js';
 import { processCpuMs } from './proc-cpu.js';
+import { scrapeHub, dbCallsLine, stagesLine } from './hub-metrics.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
 import { recording } from './main.js';
 
@@ -91,6 +92,8 @@ export interface DispatchFigure {
   dbCalls?: string;
   /** BENCH_PG_WAITS=1: where the hub's statements spent their wall time in the phase (bench/pg-waits.ts). */
   pgWaits?: string;
+  /** Where the hub's POST → run.start went, from its own histograms (bench/hub-metrics.ts). */
+  stages?: string;
 }
 
 export interface DeltaFigure {
@@ -292,7 +295,7 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
       const inflight: Promise<void>[] = [];
       const cpuBefore = await cpu?.read(target.app, target.notApp);
       const walBefore = await cpu?.walLsn();
-      const dbBefore = target === hubTarget ? await dbCalls(t.url) : undefined;
+      const dbBefore = target === hubTarget ? await scrapeHub(t.url) : undefined;
       // Both targets' measured phases run beside the sampler (its queries load the same machine); the hub's alone are reported.
       const sampling = secs === seconds ? waits : undefined;
       sampling?.start();
@@ -334,14 +337,16 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
       const cpuAfter = await cpu?.read(target.app, target.notApp);
       const walAfter = await cpu?.walLsn();
       if (walBefore && walAfter) say(`rate ${r}: WAL ${walBefore.lsn} → ${walAfter.lsn}`);
-      const calls = dbBefore && dbCallsLine(dbBefore, await dbCalls(t.url), sent);
+      const dbAfter = dbBefore && await scrapeHub(t.url);
+      const calls = dbBefore && dbAfter && dbCallsLine(dbBefore, dbAfter, sent);
       if (calls) say(`rate ${r}: ${calls}`);
+      const stages = dbBefore && dbAfter && lat.length ? stagesLine(dbBefore, dbAfter, lat.reduce((x, y) => x + y, 0) / lat.length) : undefined;
       say(`rate ${r}: sent ${sent}, dispatched ${lat.length} in ${elapsed.toFixed(1)} s`);
       const pgMs = cpuBefore === undefined || cpuAfter === undefined ? undefined : Math.round(((cpuAfter - cpuBefore) / sent) * 1000) / 1000;
       return { rate: r, sent, accepted, queued, errors, dispatched: lat.length, messagesPerSecond: Math.round(lat.length / elapsed), latency: pct(lat), pgCpuMsPerMessage: pgMs,
         walBytesPerMessage: walBefore && walAfter ? Math.round((walAfter.bytes - walBefore.bytes) / sent) : undefined,
         serverCpuMsPerMessage: serverBefore === undefined || serverAfter === undefined ? undefined : Math.round(((serverAfter - serverBefore) / sent) * 1000) / 1000,
-        loadCpuMsPerMessage: Math.round(((load.user + load.system) / 1000 / sent) * 1000) / 1000, ...(calls ? { dbCalls: calls } : {}), ...(waited ? { pgWaits: waited } : {}) };
+        loadCpuMsPerMessage: Math.round(((load.user + load.system) / 1000 / sent) * 1000) / 1000, ...(calls ? { dbCalls: calls } : {}), ...(stages ? { stages } : {}), ...(waited ? { pgWaits: waited } : {}) };
     };
     // Warm-up (JIT, pools, the tables' first pages and statistics), not reported: at 50 msg/s for 1 s the
     // first measured phase still carried it (p99 of 90–360 ms at 500 msg/s for the relay and the hub alike).
@@ -419,26 +424,6 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
 }
 
 /** The hub's message-path database calls so far (count and seconds, by function), from its /metrics. */
-async function dbCalls(url: string): Promise<Map<string, { n: number; s: number }>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const m = new Map<string, { n: number; s: number }>();
-  for (const [, kind, fn, v] of text.matchAll(/^hub_db_call_duration_seconds_(sum|count)\{function="([^"]+)"\} (\S+)$/gm)) {
-    const e = m.get(fn!) ?? { n: 0, s: 0 };
-    if (kind === 'count') e.n = Number(v);
-    else e.s = Number(v);
-    m.set(fn!, e);
-  }
-  return m;
-}
-
-/** Calls per message and mean ms per call in a phase, by function. */
-function dbCallsLine(a: Map<string, { n: number; s: number }>, b: Map<string, { n: number; s: number }>, sent: number): string {
-  return [...b].map(([fn, e]) => {
-    const n = e.n - (a.get(fn)?.n ?? 0), s = e.s - (a.get(fn)?.s ?? 0);
-    return `${fn} ${(n / sent).toFixed(3)} calls/msg, ${n ? ((s / n) * 1000).toFixed(2) : '-'} ms/call`;
-  }).join('; ');
-}
-
 /** The round whose ratio is the median (the upper one of an even count; an undefined ratio sorts last). */
 function medianRound<T>(rounds: T[], ratio: (r: T) => number): T {
   const key = (r: T) => (Number.isFinite(ratio(r)) ? ratio(r) : Infinity);
@@ -495,6 +480,7 @@ function record(r: DispatchResult): void {
     ...r.dispatch.map((d) => `- ${d.rate} msg/s: ${roundsLine(d.rounds)}`),
     '',
     ...r.dispatch.filter((d) => d.hub.dbCalls).map((d) => `The hub's database calls at ${d.rate} msg/s (its /metrics, hub_db_call_duration_seconds): ${d.hub.dbCalls}.`),
+    ...r.dispatch.filter((d) => d.hub.stages).map((d) => `Where the hub's POST → run.start went at ${d.rate} msg/s (its /metrics: hub_group_commit_seconds, hub_dispatch_latency_seconds; per message): ${d.hub.stages}.`),
     ...r.dispatch.filter((d) => d.hub.pgWaits).map((d) => `Where the hub's statements spent their wall time at ${d.rate} msg/s (its active backends in pg_stat_activity, sampled every 2 ms, in the relay's phases too so both carry the sampler's load; BENCH_PG_WAITS=1): ${d.hub.pgWaits}.`),
     '',
     `host run.delta → SSE message.delta over 20 turns, sent every ${DELTA_TICK_MS} ms (p50 / p99 / max ms). Baseline: the bare fan-out (bench/baselines/fanout.ts: WebSocket frames to SSE readers, one corked write per reader per event-loop turn, each event shaped as the spec asks and as the hub sends it: an \`id:\` line, \`sessionId\` and \`status\` in its data), the same producer and reader code.`,
