@@ -34,13 +34,19 @@ async function scrape(hub: TestHub = t, headers: Record<string, string> = {}) {
   return { status: r.status, type: r.headers.get('content-type') ?? '', text: await r.text() };
 }
 
-test('after an end-to-end run /metrics shows requests by route template, runs, dispatch and delta latency, hosts, defaults — and no ids', async () => {
+/** A new user with a host on a real channel and a private agent on it. */
+async function userWithAgent(name: string) {
   const u = await t.user();
   const { hostId, credential } = await pairHost(t, u.key);
   const host = await connectFakeHost(t, credential, { capacity: 2 });
   const c = t.client(u.key);
   // Retried until the host's engines are known (a failed create throws, eventually tries again).
-  const agent = await eventually(() => c.agents.create({ name: 'metered', scope: 'private', hostId, engine: 'claude-code', workDir: '' }), 5000, 20);
+  const agent = await eventually(() => c.agents.create({ name, scope: 'private', hostId, engine: 'claude-code', workDir: '' }), 5000, 20);
+  return { u, hostId, host, c, agent };
+}
+
+test('after an end-to-end run /metrics shows requests by route template, runs, dispatch and delta latency, hosts, defaults — and no ids', async () => {
+  const { u, hostId, host, c, agent } = await userWithAgent('metered');
   assert.equal((await c.agents.manage(agent.id)).id, agent.id);
   // Raw: a path no route (and no client method) has, for the unmatched label.
   assert.equal((await t.api('GET', '/api/v1/no/such/route/usr_abc', { token: u.key })).status, 404);
@@ -101,11 +107,7 @@ test('after an end-to-end run /metrics shows requests by route template, runs, d
 });
 
 test('a message sent to a session is timed through its group commits: the accept\'s wait and write, the run end\'s', async () => {
-  const u = await t.user();
-  const { hostId, credential } = await pairHost(t, u.key);
-  const host = await connectFakeHost(t, credential, { capacity: 2 });
-  const c = t.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'batched', scope: 'private', hostId, engine: 'claude-code', workDir: '' }), 5000, 20);
+  const { host, c, agent } = await userWithAgent('batched');
   const s = (await c.sessions.create({ agentId: agent.id })) as { id: string };
   const count = (m: string, group: string, stage: string) => sample(m, 'hub_group_commit_seconds_count', { group, stage }) ?? 0;
   const before = (await scrape()).text;
