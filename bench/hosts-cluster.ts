@@ -22,7 +22,8 @@
 //   (BENCH_CLUSTER_HOSTS=60000, BENCH_CLUSTER_NODES=4, BENCH_CLUSTER_CLIENTS, BENCH_CLUSTER_CLIENT=raw|ws,
 //    BENCH_CLUSTER_KNOWN=1 for hosts that connected before (their rows hold their hello: a reconnect storm), BENCH_CLUSTER_HEARTBEAT_MS=15000,
 //    BENCH_CLUSTER_STEADY_SECONDS=15, BENCH_CLUSTER_BARE=0 to skip the bare server, BENCH_MAX_SECONDS=600,
-//    BENCH_HUB_PROFILE=/tmp/node-%n.cpuprofile for each node's CPU profile from the first connect to close)
+//    BENCH_HUB_PROFILE=/tmp/node-%n.cpuprofile for each node's CPU profile from the first connect to close,
+//    BENCH_HUB_QUERIES=/tmp/q-%n.json for each node's SQL statements counted over the same span)
 import { fork, type ChildProcess } from 'node:child_process';
 import { appendFileSync, readFileSync, readdirSync } from 'node:fs';
 import { cpus, totalmem, loadavg, platform } from 'node:os';
@@ -442,7 +443,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
     await sleep(1000);
     const before = await Promise.all(hubs.map((h) => h.stats!()));
 
-    if (process.env.BENCH_HUB_PROFILE) for (const h of hubs) h.profile(); // each node's CPU profile from here to close
+    if (process.env.BENCH_HUB_PROFILE || process.env.BENCH_HUB_QUERIES) for (const h of hubs) h.profile(); // each node's CPU profile (and statement counts) from here to close
     // Connect: every client at once; from the first connect anywhere to the last welcome anywhere.
     const cpuOf = async () => ({ hubs: hubs.map((h) => procCpuMs(h.pid)), clients: clients.map((c) => procCpuMs(c.child.pid)), postgres: postgresCpuMs(), redis: (await redisStats(redis)).cpuMs });
     const cpuBefore = await cpuOf();
