@@ -27,7 +27,7 @@ function countTaskLookups(): { count: () => number; stop: () => void } {
   pg.Client.prototype.query = function (this: pg.Client, ...a: any[]) {
     const sql = typeof a[0] === 'string' ? a[0] : a[0]?.text ?? '';
     // The hello's look-up (before: the open runs, `id, host_id`, and a second one for waiting work and lost runs).
-    if (/^select id, (status, host_id, session_id, agent_id, engine|host_id) from session_tasks\s+where host_id in \([^)]*\) and status in /.test(sql)) n++;
+    if (/^select id, (status, host_id, session_id, agent_id, engine|host_id) from session_tasks\s+where host_id (in \([^)]*\)|= any\(\$1::text\[\]\)) and status in /.test(sql)) n++;
     return (query as any).apply(this, a);
   } as typeof query;
   return { count: () => n, stop: () => void (pg.Client.prototype.query = query) };

@@ -8,7 +8,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { direct } from './direct.js';
 
-export type BindValue = string | number | boolean | Date | null;
+type Scalar = string | number | boolean | Date | null;
+/** A value, or an array of them (a PostgreSQL array: `unnest(?::text[])`, `= any(?::text[])`). */
+export type BindValue = Scalar | readonly Scalar[];
 
 export function pooled<T = Record<string, unknown>>(orm: MikroORM, sql: string, params: BindValue[]): Promise<T[]> {
   return direct<T>(orm.em.getConnection().getKnex(), sql, params);

@@ -159,9 +159,9 @@ export class ModelBindings {
     try {
       const rows = await pooled<{ host_id: string }>(this.ctx.orm,
         `select b.host_id from host_model_bindings b join model_configs c on c.id = b.config_id
-          where b.host_id in (${hostIds.map(() => '?').join(',')})
+          where b.host_id = any(?::text[])
             and not (b.status = 'idle' and b.delivered_version is not distinct from c.version)`,
-        hostIds,
+        [hostIds],
       );
       const owing = new Set(rows.map((r) => r.host_id));
       for (const h of hostIds) {

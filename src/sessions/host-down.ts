@@ -4,7 +4,7 @@
 import type { HostGateway } from '../hosts/gateway.js';
 import type { Logger } from '../log.js';
 import type { RunTracker } from './runs.js';
-import { marks, rows, type Em } from './sql.js';
+import { pooledRows, type Em } from './sql.js';
 
 /** What ending the runs of hosts that went away needs (here and in lost-runs.ts). */
 export interface GoneHostDeps {
@@ -52,9 +52,9 @@ export class HostDownPass {
       const ids = [...this.downHosts].slice(0, this.d.batch);
       for (const id of ids) this.downHosts.delete(id);
       try {
-        const lost = await rows<{ id: string; host_id: string; session_id: string; agent_id: string; engine: string }>(this.d.em(),
+        const lost = await pooledRows<{ id: string; host_id: string; session_id: string; agent_id: string; engine: string }>(this.d.em(),
           `select id, host_id, session_id, agent_id, engine from session_tasks
-            where host_id in (${marks(ids.length)}) and status in ('running', 'aborted') and ended_at is null`, ids);
+            where host_id = any(?::text[]) and status in ('running', 'aborted') and ended_at is null`, [ids]);
         // A host back on a channel (here or elsewhere) since it closed: its hello reconciles its runs (Scheduler.hostsUp).
         const back = lost.length ? await this.d.gateway.connected([...new Set(lost.map((t) => t.host_id))]) : new Set<string>();
         for (const t of lost) {

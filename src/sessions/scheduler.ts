@@ -5,7 +5,7 @@
 import type { HubContext } from '../context.js';
 import type { HostGateway } from '../hosts/gateway.js';
 import { claimForHost, readClaimed, type Claim, type ClaimedTask } from './queue.js';
-import { marks, rows, type Em } from './sql.js';
+import { pooledRows, rows, type Em } from './sql.js';
 import { pooled } from '../db/pooled.js';
 import type { RunTracker } from './runs.js';
 import { HostDownPass } from './host-down.js';
@@ -192,8 +192,8 @@ export class Scheduler {
   /** Runs the database holds as running on these hosts → the gateway's counts. */
   async refreshRunning(...hostIds: string[]): Promise<void> {
     if (!hostIds.length) return;
-    const r = await rows<{ host_id: string; c: string }>(this.em(),
-      `select host_id, count(*) as c from session_tasks where host_id in (${marks(hostIds.length)}) and status = 'running' group by host_id`, hostIds);
+    const r = await pooledRows<{ host_id: string; c: string }>(this.em(),
+      `select host_id, count(*) as c from session_tasks where host_id = any(?::text[]) and status = 'running' group by host_id`, [hostIds]);
     const counts = new Map(r.map((x) => [x.host_id, Number(x.c)]));
     for (const h of hostIds) this.gateway.setRunning(h, counts.get(h) ?? 0);
   }
@@ -221,8 +221,8 @@ export class Scheduler {
     const ids = [...this.endedHosts];
     this.endedHosts.clear();
     try {
-      const waiting = await rows<{ host_id: string }>(this.em(),
-        `select distinct host_id from session_tasks where host_id in (${marks(ids.length)}) and status = 'queued'`, ids);
+      const waiting = await pooledRows<{ host_id: string }>(this.em(),
+        `select distinct host_id from session_tasks where host_id = any(?::text[]) and status = 'queued'`, [ids]);
       for (const w of waiting) void this.drain(w.host_id);
     } catch (e) {
       this.ctx.log.error('drain check failed', { hosts: ids, err: e });
@@ -241,7 +241,7 @@ export class Scheduler {
     const ids = hellos.map((h) => h.hostId);
     const open = await pooled<{ id: string; status: string; host_id: string; session_id: string; agent_id: string; engine: string }>(this.ctx.orm,
       `select id, status, host_id, session_id, agent_id, engine from session_tasks
-        where host_id in (${marks(ids.length)}) and status in ('queued', 'running', 'aborted') and ended_at is null`, ids);
+        where host_id = any(?::text[]) and status in ('queued', 'running', 'aborted') and ended_at is null`, [ids]);
     // Drained once the channels are admitted with this answer: the drain then knows their capacity without a presence read.
     const waiting = new Set(open.filter((t) => t.status === 'queued').map((t) => t.host_id));
     if (waiting.size) setImmediate(() => { for (const h of waiting) void this.drain(h); });
@@ -265,8 +265,8 @@ export class Scheduler {
     try {
       const sus = [...new Set(suspects.map((t) => t.host_id))];
       const stillOpen = new Set((await pooled<{ id: string }>(this.ctx.orm,
-        `select id from session_tasks where host_id in (${marks(sus.length)}) and status in ('running', 'aborted') and ended_at is null and started_at < ?`,
-        [...sus, helloAt])).map((r) => r.id));
+        `select id from session_tasks where host_id = any(?::text[]) and status in ('running', 'aborted') and ended_at is null and started_at < ?`,
+        [sus, helloAt])).map((r) => r.id));
       for (const t of suspects) {
         if (!stillOpen.has(t.id)) continue;
         await this.runs().end(t.id, { ok: false, error: { code: 'HOST_DISCONNECTED', message: 'the host restarted and the run was lost' } },
@@ -322,9 +322,9 @@ export class Scheduler {
     let sent = 0;
     for (let i = 0; i < held.length && !this.closed && !this.stopping(); i += SWEEP_BATCH) {
       const ids = held.slice(i, i + SWEEP_BATCH);
-      const open = await rows<{ id: string; host_id: string }>(this.em(),
-        `select id, host_id from session_tasks where host_id in (${marks(ids.length)}) and status = 'running' and ended_at is null
-          and started_at < now() - make_interval(secs => ?) order by started_at limit ${SWEEP_BATCH}`, [...ids, graceMs / 1000]);
+      const open = await pooledRows<{ id: string; host_id: string }>(this.em(),
+        `select id, host_id from session_tasks where host_id = any(?::text[]) and status = 'running' and ended_at is null
+          and started_at < now() - make_interval(secs => ?) order by started_at limit ${SWEEP_BATCH}`, [ids, graceMs / 1000]);
       const lost = open.filter((t) => !this.gateway.carries(t.host_id, t.id) && !this.runs().heardFrom(t.id));
       if (!lost.length) continue;
       for (const t of await readClaimed(this.em(), lost.map((x) => x.id))) {
