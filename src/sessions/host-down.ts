@@ -1,14 +1,18 @@
 // The host-down pass: a host's channel closed, so its runs cannot finish and
 // end HOST_DISCONNECTED, unless the host came back meanwhile. Split from
 // scheduler.ts, which keeps dispatch, drains and the sweeps.
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { HostGateway } from '../hosts/gateway.js';
 import type { Logger } from '../log.js';
 import type { RunTracker } from './runs.js';
-import { pooledRows, type Em } from './sql.js';
+import { pooled } from '../db/pooled.js';
+import type { Em } from './sql.js';
 
 /** What ending the runs of hosts that went away needs (here and in lost-runs.ts). */
 export interface GoneHostDeps {
   em(): Em;
+  /** For the lookups by lists of hosts, outside any transaction (db/pooled.ts). */
+  orm: MikroORM;
   gateway: HostGateway;
   runs(): RunTracker;
   log: Logger;
@@ -52,7 +56,7 @@ export class HostDownPass {
       const ids = [...this.downHosts].slice(0, this.d.batch);
       for (const id of ids) this.downHosts.delete(id);
       try {
-        const lost = await pooledRows<{ id: string; host_id: string; session_id: string; agent_id: string; engine: string }>(this.d.em(),
+        const lost = await pooled<{ id: string; host_id: string; session_id: string; agent_id: string; engine: string }>(this.d.orm,
           `select id, host_id, session_id, agent_id, engine from session_tasks
             where host_id = any(?::text[]) and status in ('running', 'aborted') and ended_at is null`, [ids]);
         // A host back on a channel (here or elsewhere) since it closed: its hello reconciles its runs (Scheduler.hostsUp).

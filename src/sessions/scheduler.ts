@@ -5,7 +5,7 @@
 import type { HubContext } from '../context.js';
 import type { HostGateway } from '../hosts/gateway.js';
 import { claimForHost, readClaimed, type Claim, type ClaimedTask } from './queue.js';
-import { pooledRows, rows, type Em } from './sql.js';
+import { rows, type Em } from './sql.js';
 import { pooled } from '../db/pooled.js';
 import type { RunTracker } from './runs.js';
 import { HostDownPass } from './host-down.js';
@@ -45,7 +45,7 @@ export class Scheduler {
     /** True once this node is shutting down: its hosts go elsewhere with their runs. */
     private readonly stopping: () => boolean,
   ) {
-    const gone = { em: () => this.em(), gateway, runs, log: ctx.log, batch: SWEEP_BATCH };
+    const gone = { em: () => this.em(), orm: ctx.orm, gateway, runs, log: ctx.log, batch: SWEEP_BATCH };
     this.down = new HostDownPass(gone, () => this.closed || this.stopping());
     this.lostRuns = new LostRunSweep(gone, () => this.closed, stopping);
     gateway.onRunFrame((hostId, f) => this.runs().handle(hostId, f));
@@ -192,7 +192,7 @@ export class Scheduler {
   /** Runs the database holds as running on these hosts → the gateway's counts. */
   async refreshRunning(...hostIds: string[]): Promise<void> {
     if (!hostIds.length) return;
-    const r = await pooledRows<{ host_id: string; c: string }>(this.em(),
+    const r = await pooled<{ host_id: string; c: string }>(this.ctx.orm,
       `select host_id, count(*) as c from session_tasks where host_id = any(?::text[]) and status = 'running' group by host_id`, [hostIds]);
     const counts = new Map(r.map((x) => [x.host_id, Number(x.c)]));
     for (const h of hostIds) this.gateway.setRunning(h, counts.get(h) ?? 0);
@@ -221,7 +221,7 @@ export class Scheduler {
     const ids = [...this.endedHosts];
     this.endedHosts.clear();
     try {
-      const waiting = await pooledRows<{ host_id: string }>(this.em(),
+      const waiting = await pooled<{ host_id: string }>(this.ctx.orm,
         `select distinct host_id from session_tasks where host_id = any(?::text[]) and status = 'queued'`, [ids]);
       for (const w of waiting) void this.drain(w.host_id);
     } catch (e) {
@@ -322,7 +322,7 @@ export class Scheduler {
     let sent = 0;
     for (let i = 0; i < held.length && !this.closed && !this.stopping(); i += SWEEP_BATCH) {
       const ids = held.slice(i, i + SWEEP_BATCH);
-      const open = await pooledRows<{ id: string; host_id: string }>(this.em(),
+      const open = await pooled<{ id: string; host_id: string }>(this.ctx.orm,
         `select id, host_id from session_tasks where host_id = any(?::text[]) and status = 'running' and ended_at is null
           and started_at < now() - make_interval(secs => ?) order by started_at limit ${SWEEP_BATCH}`, [ids, graceMs / 1000]);
       const lost = open.filter((t) => !this.gateway.carries(t.host_id, t.id) && !this.runs().heardFrom(t.id));

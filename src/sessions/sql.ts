@@ -3,7 +3,6 @@
 // that each is one round trip with the locks it needs.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { direct } from '../db/direct.js';
-import type { BindValue } from '../db/pooled.js';
 
 export type Em = EntityManager;
 
@@ -24,16 +23,6 @@ export async function bound<T = any>(em: Em, sql: string, params: Array<string |
   // Outside a transaction by node-postgres itself on a pooled connection (db/direct.ts), inside one on its connection.
   if (!trx) return direct<T>(knex, sql, values);
   return ((await knex.raw(sql, values).transacting(trx)) as { rows: T[] }).rows;
-}
-
-/**
- * Outside any transaction, on a pooled connection by node-postgres itself (db/direct.ts), with bind
- * values that may be arrays: a list of ids goes as one parameter (`= any(?::text[])`), not one per id
- * (knex's raw, used inside a transaction, would spread an array into a list).
- */
-export function pooledRows<T = any>(em: Em, sql: string, params: BindValue[]): Promise<T[]> {
-  if (em.getTransactionContext()) throw new Error('pooledRows: not for a statement inside a transaction');
-  return direct<T>(em.getConnection().getKnex(), sql, params);
 }
 
 export async function one<T = any>(em: Em, sql: string, params: unknown[] = []): Promise<T | undefined> {
