@@ -1,0 +1,52 @@
+// API keys' last use is written in batches (accounts/authenticator.ts): one statement every 10 s for
+// every key the node saw. Written as a VALUES list through MikroORM's `execute`, every id and time
+// was quoted into the statement's text in the hub's process: a node that saw 40,000 keys in a window
+// stalled its event loop for 290–370 ms at each flush (10,000 keys: 40–95 ms), and every request and
+// host frame waited (bench/RESULTS.md, twenty-fourth session). The write now sends one array per
+// column as a bind value: its text is the same short statement whatever the number of keys.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { startTestHub } from './helpers/hub.js';
+
+const KEYS = 10_000;
+
+test('the batched last-use write of API keys binds its ids and times, stores each, and keeps odd ids intact', { timeout: 120_000 }, async () => {
+  const t = await startTestHub();
+  const query = pg.Client.prototype.query;
+  try {
+    const u = await t.user('touches');
+    const conn = t.hub.ctx.em().getConnection();
+    const odd = `key_touch_'"\\{},NULL é`;
+    await conn.execute(`insert into api_keys (id, user_id, name, hash, preview)
+      select 'key_touch_' || g, ?, 'k' || g, 'touch-hash-' || g, 'ahk_…' from generate_series(1, ?) g`, [u.id, KEYS]);
+    await conn.execute(`insert into api_keys (id, user_id, name, hash, preview) values (?, ?, 'odd', 'touch-hash-odd', 'ahk_…')`, [odd, u.id]);
+    const at = Date.now() - 5_000;
+    const auth = t.hub.auth as unknown as { touched: Map<string, number>; flushTouches(): Promise<void> };
+    for (let i = 1; i <= KEYS; i++) auth.touched.set(`key_touch_${i}`, at + (i % 1000));
+    auth.touched.set(odd, at);
+    auth.touched.set('key_gone', at); // no such key: written nowhere, breaks nothing
+
+    const seen: Array<{ text: string; values: unknown[] }> = [];
+    pg.Client.prototype.query = function (this: pg.Client, ...a: any[]) {
+      const text: string = typeof a[0] === 'string' ? a[0] : a[0]?.text ?? '';
+      if (/update api_keys/.test(text)) seen.push({ text, values: (Array.isArray(a[1]) ? a[1] : a[0]?.values) ?? [] });
+      return (query as any).apply(this, a);
+    } as typeof query;
+    await auth.flushTouches();
+    pg.Client.prototype.query = query;
+
+    assert.equal(seen.length, 1, 'one statement for the window');
+    assert.ok(seen[0].text.length < 400, `the statement's text does not grow with the keys (${seen[0].text.length} characters)`);
+    assert.ok(!seen[0].text.includes('key_touch_'), 'no id written into the text');
+    const [r] = await conn.execute(`select count(*)::int as n, count(*) filter (where last_used_at = to_timestamp((? + (substr(id, 11)::int % 1000)) / 1000.0))::int as exact
+                                      from api_keys where id ~ '^key_touch_[0-9]+$' and last_used_at is not null`, [at]);
+    assert.equal(r.n, KEYS, 'every key used in the window has its last use');
+    assert.equal(r.exact, KEYS, 'each key has its own time, to the millisecond');
+    const [o] = await conn.execute(`select last_used_at from api_keys where id = ?`, [odd]);
+    assert.equal(new Date(o.last_used_at).getTime(), at);
+  } finally {
+    pg.Client.prototype.query = query;
+    await t.close();
+  }
+});
