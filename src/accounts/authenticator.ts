@@ -19,6 +19,8 @@ import { pooled } from '../db/pooled.js';
 type AuthEvent = { t: 'key'; hash: string } | { t: 'user'; userId: string } | { t: 'sid'; sid: string };
 
 const TOUCH_FLUSH_MS = 10_000;
+/** Keys per statement of that write (each a few milliseconds of the event loop). */
+const TOUCH_CHUNK = 5_000;
 const CACHE_MAX = 100_000;
 /** How long a hash with no key row is answered 401 from memory. */
 const NEGATIVE_TTL_MS = 60_000;
@@ -149,11 +151,14 @@ export class Authenticator {
     const batch = [...this.touched];
     this.touched.clear();
     try {
-      // One array per column, bound: a VALUES list quoted into the text by `execute` stalled the
-      // event loop for hundreds of milliseconds at tens of thousands of keys.
-      await pooled(this.ctx.orm,
-        `update api_keys k set last_used_at = v.t from unnest(?::text[], ?::timestamptz[]) as v(id, t) where k.id = v.id`,
-        [batch.map(([id]) => id), batch.map(([, t]) => new Date(t).toISOString())]);
+      // One array per column, bound, in chunks: a VALUES list quoted into the text by `execute`
+      // stalled the event loop for hundreds of milliseconds at tens of thousands of keys.
+      for (let i = 0; i < batch.length; i += TOUCH_CHUNK) {
+        const part = batch.slice(i, i + TOUCH_CHUNK);
+        await pooled(this.ctx.orm,
+          `update api_keys k set last_used_at = to_timestamp(v.ms / 1000.0) from unnest(?::text[], ?::bigint[]) as v(id, ms) where k.id = v.id`,
+          [part.map(([id]) => id), part.map(([, t]) => t)]);
+      }
     } catch (e) {
       this.ctx.log.warn('could not record key use', { err: e });
     }
