@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import { fail } from '../errors.js';
 import type { Principal, Req, Route } from '../server/http.js';
 import type { Bucket, BucketState, Limiter, Verdict } from './limiter.js';
+import { limitAddress } from './address.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -20,14 +21,17 @@ const TIGHT: Record<string, { name: string; limit: (c: Limits) => number; window
   'POST /api/v1/agents/ai-fill': { name: 'ai-fill', limit: (c) => c.rateLimitAiFillPerMinute, windowMs: MINUTE },
 };
 
-/** The client's address: behind a trusted proxy, the entry the proxy appended to X-Forwarded-For. */
+/**
+ * The client's address as its limits count it (an IPv6 client by its /64: address.ts): behind a
+ * trusted proxy, the entry the proxy appended to X-Forwarded-For.
+ */
 export function clientIp(req: Pick<Req, 'ip' | 'headers'>, trustProxy: boolean): string {
   if (trustProxy) {
     const fwd = req.headers['x-forwarded-for'];
     const last = fwd?.split(',').pop()?.trim();
-    if (last) return last.slice(0, 64);
+    if (last) return limitAddress(last.slice(0, 64));
   }
-  return req.ip;
+  return limitAddress(req.ip);
 }
 
 /** The buckets one request counts against (pure: no I/O). */
