@@ -59,6 +59,8 @@ export function connectRawHost(url: string, credential: string, opts: RawHostOpt
   const sock: Socket = connect({ host: u.hostname, port: Number(u.port), localAddress: opts.localAddress, noDelay: true });
   let upgraded = false;
   let buf: Buffer = Buffer.alloc(0);
+  /** The close frame's code and reason, when the hub sent one. */
+  let closedWith: string | undefined;
   let pingId = 0;
   let timer: NodeJS.Timeout | undefined;
   const pings = new Map<number, () => void>();
@@ -113,7 +115,11 @@ export function connectRawHost(url: string, credential: string, opts: RawHostOpt
       const payload = buf.subarray(at, at + n);
       buf = buf.subarray(at + n);
       if (op === 0x2) onFrame(payload);
-      else if (op === 0x8) return void sock.end();
+      else if (op === 0x8) {
+        // Its code and reason say why the hub closed (reported by a connect that fails).
+        closedWith = payload.length >= 2 ? `${payload.readUInt16BE(0)} ${payload.subarray(2).toString()}`.trim() : 'no code';
+        return void sock.end();
+      }
     }
   };
   return new Promise((resolve, reject) => {
@@ -123,7 +129,7 @@ export function connectRawHost(url: string, credential: string, opts: RawHostOpt
       reject(e);
     };
     sock.once('error', fail);
-    sock.once('close', () => (clearInterval(timer), reject(new Error('closed before welcome'))));
+    sock.once('close', () => (clearInterval(timer), reject(new Error(`closed before welcome${closedWith ? ` (${closedWith})` : upgraded ? '' : ' (no upgrade)'}`))));
     sock.once('connect', () => {
       sock.write(
         `GET ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
