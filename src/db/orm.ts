@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { startEmbedded, type Embedded } from './embedded.js';
 import { migrate } from './migrate.js';
+import { releaseKept } from './direct.js';
 import { allEntities } from './registry.js';
 
 export type Orm = MikroORM;
@@ -53,6 +54,7 @@ export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> 
     embedded: !!embedded,
     dumpEmbedded: embedded && (() => embedded.dump()),
     async close() {
+      releaseKept(orm.em.getConnection().getKnex()); // the pool's end waits for every connection out of it
       await orm.close(true);
       await embedded?.close();
     },

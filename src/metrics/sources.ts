@@ -1,6 +1,7 @@
 // What the scrape reads from storage: one cheap query, the pool's counters, a Redis PING — each bounded so a store that hangs cannot hold /metrics.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { HubContext } from '../context.js';
+import { keptConnections } from '../db/direct.js';
 
 /** Messages waiting for their host, all nodes (the partial index session_tasks_queued serves it). */
 export async function queueDepth(ctx: HubContext): Promise<number> {
@@ -14,11 +15,13 @@ interface TarnPool {
   numPendingAcquires(): number;
 }
 
-/** The knex (tarn) pool behind MikroORM; undefined before it is created. */
+/** The knex (tarn) pool behind MikroORM; undefined before it is created. Idle connections kept for the next raw call (db/direct.ts) count as free. */
 export function poolOf(orm: MikroORM): { used: number; free: number; pending: number } | undefined {
-  const pool = (orm.em.getConnection().getKnex() as unknown as { client?: { pool?: TarnPool } }).client?.pool;
+  const knex = orm.em.getConnection().getKnex();
+  const pool = (knex as unknown as { client?: { pool?: TarnPool } }).client?.pool;
   if (!pool) return undefined;
-  return { used: pool.numUsed(), free: pool.numFree(), pending: pool.numPendingAcquires() };
+  const kept = keptConnections(knex);
+  return { used: pool.numUsed() - kept, free: pool.numFree() + kept, pending: pool.numPendingAcquires() };
 }
 
 /** What the scrape waits for a store before giving up on that metric: a database or Redis that does not answer must not hold /metrics. */
