@@ -9,10 +9,10 @@
 //
 // A few connections are kept back from the pool between calls (Keeper): the
 // pool's acquire and release (tarn's pending operation, its timeout, knex's
-// validation) cost the hub 8 µs of CPU per call on Node 20, 14–15 µs once an
+// validation) cost the hub 2–17 µs of CPU per call on Node 20, 7–33 µs once an
 // AsyncLocalStorage is enabled (MikroORM runs one), and 27 promises
-// (bench/RESULTS.md, twenty-fourth session); the message path makes one or
-// two calls per message.
+// (bench/pool-acquire.ts, bench/RESULTS.md twenty-fourth session); the message
+// path makes one or two calls per message.
 interface PgConnection {
   query(text: string, values: unknown[]): Promise<{ rows: unknown[] }>;
   /** Set by knex when the connection errored or ended (it is then destroyed on release). */
@@ -21,7 +21,7 @@ interface PgConnection {
 interface PooledClient {
   acquireConnection(): Promise<PgConnection>;
   releaseConnection(c: PgConnection): Promise<unknown>;
-  pool?: { max: number; numPendingAcquires(): number; on(event: 'acquireRequest', listener: () => void): void } | null;
+  pool?: { max: number; numFree(): number; numPendingAcquires(): number; on(event: 'acquireRequest', listener: () => void): void } | null;
 }
 
 /** Connections kept back at most: a third of the pool, and none from a pool of one or two (PGlite serves one). */
@@ -32,8 +32,8 @@ const KEEP_IDLE_MS = 1000;
 /**
  * Idle connections of one knex client kept for the next call, most recent first. One goes back to
  * the pool when it is not fit to keep (an error, knex disposed of it), when enough are kept, when
- * anyone asks the pool for a connection or waits for one, and all of them once none was used for
- * KEEP_IDLE_MS or at close.
+ * anyone asks the pool for a connection and none is free, or waits for one, and all of them once
+ * none was used for KEEP_IDLE_MS or at close.
  */
 class Keeper {
   private idle: PgConnection[] = [];
@@ -41,8 +41,10 @@ class Keeper {
   private timer?: NodeJS.Timeout;
 
   constructor(private readonly client: PooledClient) {
-    // Anyone asking the pool (a transaction, another call) gets a kept connection rather than wait for it.
+    // Anyone asking a pool with no free connection (a transaction, another call) gets a kept one
+    // rather than wait for it, or for a new connection to be made.
     client.pool?.on('acquireRequest', () => {
+      if (this.client.pool?.numFree() !== 0) return;
       const c = this.idle.pop();
       if (c) void this.client.releaseConnection(c);
     });
