@@ -103,7 +103,7 @@ export interface DeltaFigure {
   latency: Latency;
   /** The server process's CPU µs per delta sent (undefined for a hub in this process). */
   cpuUsPerDelta?: number;
-  /** Event-loop delay (ms) of the server (hub child only) and of the load generators' processes (the worst reader's). */
+  /** Event-loop delay (ms) of the server (the hub child or the fan-out, each over its own phase with the same 1 ms monitor: bench/loop-window.ts) and of the load generators' processes (the worst reader's). */
   loop: { server?: LoopDelay; producer: LoopDelay; reader: LoopDelay };
 }
 
@@ -376,12 +376,18 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
     await sleep(200);
     if (profileDeltas) t.profile();
     const deltas: DispatchResult['deltas'] = [];
+    // Each server's event-loop delay over its phase: both run the same monitor in the same windows.
     let serverLoop: LoopDelay | undefined;
-    const hubLoop = { before: async () => void (await t.loopDelay?.('reset')), after: async () => void (serverLoop = await t.loopDelay?.('read')) };
-    const fanPhase = (r: number) => measured(fanout.pid, () => load.phase('fanout', r, seconds, DELTA_TICK_MS));
+    const loopOf = (server: { loopDelay?: (op: 'reset' | 'read') => Promise<LoopDelay | undefined> }) => ({
+      before: async () => void (await server.loopDelay?.('reset')), after: async () => void (serverLoop = await server.loopDelay?.('read')),
+    });
+    const fanPhase = (r: number) => {
+      serverLoop = undefined;
+      return measured(fanout.pid, () => load.phase('fanout', r, seconds, DELTA_TICK_MS, loopOf(fanout)), () => serverLoop);
+    };
     const hubPhase = (r: number) => {
       serverLoop = undefined;
-      return measured(t.pid, () => load.phase('hub', r, seconds, DELTA_TICK_MS, hubLoop), () => serverLoop);
+      return measured(t.pid, () => load.phase('hub', r, seconds, DELTA_TICK_MS, loopOf(t)), () => serverLoop);
     };
     // Warm-up, not reported (JIT, the readers' buffers): the first measured round at the first rate read
     // 5.19× where its later rounds read 2.94× and 1.05×, with the hub's CPU per delta 21.6 µs against 8.6 µs at the next rate.
@@ -461,7 +467,7 @@ function record(r: DispatchResult): void {
       : deltaSaturated(f) ? `fan-out saturated (p99 ${f.latency.p99} ms, ${f.sent - f.received} lost): measures the machine, not the hub`
       : verdict(h.latency.p99 <= DELTA_RATIO * f.latency.p99 && h.received === h.sent);
     const gen = (g: DeltaFigure) => `${g.loop.producer.p99} / ${g.loop.reader.p99}`;
-    return `| ${d.rate}/s | ${lat(f.latency)} | ${f.received}/${f.sent} (${f.rate}/s sent) | ${lat(h.latency)} | ${h.received}/${h.sent} (${h.rate}/s sent) | ${x(h.latency.p99, f.latency.p99)} | ≤ ${DELTA_RATIO}×, all delivered: ${cmp} | ${h.cpuUsPerDelta ?? 'n/a'} / ${f.cpuUsPerDelta ?? 'n/a'} | ${h.loop.server ? `${h.loop.server.p99} / ${h.loop.server.max}` : 'n/a'} | ${gen(h)} | ${gen(f)} |`;
+    return `| ${d.rate}/s | ${lat(f.latency)} | ${f.received}/${f.sent} (${f.rate}/s sent) | ${lat(h.latency)} | ${h.received}/${h.sent} (${h.rate}/s sent) | ${x(h.latency.p99, f.latency.p99)} | ≤ ${DELTA_RATIO}×, all delivered: ${cmp} | ${h.cpuUsPerDelta ?? 'n/a'} / ${f.cpuUsPerDelta ?? 'n/a'} | ${h.loop.server ? `${h.loop.server.p99} / ${h.loop.server.max}` : 'n/a'} | ${f.loop.server ? `${f.loop.server.p99} / ${f.loop.server.max}` : 'n/a'} | ${gen(h)} | ${gen(f)} |`;
   };
   appendFileSync(new URL('./RESULTS.md', import.meta.url), [
     '',
@@ -483,10 +489,10 @@ function record(r: DispatchResult): void {
     ...r.dispatch.filter((d) => d.hub.stages).map((d) => `Where the hub's POST → run.start went at ${d.rate} msg/s (its /metrics: hub_group_commit_seconds, hub_dispatch_latency_seconds; per message): ${d.hub.stages}.`),
     ...r.dispatch.filter((d) => d.hub.pgWaits).map((d) => `Where the hub's statements spent their wall time at ${d.rate} msg/s (its active backends in pg_stat_activity, sampled every 2 ms, in the relay's phases too so both carry the sampler's load; BENCH_PG_WAITS=1): ${d.hub.pgWaits}.`),
     '',
-    `host run.delta → SSE message.delta over 20 turns, sent every ${DELTA_TICK_MS} ms (p50 / p99 / max ms). Baseline: the bare fan-out (bench/baselines/fanout.ts: WebSocket frames to SSE readers, one corked write per reader per event-loop turn, each event shaped as the spec asks and as the hub sends it: an \`id:\` line, \`sessionId\` and \`status\` in its data), the same producer and reader code.`,
+    `host run.delta → SSE message.delta over 20 turns, sent every ${DELTA_TICK_MS} ms (p50 / p99 / max ms). Baseline: the bare fan-out (bench/baselines/fanout.ts: WebSocket frames to SSE readers, one corked write per reader per event-loop turn, each event shaped as the spec asks and as the hub sends it: an \`id:\` line, \`sessionId\` and \`status\` in its data), the same producer and reader code. Each server runs the same 1 ms event-loop monitor over its own phases (bench/loop-window.ts), so both pay its timer.`,
     '',
-    '| offered | bare fan-out | delivered | hub | delivered | hub p99 / fan-out p99 | target | server CPU µs per delta, hub / fan-out | hub loop delay p99 / max ms | producer / reader loop p99 ms, hub phase | producer / reader loop p99 ms, fan-out phase |',
-    '|---|---|---:|---|---:|---:|---|---:|---|---|---|',
+    '| offered | bare fan-out | delivered | hub | delivered | hub p99 / fan-out p99 | target | server CPU µs per delta, hub / fan-out | hub loop delay p99 / max ms | fan-out loop delay p99 / max ms | producer / reader loop p99 ms, hub phase | producer / reader loop p99 ms, fan-out phase |',
+    '|---|---|---:|---|---:|---:|---|---:|---|---|---|---|',
     ...r.deltas.map(deltaRow),
     '',
     `As for dispatch, each rate ran ${r.deltas[0]?.rounds.length ?? ROUNDS} round(s) in alternating order and the row is the median round. Every round's fan-out p99 / hub p99:`,

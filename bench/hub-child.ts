@@ -6,7 +6,7 @@
 // parent over the IPC channel:
 //   → {t: 'ready', url, key, adminKey}   once the hub listens (and the bench user exists)
 //   ← {t: 'open', id}             → {t: 'open', id, n}: tasks queued or running
-//   ← {t: 'loop-reset'}           starts an event-loop delay window (the monitor runs only in one)
+//   ← {t: 'loop-reset'}           starts an event-loop delay window (bench/loop-window.ts)
 //   ← {t: 'loop-read'}            → {t: 'loop', loop: {p99, max}} (ms) since the reset; ends the window
 //   ← {t: 'stats'}                → {t: 'stats', rss, heap, heapCommitted, newSpace, streams, sseBuffered}: RSS, heap+external,
 //                                   V8's committed heap and its young generation (bytes, after a GC under --expose-gc), SSE accounting
@@ -19,19 +19,17 @@
 // {t: 'profile'} (setup done) to close, most frequent first.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import pg from 'pg';
 import { startTestHub } from '../test/helpers/hub.js';
 import { seedHosts } from './hosts.js';
+import { loopWindow } from './loop-window.js';
 
 const config = JSON.parse(process.env.BENCH_HUB_CONFIG ?? '{}');
 const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0, ...config });
 const u = process.env.BENCH_HUB_USER === '0' ? undefined : await t.user('bench');
 const conn = t.hub.ctx.em().getConnection();
-// Enabled only between loop-reset and loop-read: its 1 ms timer costs a process about 25 ms of CPU a
-// second on the reference machine (1,000 wake-ups), which the baselines, running none, do not pay.
-const loop = monitorEventLoopDelay({ resolution: 1 });
+const loop = loopWindow();
 const gc = (globalThis as { gc?: () => void }).gc;
 /** Statement text → [calls, characters sent: the text and its bound values]. */
 const queries = new Map<string, [number, number]>();
@@ -77,12 +75,8 @@ process.on('message', async (m: { t: string; id?: number; n?: number; known?: bo
   } else if (m.t === 'snapshot') {
     gc?.();
     process.send!({ t: 'snapshotted', path: writeHeapSnapshot(m.path) });
-  } else if (m.t === 'loop-reset') {
-    loop.reset();
-    loop.enable();
-  } else if (m.t === 'loop-read') {
-    loop.disable();
-    process.send!({ t: 'loop', loop: { p99: Math.round(loop.percentile(99) / 1e4) / 100, max: Math.round(loop.max / 1e4) / 100 } });
+  } else if (loop(m)) {
+    // an event-loop delay window (bench/loop-window.ts)
   } else if (m.t === 'open') {
     const r = await conn.execute(`select count(*) as c from session_tasks where status in ('queued', 'running')`);
     process.send!({ t: 'open', id: m.id, n: Number(r[0].c) });
