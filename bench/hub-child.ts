@@ -44,6 +44,7 @@ const countQuery = (q: { sql: string; bindings?: unknown[] }) => {
   queries.set(k, c);
 };
 process.on('message', async (m: { t: string; id?: number; n?: number; known?: boolean; path?: string }) => {
+  if (loop(m)) return; // an event-loop delay window (bench/loop-window.ts)
   if (m.t === 'profile' && process.env.BENCH_HUB_QUERIES) {
     // Every statement is a node-postgres Client's query, whether knex ran it or not (src/db/direct.ts).
     const query = pg.Client.prototype.query;
@@ -75,8 +76,6 @@ process.on('message', async (m: { t: string; id?: number; n?: number; known?: bo
   } else if (m.t === 'snapshot') {
     gc?.();
     process.send!({ t: 'snapshotted', path: writeHeapSnapshot(m.path) });
-  } else if (loop(m)) {
-    // an event-loop delay window (bench/loop-window.ts)
   } else if (m.t === 'open') {
     const r = await conn.execute(`select count(*) as c from session_tasks where status in ('queued', 'running')`);
     process.send!({ t: 'open', id: m.id, n: Number(r[0].c) });
