@@ -27,36 +27,38 @@ set enable_seqscan = off
 set plan_cache_mode = force_generic_plan
 language plpgsql as $fn$
 declare
+  v_run text[]; v_uid text[]; v_aid text[]; v_cost bigint[]; v_share numeric[]; v_note text[];
   v_uids text[];
-  v_moves jsonb;
 begin
   if p_runs is null or jsonb_array_length(p_runs) = 0 then
     return;
   end if;
-  -- The agents of the runs to charge, locked, then the users whose balances move: runners and the
-  -- owners of paid agents among them.
-  v_uids := array(
-    select r->>'uid' from jsonb_array_elements(p_runs) r where (r->>'cost')::bigint > 0 and r->>'uid' is not null
-    union
-    select l.owner_id from (
-      select a.id, a.owner_id, a.pricing from agents a
-       where a.id = any(array(select r->>'aid' from jsonb_array_elements(p_runs) r where (r->>'cost')::bigint > 0 and r->>'uid' is not null))
-       order by a.id for no key update) l
-     where l.pricing = 'paid');
-  if cardinality(v_uids) = 0 then
+  -- The runs to charge, read out of the JSON once, in order (every later statement reads these arrays).
+  select coalesce(array_agg(e->>'run' order by o), '{}'), coalesce(array_agg(e->>'uid' order by o), '{}'),
+         coalesce(array_agg(e->>'aid' order by o), '{}'), coalesce(array_agg((e->>'cost')::bigint order by o), '{}'),
+         coalesce(array_agg(coalesce((e->>'share')::numeric, 0) order by o), '{}'), coalesce(array_agg(e->>'note' order by o), '{}')
+    into v_run, v_uid, v_aid, v_cost, v_share, v_note
+    from jsonb_array_elements(p_runs) with ordinality as x(e, o)
+   where (e->>'cost')::bigint > 0 and e->>'uid' is not null;
+  if cardinality(v_run) = 0 then
     return;
   end if;
+  v_uids := array(
+    select u from unnest(v_uid) u
+    union
+    select l.owner_id from (
+      select a.id, a.owner_id, a.pricing from agents a where a.id = any(v_aid) order by a.id for no key update) l
+     where l.pricing = 'paid');
   perform 1 from (select u.id from users u where u.id = any(v_uids) order by u.id for no key update) locked_users;
+  -- One statement moves the money: it reads the balances as they were when the locks were taken
+  -- (one snapshot), so covered is each runner's balance before this call less its earlier runs here.
   with r as (
-    select e.j->>'run' as run, e.j->>'uid' as uid, e.j->>'aid' as aid, (e.j->>'cost')::bigint as cost,
-           coalesce((e.j->>'share')::numeric, 0) as share, e.j->>'note' as note, e.o
-      from jsonb_array_elements(p_runs) with ordinality as e(j, o)
-     where (e.j->>'cost')::bigint > 0 and e.j->>'uid' is not null),
+    select * from unnest(v_run, v_uid, v_aid, v_cost, v_share, v_note) with ordinality as r(run, uid, aid, cost, share, note, o)),
   b as (
     select r.*, least(r.cost, greatest(0, u.balance - coalesce(sum(r.cost) over (partition by r.uid order by r.o
-                                                                                  rows between unbounded preceding and 1 preceding), 0))) as covered
-      from r join users u on u.id = r.uid)
-  select coalesce(jsonb_agg(m order by m.k, m.o), '[]'::jsonb) into v_moves from (
+                                                                                rows between unbounded preceding and 1 preceding), 0))) as covered
+      from r join users u on u.id = r.uid),
+  m as (
     select b.uid, -b.cost as amount, 'spend' as type, b.run as ref, b.note, null::text as aid, 0 as k, b.o from b
     union all
     select a.owner_id, floor(b.covered * b.share)::bigint, 'earn', b.run,
@@ -64,16 +66,12 @@ begin
                 else b.note end,
            a.id, 1, b.o
       from b join agents a on a.id = b.aid
-     where a.pricing = 'paid' and a.owner_id <> b.uid and floor(b.covered * b.share) > 0
-  ) m;
-  update agents a set earn = a.earn + x.amount
-    from (select m->>'aid' as aid, sum((m->>'amount')::bigint) as amount from jsonb_array_elements(v_moves) m
-           where m->>'aid' is not null group by m->>'aid') x
-   where a.id = x.aid;
-  with mv as (
-    select m->>'uid' as uid, (m->>'amount')::bigint as amount, m->>'type' as type, m->>'ref' as ref, m->>'note' as note, o as ord
-      from jsonb_array_elements(v_moves) with ordinality as e(m, o)),
-  tot as (select mv.uid, sum(mv.amount) as total from mv group by mv.uid),
+     where a.pricing = 'paid' and a.owner_id <> b.uid and floor(b.covered * b.share) > 0),
+  ag as (
+    update agents a set earn = a.earn + x.amount
+      from (select m.aid, sum(m.amount) as amount from m where m.aid is not null group by m.aid) x
+     where a.id = x.aid),
+  tot as (select m.uid, sum(m.amount) as total from m group by m.uid),
   u as (
     update users us set balance = us.balance + tot.total, updated_at = now()
       from tot where us.id = tot.uid and us.id = any(v_uids)
@@ -81,8 +79,8 @@ begin
   insert into ledger_entries (id, user_id, amount, type, ref, note, balance_after)
   -- Time first (11 hex digits of milliseconds), as ids.ts timeOrderedId: the primary key grows at its right edge.
   select 'led_' || lpad(to_hex((extract(epoch from clock_timestamp()) * 1000)::bigint), 11, '0')
-           || substr(md5(random()::text || clock_timestamp()::text || mv.ord::text), 1, 12), mv.uid, mv.amount, mv.type, mv.ref, mv.note,
-         u.before + sum(mv.amount) over (partition by mv.uid order by mv.ord)
-    from mv join u on u.id = mv.uid;
+           || substr(md5(random()::text || clock_timestamp()::text || (m.k * 1000000 + m.o)::text), 1, 12), m.uid, m.amount, m.type, m.ref, m.note,
+         u.before + sum(m.amount) over (partition by m.uid order by m.k, m.o)
+    from m join u on u.id = m.uid;
 end
 $fn$`;
