@@ -15,21 +15,37 @@
 //   ← {t: 'snapshot', path}      → {t: 'snapshotted', path}: a heap snapshot written there (after a GC under --expose-gc);
 //                                  bench/heap-diff.ts compares two by constructor
 //   ← {t: 'close'}                closes the hub and exits
+// BENCH_HUB_PROMISES=file.json: promises the hub created from {t: 'profile'} to close, and where one in 64 was made.
 // BENCH_HUB_QUERIES=file.json: the hub's SQL statements counted by their text (values aside) from
 // {t: 'profile'} (setup done) to close, most frequent first.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import pg from 'pg';
+import { executionAsyncId, createHook } from 'node:async_hooks';
 import { startTestHub } from '../test/helpers/hub.js';
 import { seedHosts } from './hosts.js';
 import { loopWindow } from './loop-window.js';
 
+// BENCH_ALS_OFF=1, measurement only: AsyncLocalStorage.run without Node 20's promise hooks, which
+// MikroORM's first flush or transaction turns on for every promise of the process for good. Stores
+// then do not follow async continuations, so MikroORM's nested-flush and transaction contexts are
+// lost; the message path (raw SQL) does not use them. Shows what the hooks cost a message.
+if (process.env.BENCH_ALS_OFF) {
+  const P = (await import('node:async_hooks')).AsyncLocalStorage.prototype as any;
+  P._enable = function (this: any) { this.enabled = true; };
+}
 const config = JSON.parse(process.env.BENCH_HUB_CONFIG ?? '{}');
 const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0, ...config });
 const u = process.env.BENCH_HUB_USER === '0' ? undefined : await t.user('bench');
 const conn = t.hub.ctx.em().getConnection();
+// Whether Node's promise hooks are on (a promise reaction then runs with an async id; 0 without hooks).
+const probeHooks = () => new Promise<number>((res) => setImmediate(() => void Promise.resolve().then(() => res(executionAsyncId()))));
+if (process.env.BENCH_ALS_OFF || process.env.BENCH_HUB_PROMISES) console.error(`bench hub: promise hooks ${(await probeHooks()) === 0 ? 'off' : 'on'}`);
+
 const loop = loopWindow();
+let promises = 0;
+const promiseSites = new Map<string, number>();
 const gc = (globalThis as { gc?: () => void }).gc;
 /** Statement text → [calls, characters sent: the text and its bound values]. */
 const queries = new Map<string, [number, number]>();
@@ -52,6 +68,17 @@ process.on('message', async (m: { t: string; id?: number; n?: number; known?: bo
       countQuery(typeof a[0] === 'string' ? { sql: a[0], bindings: Array.isArray(a[1]) ? a[1] : undefined } : { sql: a[0]?.text ?? '', bindings: a[0]?.values });
       return (query as any).apply(this, a);
     } as typeof query;
+  }
+  if (m.t === 'profile' && process.env.BENCH_HUB_PROMISES) {
+    // Promises created from here to close, and where one in 64 was made (its nearest frames in src/).
+    createHook({
+      init(_id, type) {
+        if (type !== 'PROMISE') return;
+        if (promises++ % 64 !== 0) return;
+        const at = (new Error().stack ?? '').split('\n').filter((l) => l.includes('/src/')).slice(0, 2).map((l) => l.trim().replace(/^at /, '').replace(/\(.*\/src\//, '(')).join(' < ');
+        promiseSites.set(at, (promiseSites.get(at) ?? 0) + 64);
+      },
+    }).enable();
   }
   if (m.t === 'profile' && prof) {
     prof.connect();
@@ -81,6 +108,7 @@ process.on('message', async (m: { t: string; id?: number; n?: number; known?: bo
     process.send!({ t: 'open', id: m.id, n: Number(r[0].c) });
   } else if (m.t === 'close') {
     if (process.env.BENCH_HUB_QUERIES) writeFileSync(process.env.BENCH_HUB_QUERIES.replace('%n', config.nodeId ?? 'hub'), JSON.stringify([...queries].sort((a, b) => b[1][0] - a[1][0]).map(([k, [n, chars]]) => [k, n, chars]), null, 1));
+    if (process.env.BENCH_HUB_PROMISES) writeFileSync(process.env.BENCH_HUB_PROMISES.replace('%n', config.nodeId ?? 'hub'), JSON.stringify({ promises, sites: [...promiseSites].sort((a, b) => b[1] - a[1]) }, null, 1));
     if (prof && process.env.BENCH_HUB_PROFILE) writeFileSync(process.env.BENCH_HUB_PROFILE.replace('%n', config.nodeId ?? 'hub'), JSON.stringify((await prof.post('Profiler.stop')).profile));
     if (prof && process.env.BENCH_HUB_HEAP) writeFileSync(process.env.BENCH_HUB_HEAP.replace('%n', config.nodeId ?? 'hub'), JSON.stringify((await prof.post('HeapProfiler.stopSampling')).profile));
     await t.close().catch(() => undefined);
