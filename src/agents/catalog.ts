@@ -117,8 +117,13 @@ export class AgentCatalog {
   // ---------- freshness ----------
   /** Undefined when already fresh (the hot path stays synchronous); otherwise a promise to await. */
   fresh(): Promise<void> | undefined {
-    if (this.loaded && !this.stale && this.dirty.size === 0 && !this.refreshing) return undefined;
+    if (this.current()) return undefined;
     return this.refresh();
+  }
+
+  /** True when reads need no refresh first (fresh() would return undefined); starts nothing. */
+  current(): boolean {
+    return this.loaded && !this.stale && this.dirty.size === 0 && !this.refreshing;
   }
 
   private async refresh(): Promise<void> {
@@ -234,6 +239,11 @@ export class AgentCatalog {
   /** The caller's favorites and shares, cached until a `user` event (or the TTL). */
   userState(userId: string): UserState | Promise<UserState> {
     return this.users.get(userId) ?? this.loadUser(userId);
+  }
+
+  /** The user's favorites and shares when this node holds them; undefined otherwise (starts no read). */
+  userStateNow(userId: string): UserState | undefined {
+    return this.users.get(userId);
   }
 
   private async loadUser(userId: string): Promise<UserState> {

@@ -1,6 +1,6 @@
 // What the sessions domain calls. Small and stable on purpose:
 //
-//   const agent = await resolveUsableAgent(ctx, userId, agentId); // before opening a session
+//   const agent = await resolveUsableAgent(ctx, userId, agentId); // before opening a session (a value when the catalog knows it now)
 //   await em.transactional(async (em) => { …; await recordSessionOpened(em, agent.id, userId); });
 //   notifyAgentChanged(ctx.bus, agent.id);                         // after commit
 //
@@ -12,7 +12,7 @@ import type { HubContext } from '../context.js';
 import type { Bus } from '../bus/bus.js';
 import { publishObj } from '../bus/bus.js';
 import { fail, HubError } from '../errors.js';
-import { AGENTS_TOPIC, catalogOn, type AgentEvent } from './catalog.js';
+import { AGENTS_TOPIC, catalogOn, type AgentCatalog, type AgentEvent, type UserState } from './catalog.js';
 import { canRead, unusableReason } from './rules.js';
 import { modeAllowed, ceilingFor, type ModeFacts } from './modes.js';
 
@@ -37,9 +37,17 @@ type Em = Pick<EntityManager, 'execute'>;
  * The agent a session may be opened on: the caller's own, an approved public
  * one, or one shared with the caller. NOT_FOUND when the caller cannot see
  * it; AGENT_UNUSABLE (400) when it can but the agent cannot run (disabled,
- * no host/engine bound, or not online for a non-owner).
+ * no host/engine bound, or not online for a non-owner). A value when this
+ * node's catalog answers in this turn, else a promise; the errors are thrown
+ * either way (in this turn, or by the promise), so call it where you await.
  */
-export async function resolveUsableAgent(ctx: HubContext, userId: string, agentId: string): Promise<UsableAgent> {
+export function resolveUsableAgent(ctx: HubContext, userId: string, agentId: string): UsableAgent | Promise<UsableAgent> {
+  // Answered in this turn when the catalog holds it now: a hot send awaits nothing here (each await
+  // is a promise, and every promise pays Node 20's hooks once MikroORM has run; bench/RESULTS.md).
+  return usableNow(ctx, userId, agentId) ?? resolveLater(ctx, userId, agentId);
+}
+
+async function resolveLater(ctx: HubContext, userId: string, agentId: string): Promise<UsableAgent> {
   const hit = await fromCatalog(ctx, userId, agentId);
   if (hit) return hit;
   const rows = await ctx.em().getConnection().execute(
@@ -57,6 +65,26 @@ export async function resolveUsableAgent(ctx: HubContext, userId: string, agentI
   return { id: a.id, ownerId: a.ownerId, hostId: r.host_id, engine: r.engine, workDir: r.work_dir, displayName: r.display_name, pricing: r.pricing, maxGuestMode: r.max_guest_mode };
 }
 
+type CatalogEntry = NonNullable<ReturnType<AgentCatalog['get']>>;
+
+/** The rule on a catalog entry and the caller's shares: the agent, or NOT_FOUND / AGENT_UNUSABLE thrown. */
+function judged(e: CatalogEntry, us: UserState, userId: string): UsableAgent {
+  const a = e.a;
+  if (!canRead(a, { userId, shared: us.shared.has(a.id) ? new Set([a.id]) : undefined })) throw fail('NOT_FOUND', 'agent not found');
+  const why = unusableReason(a, userId);
+  if (why) throw fail('AGENT_UNUSABLE', why);
+  return { id: a.id, ownerId: a.ownerId, hostId: a.hostId as string, engine: a.engine as string, workDir: a.workDir as string, displayName: a.displayName, pricing: a.pricing, maxGuestMode: a.maxGuestMode };
+}
+
+/** The catalog's answer when it needs no refresh and knows the caller's shares already; undefined otherwise. */
+function usableNow(ctx: HubContext, userId: string, agentId: string): UsableAgent | undefined {
+  const cat = catalogOn(ctx.bus);
+  if (!cat?.current()) return undefined;
+  const e = cat.get(agentId);
+  const us = e && cat.userStateNow(userId);
+  return e && us ? judged(e, us, userId) : undefined;
+}
+
 /**
  * The same rule served from this node's market catalog (kept true by the
  * `agents` Bus events), so a hot send makes no database round trip. Undefined
@@ -69,12 +97,7 @@ async function fromCatalog(ctx: HubContext, userId: string, agentId: string): Pr
     await cat.fresh();
     const e = cat.get(agentId);
     if (!e) return undefined;
-    const a = e.a;
-    const us = await cat.userState(userId);
-    if (!canRead(a, { userId, shared: us.shared.has(a.id) ? new Set([a.id]) : undefined })) throw fail('NOT_FOUND', 'agent not found');
-    const why = unusableReason(a, userId);
-    if (why) throw fail('AGENT_UNUSABLE', why);
-    return { id: a.id, ownerId: a.ownerId, hostId: a.hostId as string, engine: a.engine as string, workDir: a.workDir as string, displayName: a.displayName, pricing: a.pricing, maxGuestMode: a.maxGuestMode };
+    return judged(e, await cat.userState(userId), userId);
   } catch (e) {
     if (e instanceof HubError) throw e;
     return undefined; // the catalog could not refresh: the database answers
@@ -95,7 +118,14 @@ export function requireMode(a: ModeFacts, userId: string, mode: string | undefin
  * `agents` Bus events, so the dispatch path makes no database round trip),
  * the database on a miss; undefined when the agent is gone.
  */
-export async function modeFactsOf(ctx: HubContext, agentId: string): Promise<ModeFacts | undefined> {
+export function modeFactsOf(ctx: HubContext, agentId: string): ModeFacts | undefined | Promise<ModeFacts | undefined> {
+  // In this turn when the catalog needs no refresh (every run.start asks).
+  const cat = catalogOn(ctx.bus);
+  const e = cat?.current() ? cat.get(agentId) : undefined;
+  return e ? { ownerId: e.a.ownerId, maxGuestMode: e.a.maxGuestMode } : modeFactsLater(ctx, agentId);
+}
+
+async function modeFactsLater(ctx: HubContext, agentId: string): Promise<ModeFacts | undefined> {
   const cat = catalogOn(ctx.bus);
   if (cat) {
     try {

@@ -253,7 +253,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     this.routing.deliverTo(via ?? (await this.routing.holder(hostId)), m);
   }
 
-  async presenceToSend(hostId: string): Promise<SendPresence> {
+  presenceToSend(hostId: string): SendPresence | Promise<SendPresence> {
     const held = this.heldCapacity(hostId);
     return held !== undefined ? { status: 'online', capacity: held } : this.routing.forSend(hostId);
   }

@@ -54,8 +54,9 @@ export interface HostGateway {
   /**
    * Presence as a message send needs it: the channel held here, else a reading of the host on another
    * node kept a moment (routing.ts, PRESENCE_REUSE_MS), else a fresh one. Offline when no node holds it.
+   * A value when known in this turn (the message path awaits nothing it need not).
    */
-  presenceToSend(hostId: string): Promise<SendPresence>;
+  presenceToSend(hostId: string): SendPresence | Promise<SendPresence>;
   /**
    * A run.start sent with `meta` reached no channel: no node holds its host any more (it went offline
    * after the sender read presence). The run never started; the domain ends it.

@@ -71,9 +71,11 @@ export class HostRouting {
   }
 
   /** Presence as a send needs it, of a host this node does not hold: a recent reading, else a fresh one (kept). */
-  async forSend(hostId: string): Promise<SendPresence> {
-    const kept = this.recent.get(hostId);
-    if (kept) return kept;
+  forSend(hostId: string): SendPresence | Promise<SendPresence> {
+    return this.recent.get(hostId) ?? this.readForSend(hostId);
+  }
+
+  private async readForSend(hostId: string): Promise<SendPresence> {
     const p = await this.d.read(hostId);
     // Naming this node, which holds no channel of the host: that channel closed and its entry's removal is on its way.
     if (p.nodeId === this.d.node) return { status: 'offline', capacity: 0 };

@@ -75,9 +75,12 @@ export class Messaging {
   /** sessionId → its owner and agent: facts that never change, so sends skip a lookup. */
   private owners = new Map<string, { userId: string; agentId: string }>();
 
-  private async agentOf(userId: string, sessionId: string): Promise<string> {
+  private agentOf(userId: string, sessionId: string): string | Promise<string> {
     const hit = this.owners.get(sessionId);
-    if (hit && hit.userId === userId) return hit.agentId;
+    return hit && hit.userId === userId ? hit.agentId : this.agentOfStored(userId, sessionId);
+  }
+
+  private async agentOfStored(userId: string, sessionId: string): Promise<string> {
     const s = await one<{ agent_id: string }>(this.em(), `select agent_id from sessions where id = ? and user_id = ?`, [sessionId, userId]);
     if (!s) throw fail('NOT_FOUND', 'session not found');
     if (this.owners.size >= OWNER_CACHE) this.owners.delete(this.owners.keys().next().value!);
@@ -87,11 +90,16 @@ export class Messaging {
 
   async send(userId: string, sessionId: string, content: string, options: SendOptions, fresh?: NewSession, beforeDispatch?: (sessionId: string) => void): Promise<SendResult> {
     // A deleted session is caught by hub_accept (404) even when the owners cache still knows it.
-    const agent = fresh?.agent ?? (await resolveUsableAgent(this.ctx, userId, await this.agentOf(userId, sessionId)));
+    // A hot send takes its facts from memory in this turn: values, not promises, where they are known
+    // (every await is a promise, and every promise pays Node 20's hooks once MikroORM has run).
+    const agentId = fresh ? undefined : this.agentOf(userId, sessionId);
+    const usable = fresh?.agent ?? resolveUsableAgent(this.ctx, userId, agentId instanceof Promise ? await agentId : agentId!);
+    const agent = usable instanceof Promise ? await usable : usable;
     if (!agent.hostId || !agent.engine) throw fail('AGENT_UNUSABLE', 'the agent has no host or engine');
     requireMode(agent, userId, options.permissionMode); // 403 above the owner's ceiling, before anything is stored
     // The channel held here knows the capacity; another node's host is read from presence at most once a moment.
-    const presence = await this.gateway.presenceToSend(agent.hostId);
+    const known = this.gateway.presenceToSend(agent.hostId);
+    const presence = known instanceof Promise ? await known : known;
     // Nothing is stored: a 503 means "do not assume the task ran", and a retry must not duplicate it.
     if (presence.status === 'offline') throw fail('UNAVAILABLE', 'the agent\'s host is offline');
     // Read from the store: the node holding the channel, where run.start goes without reading presence again.

@@ -11,7 +11,7 @@ import type { RunTracker } from './runs.js';
 import { HostDownPass } from './host-down.js';
 import { LostRunSweep } from './lost-runs.js';
 import { isEngineSessionId } from '../../host-protocol/engine-values.js';
-import { capMode, modeFactsOf } from '../agents/usage.js';
+import { capMode, modeFactsOf, type ModeFacts } from '../agents/usage.js';
 import type { FrameOf, HubToHost } from '../../host-protocol/frames.js';
 import type { HelloRuns } from '../hosts/channel-runs.js';
 
@@ -83,7 +83,8 @@ export class Scheduler {
     this.runs().started(t, this.gateway.heldCapacity(t.hostId) !== undefined);
     try {
       // Counted into presence by the node holding the channel, as its run.start goes out (onRunStarting).
-      await this.gateway.send(t.hostId, await this.startFrame(t), { agentId: t.agentId }, t.via);
+      const frame = this.startFrame(t);
+      await this.gateway.send(t.hostId, frame instanceof Promise ? await frame : frame, { agentId: t.agentId }, t.via);
       if (t.acceptedAt !== undefined) this.ctx.metrics.dispatchSeconds.observe((performance.now() - t.acceptedAt) / 1000);
     } catch (e) {
       this.ctx.log.warn('dispatch failed', { runId: t.id, hostId: t.hostId, err: e }); // the error itself: a database error's values stay out (log.ts)
@@ -97,12 +98,18 @@ export class Scheduler {
       { sessionId: t.sessionId, hostId: t.hostId, agentId: t.agentId, engine: t.engine });
   }
 
-  private async startFrame(t: ClaimedTask): Promise<FrameOf<HubToHost, 'run.start'>> {
+  /** The frame in this turn when the agent's ceiling is in the catalog now (every run.start asks). */
+  private startFrame(t: ClaimedTask): FrameOf<HubToHost, 'run.start'> | Promise<FrameOf<HubToHost, 'run.start'>> {
+    const facts = modeFactsOf(this.ctx, t.agentId);
+    return facts instanceof Promise ? facts.then((f) => this.frameWith(t, f), () => this.frameWith(t, undefined)) : this.frameWith(t, facts);
+  }
+
+  private frameWith(t: ClaimedTask, facts: ModeFacts | undefined): FrameOf<HubToHost, 'run.start'> {
     return {
       t: 'run.start', runId: t.id, sessionId: t.sessionId, engine: t.engine, prompt: t.prompt, workDir: t.workDir,
       // A value stored before it was checked (runs.ts) never reaches the engine's argv.
       ...(t.resume && isEngineSessionId(t.resume) ? { resume: t.resume } : {}),
-      mode: await this.runMode(t), ...(t.effort ? { effort: t.effort } : {}),
+      mode: this.runMode(t, facts), ...(t.effort ? { effort: t.effort } : {}),
     };
   }
 
@@ -111,8 +118,7 @@ export class Scheduler {
    * a session, or a message queued, while the ceiling was higher never runs above it now.
    * Served from the in-process agents catalog; an agent that cannot be found gets the lowest mode.
    */
-  private async runMode(t: ClaimedTask): Promise<string> {
-    const facts = await modeFactsOf(this.ctx, t.agentId).catch(() => undefined);
+  private runMode(t: ClaimedTask, facts: ModeFacts | undefined): string {
     const mode = capMode(facts ?? { ownerId: '', maxGuestMode: 'plan' }, t.userId, t.mode);
     if (mode !== t.mode) this.ctx.log.info('run mode capped to the agent\'s ceiling', { runId: t.id, asked: t.mode, mode });
     return mode;
