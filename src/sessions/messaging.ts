@@ -92,9 +92,13 @@ export class Messaging {
     // A deleted session is caught by hub_accept (404) even when the owners cache still knows it.
     // A hot send takes its facts from memory in this turn: values, not promises, where they are known
     // (every await is a promise, and every promise pays Node 20's hooks once MikroORM has run).
-    const agentId = fresh ? undefined : this.agentOf(userId, sessionId);
-    const usable = fresh?.agent ?? resolveUsableAgent(this.ctx, userId, agentId instanceof Promise ? await agentId : agentId!);
-    const agent = usable instanceof Promise ? await usable : usable;
+    let agent: UsableAgent;
+    if (fresh) agent = fresh.agent;
+    else {
+      const agentId = this.agentOf(userId, sessionId);
+      const usable = resolveUsableAgent(this.ctx, userId, agentId instanceof Promise ? await agentId : agentId);
+      agent = usable instanceof Promise ? await usable : usable;
+    }
     if (!agent.hostId || !agent.engine) throw fail('AGENT_UNUSABLE', 'the agent has no host or engine');
     requireMode(agent, userId, options.permissionMode); // 403 above the owner's ceiling, before anything is stored
     // The channel held here knows the capacity; another node's host is read from presence at most once a moment.
