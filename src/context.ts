@@ -16,4 +16,10 @@ export interface HubContext {
   metrics: HubMetrics;
   /** A fresh EntityManager for one unit of work. */
   em(): ReturnType<MikroORM['em']['fork']>;
+  /**
+   * One EntityManager, the same on every call, for raw SQL outside a transaction (sessions/sql.ts's
+   * rows and bound): such SQL keeps nothing in it, so the message path's batches need no fork each
+   * (≈ 7 KB and 2 µs a fork; bench/RESULTS.md, twenty-seventh session). Never for entities.
+   */
+  rawEm(): ReturnType<MikroORM['em']['fork']>;
 }

@@ -89,7 +89,8 @@ export async function buildHub(config: Config, opts: { log?: Logger; embedded?: 
     const bus: Bus = redis ?? new LocalBus();
     onShutdown('bus', () => bus.close());
     // Domains publish and subscribe through the counting decorator; the transport itself is used below only for its Redis client.
-    const ctx: HubContext = { config, log, orm: db.orm, bus: countedBus(bus, metrics), secrets, metrics, em: () => db.orm.em.fork() };
+    let rawEm: ReturnType<HubContext['rawEm']> | undefined;
+    const ctx: HubContext = { config, log, orm: db.orm, bus: countedBus(bus, metrics), secrets, metrics, em: () => db.orm.em.fork(), rawEm: () => (rawEm ??= db.orm.em.fork()) };
 
     const authenticator = new Authenticator(ctx);
     onShutdown('authenticator', () => authenticator.close());

@@ -11,6 +11,7 @@ import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/
 import { resolveUsableAgent, modeFactsOf } from '../src/agents/usage.js';
 import { catalogOn } from '../src/agents/catalog.js';
 import { HubError } from '../src/errors.js';
+import type { SessionView } from '../src/client/index.js';
 
 let t: TestHub;
 let host: FakeHost | undefined;
@@ -76,4 +77,30 @@ test('an agent\'s mode ceiling and a held host\'s capacity: values in this turn'
   const held = t.hub.runFrames.gateway.presenceToSend(hostId);
   assert.ok(!(held instanceof Promise), 'a host held here answers from its channel');
   assert.deepEqual(held, { status: 'online', capacity: 3 });
+});
+
+test('warm sends and their run ends fork no EntityManager: the batches share one for their raw SQL', async () => {
+  const c = t.client(owner.key);
+  const sid = ((await c.sessions.create({ agentId })) as SessionView).id;
+  const started = new Set<string>();
+  const turn = async (content: string) => {
+    await c.sessions.send(sid, { content }); // processing, or queued behind the previous run's end on its way
+    const start = (await host!.next((f) => f.t === 'run.start' && f.sessionId === sid && !started.has(f.runId), 5000)) as { runId: string };
+    started.add(start.runId);
+    host!.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+  };
+  await turn('warm'); // caches filled: the session's agent, the owner's shares
+  const ctx = t.hub.ctx;
+  const fork = ctx.em;
+  let forks = 0;
+  ctx.em = () => (forks++, fork());
+  try {
+    for (let i = 0; i < 5; i++) await turn(`m${i}`); // each waits for the previous run's end to be written
+    await eventually(async () => (await c.sessions.get(sid)).status === 'active', 5000, 20);
+  } finally {
+    ctx.em = fork;
+  }
+  const raw = ctx.rawEm();
+  assert.equal(ctx.rawEm(), raw, 'one raw-SQL EntityManager');
+  assert.ok(forks <= 2, `${forks} forks for 5 messages and their ends (the final status read's own)`);
 });

@@ -232,16 +232,3 @@ test('each item answered is observed once: its wait (a batch in flight, a call t
   assert.ok(a.wait < 0.02 && a.write >= 0.025, `a1 went at once and its call took 30 ms: ${JSON.stringify(a)}`);
   assert.ok(b.wait >= 0.05 && b.write >= 0.025 && b.write < b.wait, `b1 waited for a1's call and the call that skipped it: ${JSON.stringify(b)}`);
 });
-
-test('a group without a transaction runs every batch on one EntityManager (raw SQL keeps nothing in it)', async () => {
-  const ems: Em[] = [];
-  let made = 0;
-  const many = async (em: Em, items: Item[]) => (ems.push(em), items.map((i) => i.name));
-  const g = new GroupCommit<Item, string>(() => (made++, { n: made }) as unknown as Em, many, (i) => i.key, { transactional: false, maxInflight: 3 });
-  for (let k = 0; k < 5; k++) {
-    assert.deepEqual(await Promise.all([g.submit({ key: `a${k}`, name: `a${k}` }), g.submit({ key: `b${k}`, name: `b${k}` })]), [`a${k}`, `b${k}`]);
-  }
-  assert.equal(ems.length, 5, 'five batches');
-  assert.equal(made, 1, 'one EntityManager made for all of them');
-  assert.ok(ems.every((e) => e === ems[0]));
-});

@@ -40,10 +40,7 @@ interface Pending<I, O> {
 }
 
 export interface GroupOptions<I> {
-  /**
-   * false: `many` is one atomic statement and needs no BEGIN/COMMIT round trips around it (default true).
-   * Its raw SQL then runs on one EntityManager for every batch: such a `many` loads no entities.
-   */
+  /** false: `many` is one atomic statement and needs no BEGIN/COMMIT round trips around it (default true). */
   transactional?: boolean;
   /** Batches in flight at once (a key is in one of them at most; default MAX_INFLIGHT). */
   maxInflight?: number;
@@ -102,13 +99,8 @@ export class GroupCommit<I, O> {
   }
 
   private write(items: I[], alone = false): Promise<Array<O | HubError | typeof RETRY>> {
-    if (this.transactional) return tx(this.em(), (t) => this.many(t, items, alone));
-    // Raw SQL outside a transaction holds nothing in its EntityManager, so one serves every batch
-    // (a fork per batch was ≈ 7 KB of garbage and 2 µs per message at 1,000 msg/s; bench/RESULTS.md).
-    return this.many((this.rawEm ??= this.em()), items, alone);
+    return this.transactional ? tx(this.em(), (t) => this.many(t, items, alone)) : this.many(this.em(), items, alone);
   }
-
-  private rawEm?: Em;
 
   submit(item: I): Promise<O> {
     return new Promise((resolve, reject) => {

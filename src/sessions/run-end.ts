@@ -78,7 +78,7 @@ export class RunEndWriter {
    * atomic on its own), END_BATCHES_IN_FLIGHT calls at once, each carrying at most
    * RUN_END_BATCH_MAX_BYTES of rows and text.
    */
-  private readonly ends = new GroupCommit<EndItem, EndOut | undefined>(() => this.em(), (em, items) => this.endMany(em, items), (i) => i.st.sessionId, {
+  private readonly ends = new GroupCommit<EndItem, EndOut | undefined>(() => this.ctx.rawEm() as unknown as Em, (em, items) => this.endMany(em, items), (i) => i.st.sessionId, {
     transactional: false, maxInflight: END_BATCHES_IN_FLIGHT, lingerMs: END_LINGER_MS, budget: { sizeOf: (i) => i.bytes, maxBytes: RUN_END_BATCH_MAX_BYTES },
     observe: (w, s) => this.ctx.metrics.runEndBatch(w, s),
   });

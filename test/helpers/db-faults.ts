@@ -2,7 +2,8 @@
 // SQL call the hub makes through its EntityManager (execute; knex's raw in a
 // transaction; node-postgres on a pooled connection outside one, the message
 // path's: src/db/direct.ts) is shown to `decide` first, which may answer for
-// it. Returns the function that removes the injection.
+// it; so is each call through the shared raw-SQL one (ctx.rawEm). Returns the
+// function that removes the injection.
 import type { HubContext } from '../../src/context.js';
 
 /** `run()` makes the real call; a returned promise answers instead of it (undefined: the call goes through). */
@@ -10,6 +11,9 @@ export type DbFault = (sql: string, run: () => Promise<unknown>) => Promise<unkn
 
 export function injectDbFaults(ctx: HubContext, decide: DbFault): () => void {
   const orig = ctx.em;
+  const origRaw = ctx.rawEm;
+  // The shared raw-SQL EntityManager is left as it is: while injected, its callers get a faulty fork each time.
+  ctx.rawEm = () => ctx.em();
   // knex's raw returns a query builder, awaited and sometimes given a transaction: an answer must allow both.
   const asQuery = (p: Promise<unknown>) => Object.assign(p, { transacting() {} });
   ctx.em = () => {
@@ -43,6 +47,7 @@ export function injectDbFaults(ctx: HubContext, decide: DbFault): () => void {
   };
   return () => {
     ctx.em = orig;
+    ctx.rawEm = origRaw;
   };
 }
 
