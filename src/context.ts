@@ -19,7 +19,8 @@ export interface HubContext {
   /**
    * One EntityManager, the same on every call, for raw SQL outside a transaction (sessions/sql.ts's
    * rows and bound): such SQL keeps nothing in it, so the message path's batches need no fork each
-   * (≈ 7 KB and 2 µs a fork; bench/RESULTS.md, twenty-seventh session). Never for entities.
+   * (≈ 7 KB and 2 µs a fork; bench/RESULTS.md, twenty-seventh session). Typed so that nothing
+   * but its connection and transaction context can be reached: never entities.
    */
-  rawEm(): ReturnType<MikroORM['em']['fork']>;
+  rawEm(): Pick<ReturnType<MikroORM['em']['fork']>, 'getConnection' | 'getTransactionContext'>;
 }

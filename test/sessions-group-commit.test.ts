@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GroupCommit, RETRY } from '../src/sessions/group.js';
-import type { Em } from '../src/sessions/sql.js';
+import type { SqlEm } from '../src/sessions/sql.js';
 
 interface Item { key: string; name: string }
 
@@ -16,7 +16,7 @@ function lockedWriter(skipName: string) {
   let release!: () => void;
   let held = true;
   const released = new Promise<void>((r) => (release = () => { held = false; r(); }));
-  const many = async (_em: Em, items: Item[], alone: boolean) => {
+  const many = async (_em: SqlEm, items: Item[], alone: boolean) => {
     writes.push({ names: items.map((i) => i.name), alone });
     return Promise.all(items.map(async (i) => {
       if (i.name !== skipName || !held) return i.name;
@@ -35,11 +35,11 @@ const turns = async (n: number) => {
 test('a skipped item goes in the next batch, ahead of what came since; the lock released meanwhile, it is written there', async () => {
   const writes: Array<{ names: string[]; alone: boolean }> = [];
   let skipped = false;
-  const many = async (_em: Em, items: Item[], alone: boolean) => {
+  const many = async (_em: SqlEm, items: Item[], alone: boolean) => {
     writes.push({ names: items.map((i) => i.name), alone });
     return items.map((i) => (i.name === 'a1' && !skipped ? ((skipped = true), RETRY) : i.name)); // a run's end held it, for one statement
   };
-  const g = new GroupCommit<Item, string>(() => ({}) as Em, many, (i) => i.key, { transactional: false });
+  const g = new GroupCommit<Item, string>(() => ({}) as SqlEm, many, (i) => i.key);
   const a1 = g.submit({ key: 'a', name: 'a1' });
   await new Promise((r) => setImmediate(r));
   const b1 = g.submit({ key: 'b', name: 'b1' });
@@ -49,7 +49,7 @@ test('a skipped item goes in the next batch, ahead of what came since; the lock 
 
 test('an item skipped twice is written alone: batches after it are answered while it waits for its lock', async () => {
   const w = lockedWriter('a1');
-  const g = new GroupCommit<Item, string>(() => ({}) as Em, w.many, (i) => i.key, { transactional: false });
+  const g = new GroupCommit<Item, string>(() => ({}) as SqlEm, w.many, (i) => i.key);
   const done: string[] = [];
   const a1 = g.submit({ key: 'a', name: 'a1' }).then((r) => void done.push(r));
   await turns(4); // skipped in its batch, then in the next; now written alone, waiting for the lock
@@ -69,7 +69,7 @@ test('an item skipped twice is written alone: batches after it are answered whil
 
 test("an item skipped twice stays ahead of its key's later items", async () => {
   const w = lockedWriter('a1');
-  const g = new GroupCommit<Item, string>(() => ({}) as Em, w.many, (i) => i.key, { transactional: false });
+  const g = new GroupCommit<Item, string>(() => ({}) as SqlEm, w.many, (i) => i.key);
   const order: string[] = [];
   const a1 = g.submit({ key: 'a', name: 'a1' }).then((r) => void order.push(r));
   await turns(4);
@@ -91,7 +91,7 @@ test('items skipped twice are written one at a time: an outside lock on many ses
   let aloneNow = 0;
   let aloneMax = 0;
   const locked = new Set(['a1', 'c1', 'd1']);
-  const many = async (_em: Em, items: Item[], alone: boolean) => {
+  const many = async (_em: SqlEm, items: Item[], alone: boolean) => {
     if (alone) aloneMax = Math.max(aloneMax, ++aloneNow);
     try {
       return await Promise.all(items.map(async (i) => {
@@ -104,7 +104,7 @@ test('items skipped twice are written one at a time: an outside lock on many ses
       if (alone) aloneNow--;
     }
   };
-  const g = new GroupCommit<Item, string>(() => ({}) as Em, many, (i) => i.key, { transactional: false });
+  const g = new GroupCommit<Item, string>(() => ({}) as SqlEm, many, (i) => i.key);
   const done: string[] = [];
   const waiting = ['a1', 'c1', 'd1'].map((n) => g.submit({ key: n[0], name: n }).then((r) => void done.push(r)));
   await turns(6);
@@ -121,14 +121,14 @@ test('with several batches in flight, each new batch is written while the others
   const gates: Array<() => void> = [];
   let inflight = 0;
   let most = 0;
-  const many = async (_em: Em, items: Item[]) => {
+  const many = async (_em: SqlEm, items: Item[]) => {
     writes.push(items.map((i) => i.name));
     most = Math.max(most, ++inflight);
     await new Promise<void>((r) => gates.push(r));
     inflight--;
     return items.map((i) => i.name);
   };
-  const g = new GroupCommit<Item, string>(() => ({}) as Em, many, (i) => i.key, { transactional: false, maxInflight: 3 });
+  const g = new GroupCommit<Item, string>(() => ({}) as SqlEm, many, (i) => i.key, { maxInflight: 3 });
   const out: Array<Promise<string>> = [];
   for (const [key, name] of [['a', 'a1'], ['b', 'b1'], ['c', 'c1'], ['d', 'd1'], ['a', 'a2']]) {
     out.push(g.submit({ key, name }));
@@ -147,12 +147,12 @@ test('with several batches in flight, each new batch is written while the others
 
 test('with a linger, items arriving within it share one batch; hurry() writes the lingering batch at once; a full batch does not wait', async () => {
   const writes: Array<{ names: string[]; at: number }> = [];
-  const many = async (_em: Em, items: Item[]) => {
+  const many = async (_em: SqlEm, items: Item[]) => {
     writes.push({ names: items.map((i) => i.name), at: performance.now() });
     return items.map((i) => i.name);
   };
   const LINGER = 300; // long, so "before the linger ran out" holds on a loaded machine
-  const g = new GroupCommit<Item, string>(() => ({}) as Em, many, (i) => i.key, { transactional: false, maxInflight: 3, lingerMs: LINGER });
+  const g = new GroupCommit<Item, string>(() => ({}) as SqlEm, many, (i) => i.key, { maxInflight: 3, lingerMs: LINGER });
 
   // Three items over a few turns inside the linger: one batch, written once the linger has passed.
   const t0 = performance.now();
@@ -188,11 +188,11 @@ test('with a linger, items arriving within it share one batch; hurry() writes th
 test('a batch is bounded in bytes as well as in count: large items arriving together are split, one too large goes alone', async () => {
   const LINGER = 200;
   const writes: Array<{ names: string[]; at: number }> = [];
-  const many = async (_em: Em, items: Array<Item & { size: number }>) => {
+  const many = async (_em: SqlEm, items: Array<Item & { size: number }>) => {
     writes.push({ names: items.map((i) => i.name), at: performance.now() });
     return items.map((i) => i.name);
   };
-  const g = new GroupCommit<Item & { size: number }, string>(() => ({}) as Em, many, (i) => i.key, { transactional: false, maxInflight: 1, lingerMs: LINGER, budget: { sizeOf: (i) => i.size, maxBytes: 1000 } });
+  const g = new GroupCommit<Item & { size: number }, string>(() => ({}) as SqlEm, many, (i) => i.key, { maxInflight: 1, lingerMs: LINGER, budget: { sizeOf: (i) => i.size, maxBytes: 1000 } });
   const t0 = performance.now();
   const names = await Promise.all([
     g.submit({ key: 'a', name: 'a', size: 400 }),
@@ -210,11 +210,11 @@ test('each item answered is observed once: its wait (a batch in flight, a call t
   const seen: Array<{ wait: number; write: number }> = [];
   let skipped = false;
   const gates: Array<() => void> = [];
-  const many = async (_em: Em, items: Item[]) => {
+  const many = async (_em: SqlEm, items: Item[]) => {
     await new Promise<void>((r) => gates.push(r));
     return items.map((i) => (i.name === 'b1' && !skipped ? ((skipped = true), RETRY) : i.name));
   };
-  const g = new GroupCommit<Item, string>(() => ({}) as Em, many, (i) => i.key, { transactional: false, observe: (wait, write) => seen.push({ wait, write }) });
+  const g = new GroupCommit<Item, string>(() => ({}) as SqlEm, many, (i) => i.key, { observe: (wait, write) => seen.push({ wait, write }) });
   const a1 = g.submit({ key: 'a', name: 'a1' });
   await turns(2);
   const b1 = g.submit({ key: 'b', name: 'b1' }); // waits for a1's call, then is skipped once

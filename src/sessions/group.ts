@@ -1,5 +1,5 @@
 // Group commit: work items arriving in the same event-loop turn (and while
-// earlier batches are in flight) are written in one transaction, each still
+// earlier batches are in flight) are written with one call, each still
 // getting its own answer or error. Used for message accepts (acceptManyIn)
 // and run ends (run-end.ts). A batch holds at most one item per key (its
 // session); an item whose key is in a batch in flight waits for that batch,
@@ -14,7 +14,7 @@
 // at 2,000 messages/s the solo writes' locks made batches skip more sessions,
 // 12 skips became 2,720 and throughput halved.)
 import { HubError } from '../errors.js';
-import { tx, type Em } from './sql.js';
+import type { SqlEm } from './sql.js';
 
 /**
  * Batches in flight at once, unless the caller sets another bound. One: while a batch is written the
@@ -40,8 +40,6 @@ interface Pending<I, O> {
 }
 
 export interface GroupOptions<I> {
-  /** false: `many` is one atomic statement and needs no BEGIN/COMMIT round trips around it (default true). */
-  transactional?: boolean;
   /** Batches in flight at once (a key is in one of them at most; default MAX_INFLIGHT). */
   maxInflight?: number;
   /**
@@ -75,23 +73,22 @@ export class GroupCommit<I, O> {
   /** Sizes of the pending items, added up (with a budget): a batch full by bytes goes without lingering. */
   private pendingBytes = 0;
 
-  private readonly transactional: boolean;
   private readonly maxInflight: number;
   private readonly lingerMs: number;
   private readonly budget?: GroupOptions<I>['budget'];
   private readonly observe?: GroupOptions<I>['observe'];
 
   constructor(
-    private readonly em: () => Em,
+    /** Where a batch's raw SQL runs: `many` is one atomic statement, so no transaction (and no entities). */
+    private readonly em: () => SqlEm,
     /**
-     * Runs inside the batch's transaction; an error result is that item's own (it wrote nothing).
+     * Writes one batch atomically; an error result is that item's own (it wrote nothing).
      * `alone`: one item skipped twice, which may now wait for its lock as long as it takes.
      */
-    private readonly many: (em: Em, items: I[], alone: boolean) => Promise<Array<O | HubError | typeof RETRY>>,
+    private readonly many: (em: SqlEm, items: I[], alone: boolean) => Promise<Array<O | HubError | typeof RETRY>>,
     private readonly keyOf: (item: I) => string,
     opts: GroupOptions<I> = {},
   ) {
-    this.transactional = opts.transactional ?? true;
     this.maxInflight = opts.maxInflight ?? MAX_INFLIGHT;
     this.lingerMs = opts.lingerMs ?? 0;
     this.budget = opts.budget;
@@ -99,7 +96,7 @@ export class GroupCommit<I, O> {
   }
 
   private write(items: I[], alone = false): Promise<Array<O | HubError | typeof RETRY>> {
-    return this.transactional ? tx(this.em(), (t) => this.many(t, items, alone)) : this.many(this.em(), items, alone);
+    return this.many(this.em(), items, alone);
   }
 
   submit(item: I): Promise<O> {

@@ -68,8 +68,8 @@ export class Messaging {
 
   // One call of hub_accept per batch: atomic on its own, so no transaction around it. A batch's
   // contents are bounded in bytes (ACCEPT_BATCH_MAX_BYTES) as well as in count.
-  private readonly groups = new GroupCommit<AcceptInput, Accepted>(() => this.ctx.rawEm() as unknown as Em, (em, items, alone) => this.ctx.metrics.timeDb(this.ctx.metrics.dbAccept, () => acceptManyIn(em, items, alone ? null : BATCH_LOCK_WAIT_MS)), (a) => a.sessionId, {
-    transactional: false, budget: { sizeOf: (a) => a.content.length * 6, maxBytes: ACCEPT_BATCH_MAX_BYTES }, observe: (w, s) => this.ctx.metrics.acceptBatch(w, s),
+  private readonly groups = new GroupCommit<AcceptInput, Accepted>(() => this.ctx.rawEm(), (em, items, alone) => this.ctx.metrics.timeDb(this.ctx.metrics.dbAccept, () => acceptManyIn(em, items, alone ? null : BATCH_LOCK_WAIT_MS)), (a) => a.sessionId, {
+    budget: { sizeOf: (a) => a.content.length * 6, maxBytes: ACCEPT_BATCH_MAX_BYTES }, observe: (w, s) => this.ctx.metrics.acceptBatch(w, s),
   });
 
   /** sessionId → its owner and agent: facts that never change, so sends skip a lookup. */

@@ -5,7 +5,7 @@
 // its capacity.
 import { fail, HubError } from '../errors.js';
 import { timeOrderedId } from '../ids.js';
-import { bound, rows, one, marks, type Em } from './sql.js';
+import { bound, rows, one, marks, type Em, type SqlEm } from './sql.js';
 import { RETRY } from './group.js';
 
 /** At most this many messages wait per session (the spec's queue rule). */
@@ -87,7 +87,7 @@ type Outcome = 'running' | 'session_busy' | 'host_capacity' | 'not_found' | 'no_
  * is answered RETRY (nothing written) and marked to wait for the lock the next time: for at most
  * `lockWaitMs` (answered RETRY again if still held), or as long as it takes when null.
  */
-export async function acceptManyIn(em: Em, items: AcceptInput[], lockWaitMs: number | null): Promise<Array<Accepted | HubError | typeof RETRY>> {
+export async function acceptManyIn(em: SqlEm, items: AcceptInput[], lockWaitMs: number | null): Promise<Array<Accepted | HubError | typeof RETRY>> {
   if (new Set(items.map((a) => a.sessionId)).size !== items.length) throw new Error('acceptManyIn: one message per session per batch');
   const planned = items.map((a, ord) => ({ a, ord, taskId: timeOrderedId('run'), messageId: timeOrderedId('msg') }));
   const batch = planned.map(({ a, ord, taskId, messageId }) => ({

@@ -3,7 +3,7 @@
 // shared with runs.ts and run-end.ts. Split from runs.ts, which keeps the frame handling.
 import type { Block, FrameOf, HostToHub } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
-import { one, type Em } from './sql.js';
+import { one, type Em, type SqlEm } from './sql.js';
 import { timeOrderedId } from '../ids.js';
 import type { SessionEventName } from './events.js';
 import type { PartialText } from './partial-text.js';
@@ -89,7 +89,7 @@ export interface SeqPlan {
 }
 
 /** Numbers a batch's rows; a tool_result's tool_use is known from an earlier flush, earlier in this batch, or stored. */
-export async function planSeqs(em: Em, st: RunState, batch: Row[]): Promise<SeqPlan> {
+export async function planSeqs(em: SqlEm, st: RunState, batch: Row[]): Promise<SeqPlan> {
   const known: Array<number | null> = [];
   const offset: Array<number | null> = [];
   const inBatch = new Map<string, number>();

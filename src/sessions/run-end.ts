@@ -6,7 +6,7 @@
 import type { HubContext } from '../context.js';
 import type { Usage } from '../../host-protocol/frames.js';
 import type { Logger } from '../log.js';
-import { bound, rows, type Em } from './sql.js';
+import { bound, rows, type Em, type SqlEm } from './sql.js';
 import { GroupCommit } from './group.js';
 import { planSeqs, rowEvents, assistantTexts, costOf, newRow, type Ev, type RunEnd, type Row, type RunState } from './run-batch.js';
 import { engineFailure } from './engine-failure.js';
@@ -78,8 +78,8 @@ export class RunEndWriter {
    * atomic on its own), END_BATCHES_IN_FLIGHT calls at once, each carrying at most
    * RUN_END_BATCH_MAX_BYTES of rows and text.
    */
-  private readonly ends = new GroupCommit<EndItem, EndOut | undefined>(() => this.ctx.rawEm() as unknown as Em, (em, items) => this.endMany(em, items), (i) => i.st.sessionId, {
-    transactional: false, maxInflight: END_BATCHES_IN_FLIGHT, lingerMs: END_LINGER_MS, budget: { sizeOf: (i) => i.bytes, maxBytes: RUN_END_BATCH_MAX_BYTES },
+  private readonly ends = new GroupCommit<EndItem, EndOut | undefined>(() => this.ctx.rawEm(), (em, items) => this.endMany(em, items), (i) => i.st.sessionId, {
+    maxInflight: END_BATCHES_IN_FLIGHT, lingerMs: END_LINGER_MS, budget: { sizeOf: (i) => i.bytes, maxBytes: RUN_END_BATCH_MAX_BYTES },
     observe: (w, s) => this.ctx.metrics.runEndBatch(w, s),
   });
 
@@ -130,7 +130,7 @@ export class RunEndWriter {
    * Ends several runs with one call of hub_end_runs (end-function.ts: the locks, the final status,
    * the last rows, the running slot, the agents' counters, and which hosts have waiting work).
    */
-  private async endMany(em: Em, items: EndItem[]): Promise<Array<EndOut | undefined>> {
+  private async endMany(em: SqlEm, items: EndItem[]): Promise<Array<EndOut | undefined>> {
     const planned = await Promise.all(items.map(async (item) => {
       const { st, end, rows: batch, partial, usage } = item;
       const plan = await planSeqs(em, st, batch);

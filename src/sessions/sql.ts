@@ -5,8 +5,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { direct } from '../db/direct.js';
 
 export type Em = EntityManager;
+/** What raw SQL needs of an EntityManager (rows, bound, one): its connection and transaction, never entities. */
+export type SqlEm = Pick<EntityManager, 'getConnection' | 'getTransactionContext'>;
 
-export function rows<T = any>(em: Em, sql: string, params: unknown[] = []): Promise<T[]> {
+export function rows<T = any>(em: SqlEm, sql: string, params: unknown[] = []): Promise<T[]> {
   return em.getConnection().execute<T[]>(sql, params, 'all', em.getTransactionContext());
 }
 
@@ -16,7 +18,7 @@ export function rows<T = any>(em: Em, sql: string, params: unknown[] = []): Prom
  * so quoting it was about a third of the hub's garbage per delta (bench/heap-summary.ts). For the
  * message path's calls, whose values are strings, numbers, booleans and nulls.
  */
-export async function bound<T = any>(em: Em, sql: string, params: Array<string | number | boolean | null | undefined>): Promise<T[]> {
+export async function bound<T = any>(em: SqlEm, sql: string, params: Array<string | number | boolean | null | undefined>): Promise<T[]> {
   const knex = em.getConnection().getKnex();
   const values = params.map((v) => v ?? null);
   const trx = em.getTransactionContext();
@@ -25,7 +27,7 @@ export async function bound<T = any>(em: Em, sql: string, params: Array<string |
   return ((await knex.raw(sql, values).transacting(trx)) as { rows: T[] }).rows;
 }
 
-export async function one<T = any>(em: Em, sql: string, params: unknown[] = []): Promise<T | undefined> {
+export async function one<T = any>(em: SqlEm, sql: string, params: unknown[] = []): Promise<T | undefined> {
   return (await rows<T>(em, sql, params))[0];
 }
 
