@@ -202,7 +202,7 @@ export async function run(opts: { seconds?: number; rate?: number; write?: boole
       await Promise.all([a!.loopDelay?.('reset'), b!.loopDelay?.('reset')]);
       const loop = monitorEventLoopDelay({ resolution: 1 });
       loop.enable();
-      const [m0, a0, b0] = await Promise.all([scrapeHub(t.url), scrapeHub(a!.url), scrapeHub(b!.url)]);
+      const [a0, b0] = await Promise.all([scrapeHub(a!.url), scrapeHub(b!.url)]);
       const cpu0 = { a: processCpuMs(a!.pid), b: processCpuMs(b!.pid), bench: process.cpuUsage() };
       const start = performance.now();
       phaseStart = start;
@@ -234,7 +234,8 @@ export async function run(opts: { seconds?: number; rate?: number; write?: boole
       const cpu1 = { a: processCpuMs(a!.pid), b: processCpuMs(b!.pid), bench: process.cpuUsage(cpu0.bench) };
       const per = (x0: number | undefined, x1: number | undefined) => (x0 === undefined || x1 === undefined ? undefined : Math.round(((x1 - x0) / total) * 1000) / 1000);
       const r1 = await redisStats(counters);
-      const [m1, a1, b1] = await Promise.all([scrapeHub(t.url), scrapeHub(a!.url), scrapeHub(b!.url)]);
+      const [a1, b1] = await Promise.all([scrapeHub(a!.url), scrapeHub(b!.url)]);
+      const [m0, m1] = t === a ? [a0, a1] : [b0, b1]; // the posting node's
       if (process.env.BENCH_DUMP) console.log(target, rate, JSON.stringify(slow.filter(([, l]) => l > 5)));
       return {
         target, rate, sent: total, dispatched: lat.length, errors, p50ms: r2(pct(lat, 0.5)), p99ms: r2(pct(lat, 0.99)), maxms: r2(Math.max(...lat)),
@@ -258,11 +259,11 @@ export async function run(opts: { seconds?: number; rate?: number; write?: boole
     // Rounds in alternating order (as bench/dispatch.ts): one phase's p99 at this rate is set by a few
     // stalls of the shared machine (a collection, a descheduled process), so one pair is a coin toss.
     const rounds: Array<{ same: Figure; cross: Figure }> = [];
+    const phase = { same: () => measure('same node: client on A, host on A', a!, rate), cross: () => measure('cross node: client on B, host on A', b!, rate) };
     for (let k = 0; k < ROUNDS; k++) {
-      const first = k % 2 === 0 ? 'same' : 'cross';
-      const x = first === 'same' ? await measure('same node: client on A, host on A', a, rate) : await measure('cross node: client on B, host on A', b, rate);
-      const y = first === 'same' ? await measure('cross node: client on B, host on A', b, rate) : await measure('same node: client on A, host on A', a, rate);
-      rounds.push(first === 'same' ? { same: x, cross: y } : { same: y, cross: x });
+      const round = {} as { same: Figure; cross: Figure };
+      for (const p of k % 2 === 0 ? (['same', 'cross'] as const) : (['cross', 'same'] as const)) round[p] = await phase[p]();
+      rounds.push(round);
     }
     const { same, cross } = [...rounds].sort((u, v) => (u.cross.p99ms - u.same.p99ms) - (v.cross.p99ms - v.same.p99ms))[Math.floor(rounds.length / 2)];
     // Below saturation, where the difference is the cross-node hop and not queueing.

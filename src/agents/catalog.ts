@@ -127,7 +127,7 @@ export class AgentCatalog {
   }
 
   private async refresh(): Promise<void> {
-    while (!this.loaded || this.stale || this.dirty.size > 0 || this.refreshing) {
+    while (!this.current()) {
       if (!this.refreshing) {
         this.refreshing = (this.loaded && !this.stale ? this.reload([...this.dirty]) : this.loadAll()).finally(() => {
           this.refreshing = null;
