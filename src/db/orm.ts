@@ -7,6 +7,7 @@ import { startEmbedded, type Embedded } from './embedded.js';
 import { migrate } from './migrate.js';
 import { releaseKept } from './direct.js';
 import { allEntities } from './registry.js';
+import { scopeAsyncContexts } from './async-context.js';
 
 export type Orm = MikroORM;
 
@@ -46,6 +47,7 @@ export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> 
     timezone: '+00:00',
     forceUtcTimezone: true,
   };
+  scopeAsyncContexts(); // before MikroORM opens a store: promise hooks only while one of its contexts is open
   const orm = await MikroORM.init(options);
   const applied = await migrate(orm, !embedded);
   log.info('migrations applied', { count: applied.length, names: applied, database: embedded ? 'embedded' : 'postgresql', ...(embedded && { origin: embedded.origin }), ms: Math.round(performance.now() - t0) });
