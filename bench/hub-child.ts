@@ -18,9 +18,10 @@
 // BENCH_HUB_PROMISES=file.json: promises the hub created from {t: 'profile'} to close, and where one in 64 was made.
 // BENCH_HUB_QUERIES=file.json: the hub's SQL statements counted by their text (values aside) from
 // {t: 'profile'} (setup done) to close, most frequent first.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
+import { getHeapSpaceStatistics, setFlagsFromString, writeHeapSnapshot } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import pg from 'pg';
 import { executionAsyncId, createHook } from 'node:async_hooks';
 import { startTestHub } from '../test/helpers/hub.js';
@@ -28,9 +29,10 @@ import { seedHosts } from './hosts.js';
 import { loopWindow } from './loop-window.js';
 
 // BENCH_ALS_OFF=1, measurement only: AsyncLocalStorage.run without Node 20's promise hooks, which
-// MikroORM's first flush or transaction turns on for every promise of the process for good. Stores
-// then do not follow async continuations, so MikroORM's nested-flush and transaction contexts are
-// lost; the message path (raw SQL) does not use them. Shows what the hooks cost a message.
+// the hub turns on only while one of MikroORM's contexts is open (src/db/async-context.ts; before
+// that, from its first flush or transaction for good). Stores then do not follow async
+// continuations, so MikroORM's nested-flush and transaction contexts are lost; the message path
+// (raw SQL) does not use them. Shows what the hooks still cost a message.
 if (process.env.BENCH_ALS_OFF) {
   const P = (await import('node:async_hooks')).AsyncLocalStorage.prototype as any;
   P._enable = function (this: any) { this.enabled = true; };
@@ -39,6 +41,9 @@ const config = JSON.parse(process.env.BENCH_HUB_CONFIG ?? '{}');
 const t = await startTestHub({ logLevel: 'warn', rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0, ...config });
 const u = process.env.BENCH_HUB_USER === '0' ? undefined : await t.user('bench');
 const conn = t.hub.ctx.em().getConnection();
+// BENCH_HUB_SQL=file.sql: run on the hub's database once it is migrated, for an A/B of a schema or
+// function change over the whole message path (bench/sql-calls.ts's SQL_AB measures the two calls alone).
+if (process.env.BENCH_HUB_SQL) await conn.execute(readFileSync(process.env.BENCH_HUB_SQL, 'utf8'));
 // Whether Node's promise hooks are on (a promise reaction then runs with an async id; 0 without hooks).
 const probeHooks = () => new Promise<number>((res) => setImmediate(() => void Promise.resolve().then(() => res(executionAsyncId()))));
 if (process.env.BENCH_ALS_OFF || process.env.BENCH_HUB_PROMISES) console.error(`bench hub: promise hooks ${(await probeHooks()) === 0 ? 'off' : 'on'}`);
@@ -47,6 +52,11 @@ const loop = loopWindow();
 let promises = 0;
 const promiseSites = new Map<string, number>();
 const gc = (globalThis as { gc?: () => void }).gc;
+/** One young-generation collection, with or without --expose-gc. */
+const minorGc = () => {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as (o: { type: 'minor' }) => void)({ type: 'minor' });
+};
 /** Statement text → [calls, characters sent: the text and its bound values]. */
 const queries = new Map<string, [number, number]>();
 const countQuery = (q: { sql: string; bindings?: unknown[] }) => {
@@ -110,6 +120,9 @@ process.on('message', async (m: { t: string; id?: number; n?: number; known?: bo
     if (process.env.BENCH_HUB_QUERIES) writeFileSync(process.env.BENCH_HUB_QUERIES.replace('%n', config.nodeId ?? 'hub'), JSON.stringify([...queries].sort((a, b) => b[1][0] - a[1][0]).map(([k, [n, chars]]) => [k, n, chars]), null, 1));
     if (process.env.BENCH_HUB_PROMISES) writeFileSync(process.env.BENCH_HUB_PROMISES.replace('%n', config.nodeId ?? 'hub'), JSON.stringify({ promises, sites: [...promiseSites].sort((a, b) => b[1] - a[1]) }, null, 1));
     if (prof && process.env.BENCH_HUB_PROFILE) writeFileSync(process.env.BENCH_HUB_PROFILE.replace('%n', config.nodeId ?? 'hub'), JSON.stringify((await prof.post('Profiler.stop')).profile));
+    // What the young generation still holds at the end was never judged: one minor collection first, so
+    // the promoted profile keeps only what outlived it (the load has stopped; little is in flight).
+    if (prof && process.env.BENCH_HUB_HEAP_PROMOTED === '1') minorGc();
     if (prof && process.env.BENCH_HUB_HEAP) writeFileSync(process.env.BENCH_HUB_HEAP.replace('%n', config.nodeId ?? 'hub'), JSON.stringify((await prof.post('HeapProfiler.stopSampling')).profile));
     await t.close().catch(() => undefined);
     process.exit(0);
