@@ -44,6 +44,7 @@ export function scopeAsyncContexts(): boolean {
       settled();
       throw e;
     }
+    // The caller still sees the run's own promise settle as before (this handler only counts it).
     if (isThenable(out)) out.then(settled, settled);
     else settled();
     return out;
