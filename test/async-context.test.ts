@@ -1,8 +1,8 @@
 // Node 20's promise hooks are on only while an AsyncLocalStorage run is open
 // (src/db/async-context.ts): MikroORM's flushes and transactions used to turn
-// them on for every promise of the process for good, a tenth of the hub's CPU
-// per message. A run's store still follows all of its own async work, however
-// runs overlap (plain stores: test/async-context-stores.test.ts).
+// them on for every promise of the process for good (2–10 % of the hub's CPU
+// per message, a sixth of its allocation). A run's store still follows all of
+// its own async work however runs overlap (plain stores: async-context-stores).
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { AsyncLocalStorage } from 'node:async_hooks';

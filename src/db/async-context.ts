@@ -3,8 +3,8 @@
 // MikroORM opens one inside every flush and transaction (its transaction,
 // request and raw-fragment stores), so from the first flush on the message
 // path — raw SQL that never reads them (db/direct.ts) — paid for the hooks on
-// each of its promises: about a tenth of the hub's CPU per message and a sixth
-// of the bytes it allocates (bench/RESULTS.md). Here a store stays on only
+// each of its promises: 2–10 % of the hub's CPU per message, by machine, and a
+// sixth of the bytes it allocates (bench/RESULTS.md). Here a store stays on only
 // while a `run` of it has not settled: when the last open run settles, the
 // stores used are disabled, which turns the hooks off until the next run.
 // Node 24's AsyncLocalStorage needs no hooks and is left as it is.
