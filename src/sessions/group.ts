@@ -14,6 +14,7 @@
 // at 2,000 messages/s the solo writes' locks made batches skip more sessions,
 // 12 skips became 2,720 and throughput halved.)
 import { HubError } from '../errors.js';
+import { ChurnSet } from '../churn-map.js';
 import type { SqlEm } from './sql.js';
 
 /**
@@ -63,7 +64,7 @@ export interface GroupOptions<I> {
 export class GroupCommit<I, O> {
   private pending: Array<Pending<I, O>> = [];
   private inflight = 0;
-  private busy = new Set<string>();
+  private busy = new ChurnSet<string>();
   private scheduled = false;
   /** The linger's timer, while a batch waits for more items. */
   private lingering?: NodeJS.Timeout;

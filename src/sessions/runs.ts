@@ -3,6 +3,7 @@
 // are buffered and written in batches (one statement per flush, never per
 // delta); events describing persisted rows are published after the commit.
 // A run's end is written by run-end.ts.
+import { ChurnMap } from '../churn-map.js';
 import type { HubContext } from '../context.js';
 import type { FrameOf, HostToHub } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
@@ -25,8 +26,8 @@ const FLUSH_RETRY_MS = 1000;
 export { costOf, FLUSH_MS };
 
 export class RunTracker {
-  /** Runs not yet ended here, and ended ones until their end is written. */
-  private states = new Map<string, RunState>();
+  /** Runs not yet ended here, and ended ones until their end is written (a ChurnMap: a run's state dies young). */
+  private states = new ChurnMap<string, RunState>();
   /** Runs whose end is written, for a minute (closed-runs.ts). */
   private readonly retired = new ClosedRuns();
   private readonly limits: Limits;
@@ -37,7 +38,7 @@ export class RunTracker {
   private readonly endWriter: RunEndWriter;
   private readonly agentNotices: AgentChangeNotices;
   /** Sessions whose run's end this node is writing: settles once it landed (or gave up), its claim dispatched. */
-  private readonly ending = new Map<string, Promise<void>>();
+  private readonly ending = new ChurnMap<string, Promise<void>>();
 
   constructor(
     private readonly ctx: HubContext,
