@@ -90,6 +90,12 @@ process.on('message', async (m: { t: string; id?: number; n?: number; known?: bo
       },
     }).enable();
   }
+  // BENCH_HUB_SNAPSHOT=file.heapsnapshot: one heap snapshot BENCH_HUB_SNAPSHOT_MS (3000) after {t: 'profile'},
+  // under load (what is live then, with its retainers: bench/heap-retainers.ts).
+  if (m.t === 'profile' && process.env.BENCH_HUB_SNAPSHOT) {
+    const path = process.env.BENCH_HUB_SNAPSHOT.replace('%n', config.nodeId ?? 'hub');
+    setTimeout(() => console.error(`bench hub: heap snapshot ${writeHeapSnapshot(path)}`), Number(process.env.BENCH_HUB_SNAPSHOT_MS ?? 3000));
+  }
   if (m.t === 'profile' && prof) {
     prof.connect();
     if (process.env.BENCH_HUB_PROFILE) {
