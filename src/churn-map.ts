@@ -3,11 +3,11 @@
 // process. In V8 a Map's hash table is replaced as keys come and go, and the
 // new one is allocated in the old generation once the current one is there (it
 // is, after a quiet second or two). A replaced table is not cleared: it still
-// points at every value it held when replaced, and until the next full collection those
-// pointers keep young values alive through each scavenge, so nearly every
-// value — with all it references — is promoted, and the old generation fills
-// with short-lived objects (bench/RESULTS.md, twenty-ninth session: a run's
-// state and what it held, ≈ 0.8 KB per message). Copying the
+// points at every value it held when replaced, and until the next full
+// collection those pointers keep young values alive through each scavenge, so
+// nearly every value — with all it references — is promoted, and the old
+// generation fills with short-lived objects (bench/RESULTS.md, twenty-ninth
+// session: a run's state and what it held, ≈ 0.8 KB per message). Copying the
 // entries into a fresh Map now and then puts the table back in the young
 // generation, where a busy map's tables then stay (each replaced long before
 // two scavenges), and nothing a young table held is kept.
