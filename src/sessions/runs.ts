@@ -8,7 +8,7 @@ import type { HubContext } from '../context.js';
 import type { FrameOf, HostToHub } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
 import { one, type Em } from './sql.js';
-import { writeRunBatch, newRow, costOf, FLUSH_MS, type Ev, type RunEnd, type RunState } from './run-batch.js';
+import { writeRunBatch, newRow, FLUSH_MS, type Ev, type RunEnd, type RunState } from './run-batch.js';
 import { RunEndWriter, logRunEnd, refusedAsData, takeEndItem, type EndItem } from './run-end.js';
 import { AgentChangeNotices } from './agent-notices.js';
 import type { SessionEvents } from './events.js';
@@ -22,8 +22,6 @@ import { ClosedRuns } from './closed-runs.js';
 
 /** How long rows whose write failed wait before the next try (the database may be restarting). */
 const FLUSH_RETRY_MS = 1000;
-
-export { costOf, FLUSH_MS };
 
 export class RunTracker {
   /** Runs not yet ended here, and ended ones until their end is written (a ChurnMap: a run's state dies young). */
