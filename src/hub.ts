@@ -142,6 +142,7 @@ export async function buildHub(config: Config, opts: { log?: Logger; embedded?: 
       streamsOpen: () => api.streamsOpen,
       pool: () => poolOf(db.orm),
       redisPing: redis ? () => timedPing(() => redis.client.ping()) : undefined,
+      busDropped: redis ? () => redis.droppedPublishes : undefined,
     };
 
     const app = uws.App();

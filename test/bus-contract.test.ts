@@ -315,7 +315,7 @@ describe('RedisBus specifics', { skip: 'skip' in redis ? redis.skip : undefined 
     const prefix = testPrefix();
     const a = await RedisBus.connect(url, { prefix });
     const b = await RedisBus.connect(url, { prefix });
-    const stream = (a.client as unknown as { stream: { write: (...x: unknown[]) => boolean } }).stream;
+    const stream = (a as unknown as { pub: { socket: { write: (...x: unknown[]) => boolean } } }).pub.socket;
     const realWrite = stream.write.bind(stream);
     let writes = 0;
     stream.write = (...x: unknown[]) => (writes++, realWrite(...x));

@@ -98,6 +98,7 @@ test('after an end-to-end run /metrics shows requests by route template, runs, d
   assert.ok((sample(m, 'hub_bus_published_total') ?? 0) > 0, 'bus publishes counted');
   assert.ok((sample(m, 'hub_bus_received_total') ?? 0) > 0, 'bus deliveries counted');
   if (t.config.redisUrl) assert.ok((sample(m, 'hub_redis_roundtrip_seconds') ?? -1) >= 0, 'Redis round trip measured');
+  assert.equal(sample(m, 'hub_bus_publishes_dropped_total'), 0, 'no bus publish dropped');
 
   // prom-client's defaults: event-loop lag and process memory.
   assert.notEqual(sample(m, 'nodejs_eventloop_lag_seconds'), undefined);

@@ -1,6 +1,7 @@
 // The Bus across hub nodes: Redis pub/sub with binary payloads. One
-// connection publishes (and serves ordinary commands for rate limits and
-// presence: `client`), one only subscribes. A topic is SUBSCRIBEd once per
+// connection publishes (resp-publisher.ts: RESP written directly), one serves
+// ordinary commands for rate limits and presence (`client`), one only
+// subscribes. A topic is SUBSCRIBEd once per
 // node however many local handlers it has. A node's own publishes come back
 // through Redis too, so every reader of a topic sees one order.
 // SUBSCRIBEs of one event-loop turn go out as one command (a reconnect storm
@@ -8,17 +9,18 @@
 // disconnect). No ioredis auto-pipelining on the command connection: while
 // Redis is down it held every command far longer before failing (five API
 // calls took 6.8 s instead of 0.6 s,
-// test/security-revocation-outage.test.ts). Publishes alone are coalesced:
-// those of one event-loop turn go out as one pipeline, one socket write (each
-// write is a syscall that wakes Redis on another core; the cross-node profile
-// showed these writes among the hub's heaviest items, three per message).
-// Pub/sub loses what is published while a connection is down: after either
-// connection comes back, `onReconnect` handlers run (the command connection
-// announces it to every node on a reserved channel, since its own publishes
-// may be what was lost).
+// test/security-revocation-outage.test.ts). Publishes are coalesced:
+// those of one event-loop turn go out as one socket write (each write is a
+// syscall that wakes Redis on another core; the cross-node profile showed these
+// writes among the hub's heaviest items, three per message).
+// Pub/sub loses what is published while a connection is down: after any
+// connection comes back, `onReconnect` handlers run (the publishing and the
+// command connections announce it to every node on a reserved channel, since
+// this node's publishes, or its presence writes, may be what was lost).
 import { Redis } from 'ioredis';
 import type { Bus, BusHandler } from './bus.js';
 import type { Logger } from '../log.js';
+import { RespPublisher } from './resp-publisher.js';
 
 export interface RedisBusOptions {
   /** Prefix of every channel (and of keys other modules build with `key()`): lets hubs share one Redis. */
@@ -28,11 +30,14 @@ export interface RedisBusOptions {
   connectTimeoutMs?: number;
 }
 
+const NOTHING = new Uint8Array(0);
+
 export class RedisBus implements Bus {
   readonly kind = 'redis' as const;
   /** The command connection, for other modules' keys and scripts. */
   readonly client: Redis;
   private readonly sub: Redis;
+  private readonly pub: RespPublisher;
   private readonly prefix: string;
   private readonly log?: Logger;
   private readonly topics = new Map<string, Set<BusHandler>>();
@@ -63,11 +68,17 @@ export class RedisBus implements Bus {
     for (const c of [this.client, this.sub]) c.on('error', (e) => this.logError(e));
     this.sub.on('messageBuffer', (channel: Buffer, message: Buffer) => this.deliver(channel, message));
     this.resyncChannel = this.prefix + '_bus:reconnected';
+    const o = this.client.options;
+    const announce = () => this.pub.publishAll([[this.resyncChannel, NOTHING]]);
+    this.pub = new RespPublisher(
+      { host: o.host, port: o.port, path: o.path, family: o.family, username: o.username, password: o.password, tls: o.tls, connectTimeout: common.connectTimeout },
+      { log: this.log, logError: (e) => this.logError(e), reconnected: announce, lost: announce },
+    );
     this.afterDrop(this.sub, () => {
       // ioredis re-sends SUBSCRIBE right after 'ready'; a PING queued behind it answers once they are active.
       setImmediate(() => void this.sub.ping().then(() => this.reconnected(), (e) => this.logError(e)));
     });
-    this.afterDrop(this.client, () => this.client.publish(this.resyncChannel, '').catch((e) => this.logError(e)));
+    this.afterDrop(this.client, announce);
   }
 
   /** Runs `then` each time `conn` is ready again after having lost its connection. */
@@ -102,10 +113,11 @@ export class RedisBus implements Bus {
   static async connect(url: string, opts: RedisBusOptions = {}): Promise<RedisBus> {
     const bus = new RedisBus(url, opts);
     try {
-      await Promise.all([bus.client.connect(), bus.sub.connect()]);
+      await Promise.all([bus.client.connect(), bus.sub.connect(), bus.pub.connect()]);
     } catch (e) {
       bus.client.disconnect();
       bus.sub.disconnect();
+      await bus.pub.close();
       throw e;
     }
     bus.track(bus.sub.subscribe(bus.resyncChannel));
@@ -179,7 +191,7 @@ export class RedisBus implements Bus {
   }
 
   healthy(): boolean {
-    return this.client.status === 'ready' && this.sub.status === 'ready';
+    return this.client.status === 'ready' && this.sub.status === 'ready' && this.pub.connected;
   }
 
   /** Resolves once every subscription made so far is active in Redis. */
@@ -197,7 +209,7 @@ export class RedisBus implements Bus {
     this.pendingSubs = 0;
     this.flush();
     this.sendOutbox();
-    await Promise.allSettled([this.client.quit(), this.sub.quit()]);
+    await Promise.allSettled([this.pub.close(), this.client.quit(), this.sub.quit()]);
   }
 
   /** Queues a publish (bytes of its own) for the end of this turn. */
@@ -205,18 +217,17 @@ export class RedisBus implements Bus {
     if (this.outbox.push([this.prefix + topic, buf]) === 1) setImmediate(() => this.sendOutbox());
   }
 
-  /** The turn's publishes as one pipeline (one write), in the order they were made. */
+  /** The turn's publishes as one write, in the order they were made. */
   private sendOutbox(): void {
     const out = this.outbox;
     if (!out.length) return;
     this.outbox = [];
-    if (out.length === 1) return void this.client.publish(out[0][0], out[0][1]).catch((e) => this.logError(e));
-    const p = this.client.pipeline();
-    for (const [channel, bytes] of out) p.publish(channel, bytes);
-    p.exec().then((results) => {
-      const failed = results?.find(([err]) => err);
-      if (failed) this.logError(failed[0]);
-    }, (e) => this.logError(e));
+    this.pub.publishAll(out);
+  }
+
+  /** Publishes dropped since start: Redis unreachable longer than they are held, or not keeping up (metrics). */
+  get droppedPublishes(): number {
+    return this.pub.dropped;
   }
 
   private track(p: Promise<unknown>): void {

@@ -21,6 +21,8 @@ export interface MetricSources {
   pool?(): { used: number; free: number; pending: number } | undefined;
   /** One Redis round trip (seconds); unset on the in-process bus. */
   redisPing?(): Promise<number> | undefined;
+  /** Bus publishes dropped since start (Redis unreachable too long, or not keeping up); unset on the in-process bus. */
+  busDropped?(): number;
 }
 
 /** The label for a request that matched no route: never the raw URL. */
@@ -94,6 +96,13 @@ export class HubMetrics {
         this.labels('used').set(p.used);
         this.labels('free').set(p.free);
         this.labels('pending').set(p.pending);
+      } });
+    let dropped = 0;
+    new Counter({ name: 'hub_bus_publishes_dropped_total', help: 'Bus publishes dropped: Redis unreachable for longer than they are held, or not reading them fast enough (every node is then told to resynchronise)', registers: reg,
+      collect() {
+        const now = src().busDropped?.() ?? 0;
+        if (now > dropped) this.inc(now - dropped);
+        dropped = now;
       } });
     new Gauge({ name: 'hub_redis_roundtrip_seconds', help: 'One Redis PING measured at scrape time (0 on the in-process bus or when Redis does not answer)', registers: reg,
       async collect() {

@@ -17,7 +17,8 @@ export interface OwnRedis {
   readonly started: boolean;
 }
 
-export async function ownRedis(): Promise<OwnRedis> {
+/** `args`: more of redis-server's options (e.g. `['--requirepass', 'x']`). */
+export async function ownRedis(args: string[] = []): Promise<OwnRedis> {
   const port = await freePort();
   let proc: ChildProcess | undefined;
   return {
@@ -26,7 +27,7 @@ export async function ownRedis(): Promise<OwnRedis> {
       return proc !== undefined;
     },
     async start() {
-      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args], { stdio: 'ignore' });
       await eventually(() => new Promise<boolean>((resolve) => {
         const s = net.connect(port, '127.0.0.1', () => (s.end(), resolve(true)));
         s.on('error', () => resolve(false));

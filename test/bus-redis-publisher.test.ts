@@ -1,0 +1,157 @@
+// The Redis bus's publishing connection (src/bus/resp-publisher.ts): RESP
+// written directly, so these check what ioredis did for us before — the
+// credentials of the URL, a connection lost and made again (what was
+// published meanwhile arrives, or is counted as dropped and every node told
+// to resynchronise), channels of any name. Each test starts a redis-server of
+// its own (never the shared one), so they run without REDIS_URL too.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { RedisBus } from '../src/bus/redis.js';
+import { encodePublishes, PUBLISH_HOLD_MS } from '../src/bus/resp-publisher.js';
+import { hasRedisServer, ownRedis, type OwnRedis } from './helpers/redis-server.js';
+import { eventually } from './helpers/host.js';
+
+const skip = hasRedisServer ? undefined : 'no redis-server binary to start a Redis of these tests own';
+const servers: OwnRedis[] = [];
+const buses: RedisBus[] = [];
+after(async () => {
+  await Promise.allSettled(buses.map((b) => b.close()));
+  await Promise.all(servers.map((s) => s.kill()));
+});
+
+async function server(args: string[] = []): Promise<OwnRedis> {
+  const s = await ownRedis(args);
+  servers.push(s);
+  await s.start();
+  return s;
+}
+
+async function bus(url: string): Promise<RedisBus> {
+  const b = await RedisBus.connect(url, { connectTimeoutMs: 2000 });
+  buses.push(b);
+  return b;
+}
+
+const text = (p: Uint8Array) => Buffer.from(p).toString();
+const bytes = (s: string) => Buffer.from(s);
+const pubSocket = (b: RedisBus) => (b as unknown as { pub: { socket: import('node:net').Socket } }).pub.socket;
+
+test('PUBLISH commands are framed by byte lengths: any channel name, any payload', () => {
+  const payload = bytes('x\r\n$7\r\nPUBLISH');
+  const buf = encodePublishes([['a:ü😀\r\n*3', payload], ['b', new Uint8Array(0)]]);
+  const chan = Buffer.from('a:ü😀\r\n*3');
+  assert.equal(chan.length, 12, 'its length in bytes, not characters');
+  const expected = Buffer.concat([
+    Buffer.from(`*3\r\n$7\r\nPUBLISH\r\n$12\r\n`), chan, Buffer.from(`\r\n$${payload.length}\r\n`), payload, Buffer.from('\r\n'),
+    Buffer.from('*3\r\n$7\r\nPUBLISH\r\n$1\r\nb\r\n$0\r\n\r\n'),
+  ]);
+  assert.deepEqual(buf, expected);
+});
+
+test('a channel named in any script reaches its subscriber byte for byte', { skip }, async () => {
+  const r = await server();
+  const a = await bus(r.url);
+  const b = await bus(r.url);
+  const got: string[] = [];
+  const topic = 'session:ü€😀\r\n*1';
+  b.subscribe(topic, (p) => got.push(text(p)));
+  b.subscribe('session:other', (p) => got.push('other:' + text(p)));
+  await b.ready();
+  a.publish(topic, bytes('one\r\n:1\r\n'));
+  a.publish('session:other', bytes('two'));
+  await eventually(async () => got.length === 2 || undefined, 5000, 10);
+  assert.deepEqual(got, ['one\r\n:1\r\n', 'other:two']);
+});
+
+test("the URL's password (and user) authenticate the publishing connection; a wrong one fails connect", { skip }, async () => {
+  const r = await server(['--requirepass', 's3cret']);
+  const withAuth = r.url.replace('redis://', 'redis://:s3cret@');
+  const a = await bus(withAuth);
+  const b = await bus(r.url.replace('redis://', 'redis://default:s3cret@'));
+  const got: string[] = [];
+  b.subscribe('auth', (p) => got.push(text(p)));
+  await b.ready();
+  a.publish('auth', bytes('signed'));
+  await eventually(async () => got.length === 1 || undefined, 5000, 10);
+  assert.deepEqual(got, ['signed']);
+  await assert.rejects(RedisBus.connect(r.url.replace('redis://', 'redis://:wrong@'), { connectTimeoutMs: 2000 }));
+});
+
+test('the publishing connection killed: what is published meanwhile arrives, and every node resynchronises', { skip }, async () => {
+  const r = await server();
+  const a = await bus(r.url);
+  const b = await bus(r.url);
+  const probe = new Redis(r.url);
+  try {
+    const got: string[] = [];
+    b.subscribe('session:x', (p) => got.push(text(p)));
+    await b.ready();
+    let onA = 0;
+    let onB = 0;
+    a.onReconnect(() => onA++);
+    b.onReconnect(() => onB++);
+    const s = pubSocket(a);
+    await probe.client('KILL', 'ADDR', `${s.localAddress}:${s.localPort}`);
+    await eventually(async () => s.destroyed || undefined, 5000, 5);
+    a.publish('session:x', bytes('while down'));
+    await eventually(async () => (got.length === 1 && onA === 1 && onB === 1) || undefined, 5000, 10);
+    assert.deepEqual(got, ['while down']);
+    assert.equal(a.droppedPublishes, 0);
+    a.publish('session:x', bytes('after'));
+    await eventually(async () => got.length === 2 || undefined, 5000, 10);
+    assert.equal(got[1], 'after');
+  } finally {
+    probe.disconnect();
+  }
+});
+
+test('Redis away longer than publishes are held: they are dropped and counted, and every node resynchronises', { skip, timeout: 30_000 }, async () => {
+  const r = await server();
+  const a = await bus(r.url);
+  const b = await bus(r.url);
+  const got: string[] = [];
+  b.subscribe('session:y', (p) => got.push(text(p)));
+  await b.ready();
+  let onB = 0;
+  b.onReconnect(() => onB++);
+  await r.kill();
+  await eventually(async () => !a.healthy() || undefined, 5000, 10);
+  for (let i = 0; i < 3; i++) a.publish('session:y', bytes(`lost ${i}`));
+  await new Promise((res) => setTimeout(res, PUBLISH_HOLD_MS + 300));
+  await r.start();
+  await eventually(async () => (a.healthy() && b.healthy() && onB >= 1) || undefined, 15_000, 20);
+  assert.equal(a.droppedPublishes, 3, 'older than PUBLISH_HOLD_MS: dropped, not delivered late');
+  await b.ready();
+  await eventually(async () => {
+    a.publish('session:y', bytes('back'));
+    await new Promise((res) => setTimeout(res, 50));
+    return got.includes('back') || undefined;
+  }, 10_000, 10);
+  assert.ok(!got.some((g) => g.startsWith('lost')), 'nothing stale delivered');
+});
+
+test('Redis not keeping up: publishes past the buffer bound are dropped, and every node told once it catches up', { skip, timeout: 60_000 }, async () => {
+  const r = await server();
+  const a = await bus(r.url);
+  const b = await bus(r.url);
+  let onB = 0;
+  b.onReconnect(() => onB++);
+  const probe = new Redis(r.url);
+  const pid = Number(/process_id:(\d+)/.exec(await probe.info('server'))![1]);
+  probe.disconnect();
+  process.kill(pid, 'SIGSTOP');
+  try {
+    const big = new Uint8Array(1024 * 1024);
+    // 48 MiB written while Redis reads nothing: the socket's buffer passes its bound (32 MiB).
+    for (let i = 0; i < 48; i++) {
+      a.publish('session:z', big);
+      await new Promise((res) => setImmediate(res));
+    }
+    assert.ok(a.droppedPublishes > 0, 'some were dropped');
+    assert.equal(onB, 0);
+  } finally {
+    process.kill(pid, 'SIGCONT');
+  }
+  await eventually(async () => onB >= 1 || undefined, 20_000, 20);
+});
