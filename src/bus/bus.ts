@@ -41,3 +41,8 @@ export function publishObj(bus: Bus, topic: string, msg: unknown): void {
 export function subscribeObj<T>(bus: Bus, topic: string, handler: (msg: T) => void): () => void {
   return bus.subscribe(topic, (p) => handler(decoder.decode(p) as T));
 }
+
+/** A payload publishObj made (for a subscriber that reads some payloads another way). */
+export function decodeObj<T>(payload: Uint8Array): T {
+  return decoder.decode(payload) as T;
+}

@@ -3,7 +3,8 @@
 // that produces them so `Last-Event-ID` can resume the current turn, and piped
 // into SSE streams. Event ids are `<runId>:<n>`, increasing within a run.
 import type { Bus } from '../bus/bus.js';
-import { publishObj, subscribeObj } from '../bus/bus.js';
+import { decodeObj } from '../bus/bus.js';
+import { decodeWire, encodeWire, WIRE_TAG } from './event-wire.js';
 import { formatEvent, type EventStream } from '../server/sse.js';
 import { RING_MAX_BYTES } from '../limits.js';
 
@@ -183,7 +184,10 @@ export class SessionEvents {
       this.live--;
       unsub();
     };
-    if (this.bus.kind !== 'local') return counted(subscribeObj<SessionEvent>(this.bus, `session:${sessionId}`, handler));
+    if (this.bus.kind !== 'local') return counted(this.bus.subscribe(`session:${sessionId}`, (p) => {
+      const e = p[0] === WIRE_TAG ? wireEvent(p) : decodeObj<SessionEvent>(p); // a MessagePack map: a node from before the wire format
+      if (e) handler(e);
+    }));
     let set = this.local.get(sessionId);
     if (!set) this.local.set(sessionId, (set = new Set()));
     set.add(handler);
@@ -220,11 +224,8 @@ export class SessionEvents {
       }, RING_KEEP_MS);
       r.timer.unref?.();
     }
-    if (this.bus.kind !== 'local') {
-      const published: SessionEvent = { id, runId, event, data: full };
-      if (opts.at !== undefined) published.at = opts.at;
-      return publishObj(this.bus, `session:${sessionId}`, published);
-    }
+    // Other nodes' readers get the frame this node made for its ring (event-wire.ts).
+    if (this.bus.kind !== 'local') return this.bus.publish(`session:${sessionId}`, encodeWire(CODE_OF.get(event)!, n, opts.at, runId, frame));
     // Made whole in one literal (no properties added later): local readers share the ring's encoding and number.
     const ev: Framed = { id, runId, event, data: full, at: opts.at, [FRAME]: frame, [NUM]: n };
     const set = this.local.get(sessionId);
@@ -294,6 +295,39 @@ export function formatDelta(id: string, sessionId: string, delta: string): strin
 const FRAME = Symbol('frame');
 const NUM = Symbol('n');
 type Framed = SessionEvent & { [FRAME]?: string; [NUM]?: number };
+/**
+ * An event another node published (event-wire.ts): its frame as that node made it. Its id and data
+ * are read from the frame only if asked for (a stream's reader needs neither).
+ */
+class WireSessionEvent implements Framed {
+  readonly [FRAME]: string;
+  readonly [NUM]: number;
+  constructor(
+    readonly runId: string,
+    readonly event: SessionEventName,
+    n: number,
+    frame: string,
+    readonly at: number | undefined,
+  ) {
+    this[FRAME] = frame;
+    this[NUM] = n;
+  }
+
+  get id(): string {
+    return `${this.runId}:${this[NUM]}`;
+  }
+
+  get data(): SessionEvent['data'] {
+    const f = this[FRAME];
+    return JSON.parse(f.slice(f.indexOf('\ndata: ') + 7, f.length - 2)) as SessionEvent['data'];
+  }
+}
+
+function wireEvent(p: Uint8Array): WireSessionEvent | undefined {
+  const w = decodeWire(p, EVENT_CODES.length);
+  return w && new WireSessionEvent(w.runId, EVENT_CODES[w.code], w.n, w.frame, w.at);
+}
+
 /** The SSE frame of an event, encoded once however many readers it has. */
 function frameOf(e: Framed): string {
   return (e[FRAME] ??= eventFrame(e.event, e.data, e.id));
@@ -333,7 +367,7 @@ export class Feed {
         s.end();
         resolve();
       };
-      const write = (n: number, event: SessionEventName, frame: string, sessionId: string, id: string): boolean => {
+      const write = (n: number, event: SessionEventName, frame: string): boolean => {
         if (ended || n <= last) return false;
         // A run's events are numbered without holes (emit): a jump means live events were lost on the way
         // (the bus was down). End the stream rather than hide the hole: the client reconnects with
@@ -344,17 +378,17 @@ export class Feed {
         }
         last = n;
         s.sendRaw(frame);
-        if (event === 'accepted' && opts.afterAccepted) s.send('snapshot', { ...opts.afterAccepted(), sessionId }, id);
+        if (event === 'accepted' && opts.afterAccepted) s.send('snapshot', { ...opts.afterAccepted(), sessionId: this.sessionId }, `${runId}:${n}`);
         if (event === 'run.completed' || event === 'run.error') finish();
         return true;
       };
       const live = (e: Framed) => {
         if (e.runId !== runId) return;
-        const sent = write(e[NUM] ?? Number(e.id.slice(e.id.lastIndexOf(':') + 1)), e.event, frameOf(e), e.data.sessionId, e.id);
+        const sent = write(e[NUM] ?? Number(e.id.slice(e.id.lastIndexOf(':') + 1)), e.event, frameOf(e));
         if (sent && e.at !== undefined && this.latency) this.latency.observe(Math.max(0, Date.now() - e.at) / 1000);
       };
       s.onClose(finish);
-      for (const r of opts.before ?? []) write(r.n, r.event, r.frame, this.sessionId, `${runId}:${r.n}`);
+      for (const r of opts.before ?? []) write(r.n, r.event, r.frame);
       for (const e of this.buffer.splice(0)) live(e);
       this.sink = live;
     });
