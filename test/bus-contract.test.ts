@@ -253,7 +253,7 @@ describe('RedisBus specifics', { skip: 'skip' in redis ? redis.skip : undefined 
     const prefix = testPrefix();
     const a = await RedisBus.connect(url, { prefix });
     const probe = new Redis(url);
-    const sub = (a as unknown as { sub: Redis }).sub;
+    const sub = (a as unknown as { sub: { subscribe(...c: string[]): Promise<void>; unsubscribe(...c: string[]): Promise<void> } }).sub;
     const calls: string[][] = [];
     const real = sub.subscribe.bind(sub);
     sub.subscribe = ((...chans: string[]) => (calls.push(chans), real(...chans))) as typeof sub.subscribe;
@@ -282,7 +282,7 @@ describe('RedisBus specifics', { skip: 'skip' in redis ? redis.skip : undefined 
     const a = await RedisBus.connect(url, { prefix });
     const b = await RedisBus.connect(url, { prefix });
     const probe = new Redis(url);
-    const sub = (a as unknown as { sub: Redis }).sub;
+    const sub = (a as unknown as { sub: { subscribe(...c: string[]): Promise<void>; unsubscribe(...c: string[]): Promise<void> } }).sub;
     const calls: string[][] = [];
     const real = sub.unsubscribe.bind(sub);
     sub.unsubscribe = ((...chans: string[]) => (calls.push(chans), real(...chans))) as typeof sub.unsubscribe;
@@ -383,8 +383,9 @@ describe('RedisBus specifics', { skip: 'skip' in redis ? redis.skip : undefined 
     const probe = new Redis(url);
     // Kills one of a bus's two connections by its address, as a network failure would.
     const kill = (bus: RedisBus, which: 'sub' | 'client') => {
-      const conn = (bus as unknown as Record<string, Redis>)[which];
-      return probe.client('KILL', 'ADDR', `${conn.stream.localAddress}:${conn.stream.localPort}`);
+      const inner = bus as unknown as { sub: { socket: import('node:net').Socket }; client: Redis };
+      const s = which === 'sub' ? inner.sub.socket : inner.client.stream;
+      return probe.client('KILL', 'ADDR', `${s.localAddress}:${s.localPort}`);
     };
     try {
       const t = topic();

@@ -1,7 +1,7 @@
 // The Bus across hub nodes: Redis pub/sub with binary payloads. One
-// connection publishes (resp-publisher.ts: RESP written directly), one serves
-// ordinary commands for rate limits and presence (`client`), one only
-// subscribes. A topic is SUBSCRIBEd once per
+// connection publishes and one subscribes, both speaking RESP directly
+// (resp-publisher.ts, resp-subscriber.ts); one ioredis connection serves
+// ordinary commands for rate limits and presence (`client`). A topic is SUBSCRIBEd once per
 // node however many local handlers it has. A node's own publishes come back
 // through Redis too, so every reader of a topic sees one order.
 // SUBSCRIBEs of one event-loop turn go out as one command (a reconnect storm
@@ -21,6 +21,7 @@ import { Redis } from 'ioredis';
 import type { Bus, BusHandler } from './bus.js';
 import type { Logger } from '../log.js';
 import { RespPublisher } from './resp-publisher.js';
+import { RespSubscriber } from './resp-subscriber.js';
 
 export interface RedisBusOptions {
   /** Prefix of every channel (and of keys other modules build with `key()`): lets hubs share one Redis. */
@@ -36,7 +37,7 @@ export class RedisBus implements Bus {
   readonly kind = 'redis' as const;
   /** The command connection, for other modules' keys and scripts. */
   readonly client: Redis;
-  private readonly sub: Redis;
+  private readonly sub: RespSubscriber;
   private readonly pub: RespPublisher;
   private readonly prefix: string;
   private readonly log?: Logger;
@@ -64,20 +65,15 @@ export class RedisBus implements Bus {
     this.log = opts.log;
     const common = { lazyConnect: true, connectTimeout: opts.connectTimeoutMs ?? 5000, maxRetriesPerRequest: 3 };
     this.client = new Redis(url, { ...common, connectionName: 'hub-cmd' });
-    this.sub = new Redis(url, { ...common, connectionName: 'hub-sub', autoResubscribe: true });
-    for (const c of [this.client, this.sub]) c.on('error', (e) => this.logError(e));
-    this.sub.on('messageBuffer', (channel: Buffer, message: Buffer) => this.deliver(channel, message));
+    this.client.on('error', (e) => this.logError(e));
     this.resyncChannel = this.prefix + '_bus:reconnected';
+    // The publishing and subscribing connections go where ioredis' parsing of the URL says.
     const o = this.client.options;
+    const target = { host: o.host, port: o.port, path: o.path, family: o.family, username: o.username, password: o.password, tls: o.tls, connectTimeout: common.connectTimeout };
+    const logError = (e: unknown) => this.logError(e);
     const announce = () => this.pub.publishAll([[this.resyncChannel, NOTHING]]);
-    this.pub = new RespPublisher(
-      { host: o.host, port: o.port, path: o.path, family: o.family, username: o.username, password: o.password, tls: o.tls, connectTimeout: common.connectTimeout },
-      { log: this.log, logError: (e) => this.logError(e), reconnected: announce, lost: announce },
-    );
-    this.afterDrop(this.sub, () => {
-      // ioredis re-sends SUBSCRIBE right after 'ready'; a PING queued behind it answers once they are active.
-      setImmediate(() => void this.sub.ping().then(() => this.reconnected(), (e) => this.logError(e)));
-    });
+    this.pub = new RespPublisher(target, { log: this.log, logError, reconnected: announce, lost: announce });
+    this.sub = new RespSubscriber(target, { logError, message: (channel, payload) => this.deliver(channel, payload), resubscribed: () => this.reconnected() });
     this.afterDrop(this.client, announce);
   }
 
@@ -116,8 +112,7 @@ export class RedisBus implements Bus {
       await Promise.all([bus.client.connect(), bus.sub.connect(), bus.pub.connect()]);
     } catch (e) {
       bus.client.disconnect();
-      bus.sub.disconnect();
-      await bus.pub.close();
+      await Promise.all([bus.sub.close(), bus.pub.close()]);
       throw e;
     }
     bus.track(bus.sub.subscribe(bus.resyncChannel));
@@ -191,7 +186,7 @@ export class RedisBus implements Bus {
   }
 
   healthy(): boolean {
-    return this.client.status === 'ready' && this.sub.status === 'ready' && this.pub.connected;
+    return this.client.status === 'ready' && this.sub.connected && this.pub.connected;
   }
 
   /** Resolves once every subscription made so far is active in Redis. */
@@ -209,7 +204,7 @@ export class RedisBus implements Bus {
     this.pendingSubs = 0;
     this.flush();
     this.sendOutbox();
-    await Promise.allSettled([this.pub.close(), this.client.quit(), this.sub.quit()]);
+    await Promise.allSettled([this.pub.close(), this.client.quit(), this.sub.close()]);
   }
 
   /** Queues a publish (bytes of its own) for the end of this turn. */
@@ -248,15 +243,14 @@ export class RedisBus implements Bus {
     if (this.pendingSubs === 0) for (const r of this.idle.splice(0)) r();
   }
 
-  private deliver(channel: Buffer, message: Buffer): void {
-    const name = channel.toString('utf8');
+  /** `payload`: a plain Uint8Array view, as LocalBus hands out (MessagePack `bin` fields then decode alike on both). */
+  private deliver(name: string, payload: Uint8Array): void {
     if (name === this.resyncChannel) return this.reconnected();
     if (!name.startsWith(this.prefix)) return;
     const set = this.topics.get(name.slice(this.prefix.length));
     if (!set) return;
-    // A plain Uint8Array view, as LocalBus hands out: MessagePack `bin` fields then decode alike on both.
-    const payload = new Uint8Array(message.buffer, message.byteOffset, message.byteLength);
-    for (const h of [...set]) {
+    // One handler (the usual case) is called straight from the set: one leaving during the call is safe.
+    for (const h of set.size === 1 ? set : [...set]) {
       try {
         h(payload);
       } catch (e) {

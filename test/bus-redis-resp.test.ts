@@ -1,14 +1,16 @@
-// The Redis bus's publishing connection (src/bus/resp-publisher.ts): RESP
-// written directly, so these check what ioredis did for us before — the
-// credentials of the URL, a connection lost and made again (what was
-// published meanwhile arrives, or is counted as dropped and every node told
-// to resynchronise), channels of any name. Each test starts a redis-server of
+// The Redis bus's publishing and subscribing connections
+// (src/bus/resp-publisher.ts, resp-subscriber.ts): RESP written and read
+// directly, so these check what ioredis did for us before — the credentials of
+// the URL, a connection lost and made again (what was published meanwhile
+// arrives, or is counted as dropped and every node told to resynchronise;
+// every subscription made again), replies split anywhere, channels of any name. Each test starts a redis-server of
 // its own (never the shared one), so they run without REDIS_URL too.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { RedisBus } from '../src/bus/redis.js';
 import { encodePublishes, PUBLISH_HOLD_MS } from '../src/bus/resp-publisher.js';
+import { RespSubscriber } from '../src/bus/resp-subscriber.js';
 import { hasRedisServer, ownRedis, type OwnRedis } from './helpers/redis-server.js';
 import { eventually } from './helpers/host.js';
 
@@ -154,4 +156,57 @@ test('Redis not keeping up: publishes past the buffer bound are dropped, and eve
     process.kill(pid, 'SIGCONT');
   }
   await eventually(async () => onB >= 1 || undefined, 20_000, 20);
+});
+
+test('replies split at any byte read the same: messages, acknowledgements, errors', () => {
+  const got: Array<[string, string]> = [];
+  const errors: string[] = [];
+  const bulk = (b: Buffer) => Buffer.concat([Buffer.from(`$${b.length}\r\n`), b, Buffer.from('\r\n')]);
+  const push = (...parts: Buffer[]) => Buffer.concat([Buffer.from(`*${parts.length}\r\n`), ...parts]);
+  const big = Buffer.from(Array.from({ length: 3000 }, (_, i) => i % 256));
+  const stream = Buffer.concat([
+    push(bulk(Buffer.from('subscribe')), bulk(Buffer.from('a')), Buffer.from(':1\r\n')),
+    push(bulk(Buffer.from('message')), bulk(Buffer.from('a')), bulk(Buffer.from('x\r\n*3\r\n'))),
+    push(bulk(Buffer.from('message')), bulk(Buffer.from('ü')), bulk(big)),
+    push(bulk(Buffer.from('message')), bulk(Buffer.from('a')), bulk(Buffer.alloc(0))),
+    Buffer.from('-NOPERM no\r\n'),
+    push(bulk(Buffer.from('unsubscribe')), bulk(Buffer.from('a')), Buffer.from(':0\r\n')),
+  ]);
+  for (const size of [1, 2, 3, 7, 64, 1000, stream.length]) {
+    got.length = 0;
+    errors.length = 0;
+    const sub = new RespSubscriber({}, { logError: (e) => errors.push(String(e)), message: (c, p) => got.push([c, Buffer.from(p).toString('latin1')]), resubscribed: () => {} });
+    const inner = sub as unknown as { pending: Array<{ left: number; done: () => void }>; read(b: Buffer): void };
+    const acked: string[] = [];
+    inner.pending.push({ left: 1, done: () => acked.push('sub') }, { left: 1, done: () => acked.push('refused') }, { left: 1, done: () => acked.push('unsub') });
+    for (let i = 0; i < stream.length; i += size) inner.read(Buffer.from(stream.subarray(i, i + size)));
+    assert.deepEqual(got, [['a', 'x\r\n*3\r\n'], ['ü', big.toString('latin1')], ['a', '']], `reads of ${size} bytes`);
+    assert.deepEqual(acked, ['sub', 'refused', 'unsub'], `reads of ${size} bytes`);
+    assert.equal(errors.length, 1);
+  }
+});
+
+test('the subscribing connection killed with 2,500 topics: every one is subscribed again before onReconnect runs', { skip, timeout: 30_000 }, async () => {
+  const r = await server();
+  const a = await bus(r.url);
+  const b = await bus(r.url);
+  const probe = new Redis(r.url);
+  try {
+    const topics = Array.from({ length: 2500 }, (_, i) => `session:t${i}`);
+    const got = new Set<string>();
+    for (const t of topics) b.subscribe(t, () => got.add(t));
+    await b.ready();
+    let again = 0;
+    b.onReconnect(() => {
+      again++;
+      for (const t of topics) a.publish(t, bytes('x'));
+    });
+    const s = (b as unknown as { sub: RespSubscriber }).sub.socket!;
+    await probe.client('KILL', 'ADDR', `${s.localAddress}:${s.localPort}`);
+    await eventually(async () => got.size === topics.length || undefined, 15_000, 20);
+    assert.equal(again, 1);
+    assert.equal(Number(((await probe.pubsub('NUMSUB', 'session:t2499')) as [string, number])[1]), 1);
+  } finally {
+    probe.disconnect();
+  }
 });
