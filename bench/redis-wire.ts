@@ -51,8 +51,7 @@ async function publishIoredis(url: string, channel: string, payload: Buffer): Pr
 }
 
 async function publishResp(url: string, channel: string, payload: Buffer): Promise<number> {
-  const o = new Redis(url, { lazyConnect: true }).options;
-  const pub = new RespPublisher({ host: o.host, port: o.port, path: o.path, username: o.username, password: o.password, tls: o.tls }, { logError: (e) => console.error(e) });
+  const pub = new RespPublisher(targetOf(url), { logError: (e) => console.error(e) });
   await pub.connect();
   const batch = Array.from({ length: BATCH }, () => [channel, payload] as const);
   const t0 = process.cpuUsage();
@@ -80,47 +79,46 @@ async function flood(url: string, channel: string, payload: Buffer): Promise<net
   return s;
 }
 
-async function receiveIoredis(url: string, channel: string, payload: Buffer): Promise<number> {
-  const sub = new Redis(url);
+/**
+ * CPU per message received while N messages are flooded to `channel`: `listen` subscribes, calling
+ * `got` per message with its channel and a view of its payload, and returns how to leave.
+ */
+async function receive(url: string, channel: string, payload: Buffer, listen: (got: (name: string, view: Uint8Array) => void) => Promise<() => unknown>): Promise<number> {
   let n = 0;
   let done!: () => void;
   const all = new Promise<void>((r) => (done = r));
-  sub.on('messageBuffer', (c: Buffer, m: Buffer) => {
-    const name = c.toString('utf8');
-    const view = new Uint8Array(m.buffer, m.byteOffset, m.byteLength);
+  const leave = await listen((name, view) => {
     if (name && view.length && ++n === N) done();
   });
-  await sub.subscribe(channel);
   const t0 = process.cpuUsage();
   const s = await flood(url, channel, payload);
   await all;
   const us = cpuUs(t0) / N;
   s.destroy();
-  sub.disconnect();
+  await leave();
   return us;
 }
 
-async function receiveResp(url: string, channel: string, payload: Buffer): Promise<number> {
-  const o = new Redis(url, { lazyConnect: true }).options;
-  let n = 0;
-  let done!: () => void;
-  const all = new Promise<void>((r) => (done = r));
-  const sub = new RespSubscriber({ host: o.host, port: o.port, path: o.path, username: o.username, password: o.password, tls: o.tls }, {
-    logError: (e) => console.error(e),
-    message: (name, view) => {
-      if (name && view.length && ++n === N) done();
-    },
-    resubscribed: () => {},
+const receiveIoredis = (url: string, channel: string, payload: Buffer) =>
+  receive(url, channel, payload, async (got) => {
+    const sub = new Redis(url);
+    sub.on('messageBuffer', (c: Buffer, m: Buffer) => got(c.toString('utf8'), new Uint8Array(m.buffer, m.byteOffset, m.byteLength)));
+    await sub.subscribe(channel);
+    return () => sub.disconnect();
   });
-  await sub.connect();
-  await sub.subscribe(channel);
-  const t0 = process.cpuUsage();
-  const s = await flood(url, channel, payload);
-  await all;
-  const us = cpuUs(t0) / N;
-  s.destroy();
-  await sub.close();
-  return us;
+
+const receiveResp = (url: string, channel: string, payload: Buffer) =>
+  receive(url, channel, payload, async (got) => {
+    const sub = new RespSubscriber(targetOf(url), { logError: (e) => console.error(e), message: got, resubscribed: () => {} });
+    await sub.connect();
+    await sub.subscribe(channel);
+    return () => sub.close();
+  });
+
+/** Where the bus's RESP connections go for `url`, as RedisBus takes it from ioredis' parsing. */
+function targetOf(url: string) {
+  const o = new Redis(url, { lazyConnect: true }).options;
+  return { host: o.host, port: o.port, path: o.path, username: o.username, password: o.password, tls: o.tls };
 }
 
 export async function run(url: string): Promise<Record<string, number[]>> {

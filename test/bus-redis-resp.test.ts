@@ -176,10 +176,10 @@ test('replies split at any byte read the same: messages, acknowledgements, error
     got.length = 0;
     errors.length = 0;
     const sub = new RespSubscriber({}, { logError: (e) => errors.push(String(e)), message: (c, p) => got.push([c, Buffer.from(p).toString('latin1')]), resubscribed: () => {} });
-    const inner = sub as unknown as { pending: Array<{ left: number; done: () => void }>; read(b: Buffer): void };
+    const inner = sub as unknown as { pending: Array<{ left: number; done: () => void }>; data(b: Buffer): void };
     const acked: string[] = [];
     inner.pending.push({ left: 1, done: () => acked.push('sub') }, { left: 1, done: () => acked.push('refused') }, { left: 1, done: () => acked.push('unsub') });
-    for (let i = 0; i < stream.length; i += size) inner.read(Buffer.from(stream.subarray(i, i + size)));
+    for (let i = 0; i < stream.length; i += size) inner.data(Buffer.from(stream.subarray(i, i + size)));
     assert.deepEqual(got, [['a', 'x\r\n*3\r\n'], ['ü', big.toString('latin1')], ['a', '']], `reads of ${size} bytes`);
     assert.deepEqual(acked, ['sub', 'refused', 'unsub'], `reads of ${size} bytes`);
     assert.equal(errors.length, 1);

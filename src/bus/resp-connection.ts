@@ -41,9 +41,7 @@ export class RespConnection {
   private retryTimer?: NodeJS.Timeout;
   private handshakeLeft = 0;
   private handshakeError?: string;
-  private errorLine = '';
-  private inLine = false;
-  private lineIsError = false;
+  private readonly lines = new LineReplies();
   private first?: (err?: Error) => void;
 
   constructor(
@@ -96,7 +94,7 @@ export class RespConnection {
     const s = t.tls ? tls.connect({ ...(typeof t.tls === 'object' ? t.tls : {}), ...where }) : net.connect(where);
     this.sock = s;
     this.first = first;
-    this.inLine = false;
+    this.lines.reset();
     s.setNoDelay(true);
     // Until the handshake is answered: a server that takes the connection and never answers fails it too.
     s.setTimeout(timeout, () => s.destroy(new Error(`redis: no answer within ${timeout} ms`)));
@@ -117,20 +115,12 @@ export class RespConnection {
     if (this.sock !== s) return;
     if (this.handshakeLeft === 0) return this.hooks.data(chunk);
     // The handshake's replies are one line each (+OK or -ERR …).
-    let i = 0;
-    for (; i < chunk.length && this.handshakeLeft > 0; i++) {
-      const b = chunk[i];
-      if (!this.inLine) {
-        this.inLine = true;
-        this.lineIsError = b === 0x2d; // '-'
-        this.errorLine = '';
-      }
-      if (b === 0x0a) {
-        this.inLine = false;
-        if (this.lineIsError) this.handshakeError ??= this.errorLine.replace(/^-/, '').trim();
-        if (--this.handshakeLeft === 0) this.handshaken(s);
-      } else if (this.lineIsError && this.errorLine.length < 200) this.errorLine += String.fromCharCode(b);
-    }
+    const i = this.lines.read(chunk, (error) => {
+      if (error !== undefined) this.handshakeError ??= error;
+      if (--this.handshakeLeft > 0) return true;
+      this.handshaken(s);
+      return false;
+    });
     if (i < chunk.length && this.isUp && this.sock === s) this.hooks.data(chunk.subarray(i));
   }
 
@@ -179,4 +169,60 @@ export function encodeCommand(args: readonly string[]): Buffer {
   let s = '*' + args.length + '\r\n';
   for (const a of args) s += '$' + Buffer.byteLength(a) + '\r\n' + a + '\r\n';
   return Buffer.from(s);
+}
+
+/** Replies of one line each (`+OK`, `:<n>`, `-<error>`), split across reads anywhere; an error's text is kept (200 characters). */
+export class LineReplies {
+  private inLine = false;
+  private isError = false;
+  private text = '';
+
+  /** Calls `line` for each complete reply in `chunk` (the error's text, or undefined) until it returns false; returns where it stopped. */
+  read(chunk: Buffer, line: (error: string | undefined) => boolean): number {
+    for (let i = 0; i < chunk.length; i++) {
+      const b = chunk[i];
+      if (!this.inLine) {
+        this.inLine = true;
+        this.isError = b === 0x2d; // '-'
+        this.text = '';
+        continue;
+      }
+      if (b === 0x0a) {
+        this.inLine = false;
+        if (!line(this.isError ? this.text.trim() : undefined)) return i + 1;
+      } else if (this.isError && this.text.length < 200) this.text += String.fromCharCode(b);
+    }
+    return chunk.length;
+  }
+
+  reset(): void {
+    this.inLine = false;
+  }
+}
+
+/** What the bus's publishing and subscribing connections share: a RespConnection they answer for. */
+export abstract class RespUser {
+  protected readonly conn: RespConnection;
+
+  constructor(target: RespTarget, name: string, logError: (e: unknown) => void) {
+    this.conn = new RespConnection(target, name, { logError, up: (again) => this.up(again), down: () => this.down(), data: (chunk) => this.data(chunk) });
+  }
+
+  /** Connects; rejects when the server is unreachable, does not answer or refuses the credentials. */
+  connect(): Promise<void> {
+    return this.conn.connect();
+  }
+
+  get connected(): boolean {
+    return this.conn.up;
+  }
+
+  /** The socket (tests). */
+  get socket() {
+    return this.conn.socket;
+  }
+
+  protected abstract up(again: boolean): void;
+  protected abstract down(): void;
+  protected abstract data(chunk: Buffer): void;
 }

@@ -7,25 +7,21 @@
 // sent here, so every reply is one line (`:<readers>`, or `-<error>`). A node's
 // publishes stay in one order, on one connection.
 import type { Logger } from '../log.js';
-import { RespConnection, type RespTarget } from './resp-connection.js';
+import { LineReplies, RespUser, type RespTarget } from './resp-connection.js';
 
 /** Bytes written and not yet taken by the socket past which a turn's publishes are dropped (Redis not keeping up). */
 export const PUBLISH_BUFFER_MAX = 32 * 1024 * 1024;
 /** While the connection is down, publishes are kept this long, and at most PUBLISH_BUFFER_MAX bytes, for the next connection. */
 export const PUBLISH_HOLD_MS = 1000;
 
-export class RespPublisher {
-  private readonly conn: RespConnection;
+export class RespPublisher extends RespUser {
   private closing = false;
   /** Turns' buffers made while the connection was down: bytes, when made, publishes in them. */
   private held: Array<[Buffer, number, number]> = [];
   private heldBytes = 0;
   /** Replies still to come, one per PUBLISH written on this connection. */
   private pending = 0;
-  /** Reading an error reply's line (its text is logged). */
-  private inLine = false;
-  private isError = false;
-  private line = '';
+  private readonly lines = new LineReplies();
   private drained: Array<() => void> = [];
   /** Publishes dropped (Redis down too long, or not keeping up) since the last `lost` call. */
   private droppedSince = 0;
@@ -43,26 +39,7 @@ export class RespPublisher {
       logError: (e: unknown) => void;
     },
   ) {
-    this.conn = new RespConnection(target, 'hub-pub', {
-      logError: hooks.logError,
-      up: (again) => this.up(again),
-      down: () => this.down(),
-      data: (chunk) => this.replies(chunk),
-    });
-  }
-
-  /** Connects; rejects when the server is unreachable or refuses the credentials. */
-  connect(): Promise<void> {
-    return this.conn.connect();
-  }
-
-  get connected(): boolean {
-    return this.conn.up;
-  }
-
-  /** The socket (tests). */
-  get socket() {
-    return this.conn.socket;
+    super(target, 'hub-pub', hooks.logError);
   }
 
   /** Publishes of one turn, in order, as one write: [channel with prefix, bytes]. */
@@ -124,9 +101,9 @@ export class RespPublisher {
     this.hooks.lost?.(n);
   }
 
-  private up(again: boolean): void {
+  protected up(again: boolean): void {
     this.pending = 0;
-    this.inLine = false;
+    this.lines.reset();
     if (again) this.hooks.reconnected?.();
     const now = Date.now();
     const held = this.held;
@@ -145,27 +122,19 @@ export class RespPublisher {
     else this.reportLost();
   }
 
-  private down(): void {
+  protected down(): void {
     this.pending = 0;
     for (const r of this.drained.splice(0)) r();
   }
 
   /** Reads replies: one line each; an error's text is logged. */
-  private replies(chunk: Buffer): void {
+  protected data(chunk: Buffer): void {
     let answered = 0;
-    for (let i = 0; i < chunk.length; i++) {
-      const b = chunk[i];
-      if (!this.inLine) {
-        this.inLine = true;
-        this.isError = b === 0x2d; // '-'
-        this.line = '';
-      }
-      if (b === 0x0a) {
-        this.inLine = false;
-        answered++;
-        if (this.isError) this.hooks.logError(new Error(`redis refused a publish: ${this.line.trim()}`));
-      } else if (this.isError && this.line.length < 200) this.line += String.fromCharCode(b);
-    }
+    this.lines.read(chunk, (error) => {
+      answered++;
+      if (error !== undefined) this.hooks.logError(new Error(`redis refused a publish: ${error}`));
+      return true;
+    });
     this.pending = Math.max(0, this.pending - answered);
     if (this.pending === 0 && this.drained.length) for (const r of this.drained.splice(0)) r();
   }

@@ -7,7 +7,7 @@
 // The channels wanted are kept; after a reconnection they are subscribed again
 // and `resubscribed` runs once Redis has acknowledged them all (what ioredis'
 // autoResubscribe and a PING behind it did).
-import { RespConnection, encodeCommand, type RespTarget } from './resp-connection.js';
+import { RespUser, encodeCommand, type RespTarget } from './resp-connection.js';
 
 /** Channels per SUBSCRIBE when subscribing everything again after a reconnection. */
 const RESUBSCRIBE_CHUNK = 1000;
@@ -20,8 +20,7 @@ interface Pending {
 
 const MESSAGE = Buffer.from('message');
 
-export class RespSubscriber {
-  private readonly conn: RespConnection;
+export class RespSubscriber extends RespUser {
   private readonly channels = new Set<string>();
   /** SUBSCRIBE and UNSUBSCRIBE commands written and not yet fully acknowledged, in the order written. */
   private pending: Pending[] = [];
@@ -41,25 +40,7 @@ export class RespSubscriber {
       resubscribed: () => void;
     },
   ) {
-    this.conn = new RespConnection(target, 'hub-sub', {
-      logError: hooks.logError,
-      up: (again) => this.up(again),
-      down: () => this.down(),
-      data: (chunk) => this.read(chunk),
-    });
-  }
-
-  connect(): Promise<void> {
-    return this.conn.connect();
-  }
-
-  get connected(): boolean {
-    return this.conn.up;
-  }
-
-  /** The socket (tests). */
-  get socket() {
-    return this.conn.socket;
+    super(target, 'hub-sub', hooks.logError);
   }
 
   /** Resolves once Redis has acknowledged these channels, or at once while the connection is down (they are subscribed when it is back). */
@@ -87,7 +68,7 @@ export class RespSubscriber {
     });
   }
 
-  private up(again: boolean): void {
+  protected up(again: boolean): void {
     this.rest = undefined;
     this.parts = [];
     this.partsBytes = 0;
@@ -100,13 +81,13 @@ export class RespSubscriber {
   }
 
   /** The connection is gone: nothing waits for acknowledgements it will not get. */
-  private down(): void {
+  protected down(): void {
     const waiting = this.pending;
     this.pending = [];
     for (const p of waiting) p.done();
   }
 
-  private read(chunk: Buffer): void {
+  protected data(chunk: Buffer): void {
     let buf: Buffer;
     if (this.rest) {
       this.parts.push(chunk);
