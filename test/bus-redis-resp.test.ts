@@ -210,3 +210,16 @@ test('the subscribing connection killed with 2,500 topics: every one is subscrib
     probe.disconnect();
   }
 });
+
+test('bytes that are not RESP end the subscribing connection instead of being read on', () => {
+  const errors: string[] = [];
+  const sub = new RespSubscriber({}, { logError: (e) => errors.push(String(e)), message: () => assert.fail('no message'), resubscribed: () => {} });
+  const inner = sub as unknown as { data(b: Buffer): void; rest?: Buffer };
+  for (const garbage of ['*x\r\n', '*3\r\n$7\r\nmessage\r\n$1.5\r\n', '*99\r\n', '*3\r\n$7\r\nmessage\r\n$99999999999\r\n']) {
+    errors.length = 0;
+    inner.data(Buffer.from(garbage));
+    assert.equal(errors.length, 1, garbage);
+    assert.match(errors[0], /not a RESP length/);
+    assert.equal(inner.rest, undefined, 'nothing kept to be read again');
+  }
+});

@@ -1,8 +1,8 @@
 // The Bus across hub nodes: Redis pub/sub with binary payloads. One
 // connection publishes and one subscribes, both speaking RESP directly
 // (resp-publisher.ts, resp-subscriber.ts); one ioredis connection serves
-// ordinary commands for rate limits and presence (`client`). A topic is SUBSCRIBEd once per
-// node however many local handlers it has. A node's own publishes come back
+// ordinary commands for rate limits and presence (`client`). A topic is
+// SUBSCRIBEd once per node however many local handlers it has. A node's own publishes come back
 // through Redis too, so every reader of a topic sees one order.
 // SUBSCRIBEs of one event-loop turn go out as one command (a reconnect storm
 // subscribes thousands of host topics), and so do its UNSUBSCRIBEs (a mass

@@ -19,6 +19,16 @@ interface Pending {
 }
 
 const MESSAGE = Buffer.from('message');
+/** Elements of a push this connection reads (a message has 3); more is not a reply to anything it sent. */
+const MAX_ELEMENTS = 8;
+
+/** The length or count a RESP header line holds (-1: null), or throws when it is not one. */
+function count(buf: Buffer, start: number, end: number, max: number): number {
+  const text = buf.toString('latin1', start, end);
+  const n = Number(text);
+  if (!/^(-1|\d{1,10})$/.test(text) || n > max) throw new Error(`redis subscriber: not a RESP length: ${JSON.stringify(text.slice(0, 20))}`);
+  return n;
+}
 
 export class RespSubscriber extends RespUser {
   private readonly channels = new Set<string>();
@@ -98,13 +108,20 @@ export class RespSubscriber extends RespUser {
       this.partsBytes = 0;
     } else buf = chunk;
     let at = 0;
-    while (at < buf.length) {
-      const end = this.reply(buf, at);
-      if (end < 0) {
-        this.need = -end;
-        break;
+    try {
+      while (at < buf.length) {
+        const end = this.reply(buf, at);
+        if (end < 0) {
+          this.need = -end;
+          break;
+        }
+        at = end;
       }
-      at = end;
+    } catch (e) {
+      // Bytes that are not RESP: nothing after them can be trusted. A new connection subscribes everything again.
+      this.hooks.logError(e);
+      this.rest = undefined;
+      return void this.conn.socket?.destroy();
     }
     this.rest = at < buf.length ? buf.subarray(at) : undefined;
   }
@@ -124,7 +141,7 @@ export class RespSubscriber extends RespUser {
       return nl + 1;
     }
     if (type !== 0x2a) return nl + 1; // not a push or an acknowledgement: nothing this connection asked for
-    const n = Number(buf.toString('latin1', at + 1, nl - 1));
+    const n = count(buf, at + 1, nl - 1, MAX_ELEMENTS);
     // Elements: bulk strings (start, end) or integers; kept in locals (three at most are read).
     let p = nl + 1;
     let kindStart = -1;
@@ -140,7 +157,7 @@ export class RespSubscriber extends RespUser {
       let s = p;
       let e = p;
       if (buf[p] === 0x24) {
-        const len = Number(buf.toString('latin1', p + 1, eol - 1));
+        const len = count(buf, p + 1, eol - 1, Infinity);
         s = eol + 1;
         e = len < 0 ? s : s + len;
         p = len < 0 ? eol + 1 : e + 2;
