@@ -211,6 +211,16 @@ test('the subscribing connection killed with 2,500 topics: every one is subscrib
   }
 });
 
+test('a handler that throws does not end the connection: the next message is read', () => {
+  const got: string[] = [];
+  const errors: string[] = [];
+  const sub = new RespSubscriber({}, { logError: (e) => errors.push(String(e)), message: (c) => (got.push(c), c === 'bad' ? assert.fail('handler failed') : undefined), resubscribed: () => {} });
+  const msg = (c: string) => `*3\r\n$7\r\nmessage\r\n$${c.length}\r\n${c}\r\n$1\r\nx\r\n`;
+  (sub as unknown as { data(b: Buffer): void }).data(Buffer.from(msg('bad') + msg('good')));
+  assert.deepEqual(got, ['bad', 'good']);
+  assert.equal(errors.length, 1);
+});
+
 test('bytes that are not RESP end the subscribing connection instead of being read on', () => {
   const errors: string[] = [];
   const sub = new RespSubscriber({}, { logError: (e) => errors.push(String(e)), message: () => assert.fail('no message'), resubscribed: () => {} });

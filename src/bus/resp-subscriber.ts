@@ -173,7 +173,11 @@ export class RespSubscriber extends RespUser {
     }
     const kindLen = kindEnd - kindStart;
     if (kindLen === 7 && buf.compare(MESSAGE, 0, 7, kindStart, kindEnd) === 0 && n === 3) {
-      this.hooks.message(buf.toString('utf8', chanStart, chanEnd), new Uint8Array(buf.buffer, buf.byteOffset + lastStart, lastEnd - lastStart));
+      try {
+        this.hooks.message(buf.toString('utf8', chanStart, chanEnd), new Uint8Array(buf.buffer, buf.byteOffset + lastStart, lastEnd - lastStart));
+      } catch (e) {
+        this.hooks.logError(e); // a failing handler is not a broken connection
+      }
     } else if (kindLen === 9 || kindLen === 11) {
       // subscribe / unsubscribe: one per channel named by the command at the head.
       const head = this.pending[0];
