@@ -7,9 +7,7 @@
 // the library, so every error and limit stays the library's. The schema check
 // runs on the result as on any frame. test/flat-map.test.ts holds it to the
 // library's answers.
-
-/** Buffer's native UTF-8 slice works on any Uint8Array (invalid bytes become U+FFFD, as TextDecoder and native-strings.ts do). */
-const utf8Slice = (Buffer.prototype as unknown as { utf8Slice(this: Uint8Array, start: number, end: number): string }).utf8Slice;
+import { utf8Slice } from './native-strings.js';
 
 /**
  * Keys come from a small cache checked byte by byte: no native call, no new string. Values do not:

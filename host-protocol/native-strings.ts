@@ -10,7 +10,7 @@
 import { Decoder, type DecoderOptions } from '@msgpack/msgpack';
 
 /** Buffer's native UTF-8 slice works on any Uint8Array (invalid bytes become U+FFFD, as TextDecoder does). */
-const utf8Slice = (Buffer.prototype as unknown as { utf8Slice(this: Uint8Array, start: number, end: number): string }).utf8Slice;
+export const utf8Slice = (Buffer.prototype as unknown as { utf8Slice(this: Uint8Array, start: number, end: number): string }).utf8Slice;
 
 interface DecoderInternals {
   bytes: Uint8Array;

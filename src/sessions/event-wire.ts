@@ -8,12 +8,12 @@
 // (a MessagePack map) is still told apart and read.
 //
 //   0xc1 | event code u8 | n f64 | at f64 (NaN: none) | runId bytes u16 | runId | frame
+import { utf8Slice } from '../../host-protocol/native-strings.js';
+
 export const WIRE_TAG = 0xc1;
 const HEAD = 1 + 1 + 8 + 8 + 2;
 /** A run id longer than this is not a run id (ids are short; the header holds its length in 16 bits). */
 const RUN_ID_MAX = 1024;
-
-const utf8Slice = (Buffer.prototype as unknown as { utf8Slice(this: Uint8Array, start: number, end: number): string }).utf8Slice;
 
 export interface WireEvent {
   code: number;
