@@ -85,7 +85,7 @@ export async function buildHub(config: Config, opts: { log?: Logger; embedded?: 
     onShutdown('database', () => db.close());
     const metrics = new HubMetrics();
     // ioredis is loaded only with REDIS_URL: a single node never pays for it (start-up time, memory).
-    const redis = config.redisUrl ? await (await import('./bus/redis.js')).RedisBus.connect(config.redisUrl, { prefix: config.redisPrefix, log }) : undefined;
+    const redis = config.redisUrl ? await (await import('./bus/redis.js')).RedisBus.connect(config.redisUrl, { prefix: config.redisPrefix, log, shardUrls: config.redisBusUrls }) : undefined;
     const bus: Bus = redis ?? new LocalBus();
     onShutdown('bus', () => bus.close());
     // Domains publish and subscribe through the counting decorator; the transport itself is used below only for its Redis client.

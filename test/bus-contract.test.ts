@@ -1,6 +1,8 @@
 // One contract, two implementations: every test below runs against the
 // in-process LocalBus and against RedisBus (two RedisBus instances stand for
-// two hub nodes). Redis tests skip with a reason when REDIS_URL is missing.
+// two hub nodes), and against RedisBus with its keyed topics spread over two
+// more Redis instances (REDIS_BUS_URLS; servers of the test's own). Redis tests
+// skip with a reason when REDIS_URL is missing.
 import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -11,6 +13,7 @@ import { LocalBus } from '../src/bus/local.js';
 import { RedisBus } from '../src/bus/redis.js';
 import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
 import { eventually } from './helpers/host.js';
+import { hasRedisServer, ownRedis, type OwnRedis } from './helpers/redis-server.js';
 
 interface Impl {
   name: string;
@@ -20,9 +23,22 @@ interface Impl {
 
 const redis = await redisUrlOrSkip();
 const opened: Bus[] = [];
+const shardServers: OwnRedis[] = [];
 after(async () => {
   await Promise.all(opened.map((b) => b.close()));
+  await Promise.all(shardServers.map((s) => s.kill()));
 });
+
+/** Two Redis servers of this file's own, started once, for the sharded bus. */
+let shards: Promise<string[]> | undefined;
+function shardUrls(): Promise<string[]> {
+  return (shards ??= Promise.all([0, 1].map(async () => {
+    const s = await ownRedis();
+    shardServers.push(s);
+    await s.start();
+    return s.url;
+  })));
+}
 
 const impls: Array<Impl & { skip?: string }> = [
   {
@@ -41,6 +57,19 @@ const impls: Array<Impl & { skip?: string }> = [
       const prefix = testPrefix();
       const a = await RedisBus.connect(url, { prefix });
       const b = await RedisBus.connect(url, { prefix });
+      opened.push(a, b);
+      return [a, b];
+    },
+  },
+  {
+    name: 'RedisBus with two shards',
+    skip: 'skip' in redis ? redis.skip : hasRedisServer ? undefined : 'no redis-server binary to start the shards',
+    async nodes() {
+      const url = (redis as { url: string }).url;
+      const prefix = testPrefix();
+      const shardList = await shardUrls();
+      const a = await RedisBus.connect(url, { prefix, shardUrls: shardList });
+      const b = await RedisBus.connect(url, { prefix, shardUrls: shardList });
       opened.push(a, b);
       return [a, b];
     },
@@ -253,7 +282,7 @@ describe('RedisBus specifics', { skip: 'skip' in redis ? redis.skip : undefined 
     const prefix = testPrefix();
     const a = await RedisBus.connect(url, { prefix });
     const probe = new Redis(url);
-    const sub = (a as unknown as { sub: { subscribe(...c: string[]): Promise<void>; unsubscribe(...c: string[]): Promise<void> } }).sub;
+    const sub = a.connections().sub;
     const calls: string[][] = [];
     const real = sub.subscribe.bind(sub);
     sub.subscribe = ((...chans: string[]) => (calls.push(chans), real(...chans))) as typeof sub.subscribe;
@@ -282,7 +311,7 @@ describe('RedisBus specifics', { skip: 'skip' in redis ? redis.skip : undefined 
     const a = await RedisBus.connect(url, { prefix });
     const b = await RedisBus.connect(url, { prefix });
     const probe = new Redis(url);
-    const sub = (a as unknown as { sub: { subscribe(...c: string[]): Promise<void>; unsubscribe(...c: string[]): Promise<void> } }).sub;
+    const sub = a.connections().sub;
     const calls: string[][] = [];
     const real = sub.unsubscribe.bind(sub);
     sub.unsubscribe = ((...chans: string[]) => (calls.push(chans), real(...chans))) as typeof sub.unsubscribe;
@@ -315,7 +344,7 @@ describe('RedisBus specifics', { skip: 'skip' in redis ? redis.skip : undefined 
     const prefix = testPrefix();
     const a = await RedisBus.connect(url, { prefix });
     const b = await RedisBus.connect(url, { prefix });
-    const stream = (a as unknown as { pub: { socket: { write: (...x: unknown[]) => boolean } } }).pub.socket;
+    const stream = a.connections().pub.socket as unknown as { write: (...x: unknown[]) => boolean };
     const realWrite = stream.write.bind(stream);
     let writes = 0;
     stream.write = (...x: unknown[]) => (writes++, realWrite(...x));
@@ -383,8 +412,7 @@ describe('RedisBus specifics', { skip: 'skip' in redis ? redis.skip : undefined 
     const probe = new Redis(url);
     // Kills one of a bus's two connections by its address, as a network failure would.
     const kill = (bus: RedisBus, which: 'sub' | 'client') => {
-      const inner = bus as unknown as { sub: { socket: import('node:net').Socket }; client: Redis };
-      const s = which === 'sub' ? inner.sub.socket : inner.client.stream;
+      const s = which === 'sub' ? bus.connections().sub.socket! : bus.client.stream;
       return probe.client('KILL', 'ADDR', `${s.localAddress}:${s.localPort}`);
     };
     try {

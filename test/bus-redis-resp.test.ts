@@ -37,7 +37,7 @@ async function bus(url: string): Promise<RedisBus> {
 
 const text = (p: Uint8Array) => Buffer.from(p).toString();
 const bytes = (s: string) => Buffer.from(s);
-const pubSocket = (b: RedisBus) => (b as unknown as { pub: { socket: import('node:net').Socket } }).pub.socket;
+const pubSocket = (b: RedisBus) => b.connections().pub.socket!;
 
 test('PUBLISH commands are framed by byte lengths: any channel name, any payload', () => {
   const payload = bytes('x\r\n$7\r\nPUBLISH');
@@ -201,7 +201,7 @@ test('the subscribing connection killed with 2,500 topics: every one is subscrib
       again++;
       for (const t of topics) a.publish(t, bytes('x'));
     });
-    const s = (b as unknown as { sub: RespSubscriber }).sub.socket!;
+    const s = b.connections().sub.socket!;
     await probe.client('KILL', 'ADDR', `${s.localAddress}:${s.localPort}`);
     await eventually(async () => got.size === topics.length || undefined, 15_000, 20);
     assert.equal(again, 1);

@@ -17,11 +17,19 @@
 // connection comes back, `onReconnect` handlers run (the publishing and the
 // command connections announce it to every node on a reserved channel, since
 // this node's publishes, or its presence writes, may be what was lost).
+// One Redis instance carries every publish of a cluster, a delta each: with
+// `shardUrls` (REDIS_BUS_URLS) the keyed topics (`<kind>:<key>`: a session's
+// events, a node's host frames) are spread by a hash of their name over more
+// instances, a publishing and a subscribing connection to each; plain topics
+// (`auth`, `agents`, …) stay on the first. One topic lives on one instance, so
+// its readers still see one order; no reader here relies on an order between
+// two topics.
 import { Redis } from 'ioredis';
 import type { Bus, BusHandler } from './bus.js';
 import type { Logger } from '../log.js';
 import { RespPublisher } from './resp-publisher.js';
 import { RespSubscriber } from './resp-subscriber.js';
+import type { RespTarget } from './resp-connection.js';
 
 export interface RedisBusOptions {
   /** Prefix of every channel (and of keys other modules build with `key()`): lets hubs share one Redis. */
@@ -29,36 +37,67 @@ export interface RedisBusOptions {
   log?: Logger;
   /** How long start-up waits for Redis before giving up, ms. */
   connectTimeoutMs?: number;
+  /**
+   * More Redis instances for the keyed topics, hashed over them (REDIS_BUS_URLS). Every node of a
+   * cluster must list the same, in the same order: start-up refuses a list that differs from the
+   * running nodes' (the key `bus:layout`, kept while a node lives).
+   */
+  shardUrls?: string[];
 }
 
 const NOTHING = new Uint8Array(0);
+/** How long the shard layout is kept after the last node wrote it, and how often a node writes it. */
+export const LAYOUT_TTL_MS = 30_000;
+const LAYOUT_REFRESH_MS = 10_000;
+
+/** A publishing and a subscribing connection to one Redis instance. */
+interface Link {
+  pub: RespPublisher;
+  sub: RespSubscriber;
+  /** Publishes of this turn for this instance, not yet written (channel with prefix, own copy of the bytes). */
+  outbox: Array<[string, Buffer]>;
+  /** Channels to SUBSCRIBE / UNSUBSCRIBE at the end of this turn. */
+  toSubscribe: Set<string>;
+  toUnsubscribe: Set<string>;
+}
+
+/** Where a topic goes: 0, the first instance, for plain topics; keyed ones (`<kind>:<key>`) by FNV-1a of the name over the shards (1…shards). */
+export function linkIndex(topic: string, shards: number): number {
+  if (shards === 0 || topic.indexOf(':') < 0) return 0;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < topic.length; i++) h = Math.imul(h ^ topic.charCodeAt(i), 0x01000193);
+  return 1 + ((h >>> 0) % shards);
+}
+
+/** The address ioredis makes of a URL, as the RESP connections take it. */
+function targetOf(conn: Redis, connectTimeout: number): RespTarget {
+  const o = conn.options;
+  return { host: o.host, port: o.port, path: o.path, family: o.family, username: o.username, password: o.password, tls: o.tls, connectTimeout };
+}
 
 export class RedisBus implements Bus {
   readonly kind = 'redis' as const;
   /** The command connection, for other modules' keys and scripts. */
   readonly client: Redis;
-  private readonly sub: RespSubscriber;
-  private readonly pub: RespPublisher;
+  /** The first instance's connections (plain topics, and every topic without shards), then one per shard. */
+  private readonly links: Link[];
+  private readonly shards: number;
   private readonly prefix: string;
   private readonly log?: Logger;
   private readonly topics = new Map<string, Set<BusHandler>>();
   /** SUBSCRIBE/UNSUBSCRIBE commands not yet acknowledged. */
   private pendingSubs = 0;
-  /** Channels to SUBSCRIBE at the end of this turn, in one command (counted once in pendingSubs meanwhile). */
-  private toSubscribe = new Set<string>();
   private subscribeScheduled = false;
-  /** Channels to UNSUBSCRIBE at the end of this turn, in one command (a mass disconnect leaves thousands). */
-  private toUnsubscribe = new Set<string>();
   /** Publishes held back while a subscription is in flight (see publish). */
   private held: Array<[string, Buffer]> = [];
   private idle: Array<() => void> = [];
   private lastErrorLog = 0;
   private reconnectHandlers = new Set<() => void>();
   private reconnectSoon = false;
-  /** The reserved channel on which a node announces that its command connection came back. */
+  /** The reserved channel on which a node announces that one of its connections came back. */
   private readonly resyncChannel: string;
-  /** Publishes of this turn not yet written (channel with prefix, own copy of the bytes). */
-  private outbox: Array<[string, Buffer]> = [];
+  private outboxScheduled = false;
+  private layoutTimer?: NodeJS.Timeout;
 
   private constructor(url: string, opts: RedisBusOptions) {
     this.prefix = opts.prefix ?? '';
@@ -68,13 +107,29 @@ export class RedisBus implements Bus {
     this.client.on('error', (e) => this.logError(e));
     this.resyncChannel = this.prefix + '_bus:reconnected';
     // The publishing and subscribing connections go where ioredis' parsing of the URL says.
-    const o = this.client.options;
-    const target = { host: o.host, port: o.port, path: o.path, family: o.family, username: o.username, password: o.password, tls: o.tls, connectTimeout: common.connectTimeout };
+    const targets = [targetOf(this.client, common.connectTimeout)];
+    for (const u of opts.shardUrls ?? []) {
+      const parsed = new Redis(u, { lazyConnect: true }); // parses the URL; never connects
+      targets.push(targetOf(parsed, common.connectTimeout));
+      parsed.disconnect();
+    }
+    this.shards = targets.length - 1;
+    this.links = targets.map((t) => this.makeLink(t));
+    this.afterDrop(this.client, () => this.links[0].pub.publishAll([[this.resyncChannel, NOTHING]]));
+  }
+
+  private makeLink(target: RespTarget): Link {
     const logError = (e: unknown) => this.logError(e);
-    const announce = () => this.pub.publishAll([[this.resyncChannel, NOTHING]]);
-    this.pub = new RespPublisher(target, { log: this.log, logError, reconnected: announce, lost: announce });
-    this.sub = new RespSubscriber(target, { logError, message: (channel, payload) => this.deliver(channel, payload), resubscribed: () => this.reconnected() });
-    this.afterDrop(this.client, announce);
+    // A connection that came back (or dropped publishes) says so on its own instance, which every node reads.
+    const announce = () => l.pub.publishAll([[this.resyncChannel, NOTHING]]);
+    const l: Link = {
+      pub: new RespPublisher(target, { log: this.log, logError, reconnected: announce, lost: announce }),
+      sub: new RespSubscriber(target, { logError, message: (channel, payload) => this.deliver(channel, payload), resubscribed: () => this.reconnected() }),
+      outbox: [],
+      toSubscribe: new Set(),
+      toUnsubscribe: new Set(),
+    };
+    return l;
   }
 
   /** Runs `then` each time `conn` is ready again after having lost its connection. */
@@ -105,18 +160,42 @@ export class RedisBus implements Bus {
     });
   }
 
-  /** Connects both connections; rejects when Redis is unreachable. */
+  /** Connects every connection; rejects when a Redis is unreachable, or the shards differ from the running nodes'. */
   static async connect(url: string, opts: RedisBusOptions = {}): Promise<RedisBus> {
     const bus = new RedisBus(url, opts);
     try {
-      await Promise.all([bus.client.connect(), bus.sub.connect(), bus.pub.connect()]);
+      await Promise.all([bus.client.connect(), ...bus.links.flatMap((l) => [l.sub.connect(), l.pub.connect()])]);
+      await bus.claimLayout(true);
     } catch (e) {
-      bus.client.disconnect();
-      await Promise.all([bus.sub.close(), bus.pub.close()]);
+      await bus.closeConnections();
       throw e;
     }
-    bus.track(bus.sub.subscribe(bus.resyncChannel));
+    for (const l of bus.links) bus.track(l.sub.subscribe(bus.resyncChannel));
+    bus.layoutTimer = setInterval(() => void bus.claimLayout(false).catch((e) => bus.log?.error('bus shards differ between nodes', { err: (e as Error).message })), LAYOUT_REFRESH_MS);
+    bus.layoutTimer.unref();
     return bus;
+  }
+
+  /**
+   * Every node must hash keyed topics over the same instances, or a publish goes where its readers
+   * are not: the list (by address) is kept in Redis while any node lives, and a node whose list
+   * differs refuses to start (`atStart`) or says so in its log.
+   */
+  private async claimLayout(atStart: boolean): Promise<void> {
+    const mine = this.links.slice(1).map((l) => l.sub.address).join(',');
+    const key = this.key('bus:layout');
+    const theirs = (await this.client.set(key, mine, 'PX', LAYOUT_TTL_MS, 'NX')) ? mine : await this.client.get(key);
+    if (theirs === null || theirs === mine) {
+      if (!atStart) await this.client.set(key, mine, 'PX', LAYOUT_TTL_MS);
+      return;
+    }
+    const say = (list: string) => (list ? list : 'none');
+    throw new Error(`REDIS_BUS_URLS: this node's bus shards (${say(mine)}) differ from the running nodes' (${say(theirs)}); every node must list the same, in the same order (the list is forgotten ${LAYOUT_TTL_MS / 1000} s after the last node stops)`);
+  }
+
+  /** The publishing and subscribing connections to instance `i` (0: REDIS_URL's; then the shards): tests. */
+  connections(i = 0): { readonly pub: RespPublisher; readonly sub: RespSubscriber } {
+    return this.links[i];
   }
 
   /** A Redis key in this hub's namespace. */
@@ -142,7 +221,7 @@ export class RedisBus implements Bus {
     if (!set) {
       this.topics.set(topic, (set = new Set()));
       // Left earlier in this turn and not yet sent: still subscribed in Redis, so nothing to send.
-      if (!this.toUnsubscribe.delete(this.prefix + topic)) this.subscribeSoon(this.prefix + topic);
+      if (!this.linkOf(topic).toUnsubscribe.delete(topic)) this.subscribeSoon(topic);
     }
     set.add(handler);
     let done = false;
@@ -153,31 +232,39 @@ export class RedisBus implements Bus {
       if (set!.size === 0 && this.topics.get(topic) === set) {
         this.topics.delete(topic);
         // Not sent yet: nothing to undo. Otherwise the UNSUBSCRIBE follows the SUBSCRIBE already sent.
-        if (!this.toSubscribe.delete(this.prefix + topic)) this.subscribeSoon(this.prefix + topic, true);
+        if (!this.linkOf(topic).toSubscribe.delete(topic)) this.subscribeSoon(topic, true);
       }
     };
   }
 
+  private linkOf(topic: string): Link {
+    return this.links[linkIndex(topic, this.shards)];
+  }
+
   /**
    * Queues a SUBSCRIBE (or an UNSUBSCRIBE) for the end of the turn; publishes are held from now
-   * until it is acknowledged. A channel is never in both sets, so the two commands' order is free.
+   * until it is acknowledged. A topic is never in both sets, so the two commands' order is free.
    */
-  private subscribeSoon(channel: string, leave = false): void {
+  private subscribeSoon(topic: string, leave = false): void {
     if (!this.subscribeScheduled) {
       this.subscribeScheduled = true;
       this.pendingSubs++;
       setImmediate(() => {
         this.subscribeScheduled = false;
-        const chans = [...this.toSubscribe];
-        const gone = [...this.toUnsubscribe];
-        this.toSubscribe.clear();
-        this.toUnsubscribe.clear();
-        this.pendingSubs--; // counted again by track
-        if (gone.length) this.track(this.sub.unsubscribe(...gone));
-        this.track(chans.length ? this.sub.subscribe(...chans) : Promise.resolve());
+        for (const l of this.links) {
+          const chans = [...l.toSubscribe].map((t) => this.prefix + t);
+          const gone = [...l.toUnsubscribe].map((t) => this.prefix + t);
+          l.toSubscribe.clear();
+          l.toUnsubscribe.clear();
+          if (gone.length) this.track(l.sub.unsubscribe(...gone));
+          if (chans.length) this.track(l.sub.subscribe(...chans));
+        }
+        this.track(Promise.resolve()); // settles the count taken above once the turn's commands are counted
+        this.pendingSubs--;
       });
     }
-    (leave ? this.toUnsubscribe : this.toSubscribe).add(channel);
+    const l = this.linkOf(topic);
+    (leave ? l.toUnsubscribe : l.toSubscribe).add(topic);
   }
 
   onReconnect(handler: () => void): () => void {
@@ -186,7 +273,7 @@ export class RedisBus implements Bus {
   }
 
   healthy(): boolean {
-    return this.client.status === 'ready' && this.sub.connected && this.pub.connected;
+    return this.client.status === 'ready' && this.links.every((l) => l.sub.connected && l.pub.connected);
   }
 
   /** Resolves once every subscription made so far is active in Redis. */
@@ -196,33 +283,50 @@ export class RedisBus implements Bus {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.layoutTimer);
     this.topics.clear();
-    this.toSubscribe.clear();
-    this.toUnsubscribe.clear();
     this.reconnectHandlers.clear();
+    for (const l of this.links) {
+      l.toSubscribe.clear();
+      l.toUnsubscribe.clear();
+    }
     // Send what is held rather than drop it, then leave politely.
     this.pendingSubs = 0;
     this.flush();
     this.sendOutbox();
-    await Promise.allSettled([this.pub.close(), this.client.quit(), this.sub.close()]);
+    await Promise.allSettled([this.client.quit(), ...this.links.flatMap((l) => [l.pub.close(), l.sub.close()])]);
   }
 
-  /** Queues a publish (bytes of its own) for the end of this turn. */
+  /** Drops every connection at once (start-up failed). */
+  private async closeConnections(): Promise<void> {
+    this.client.disconnect();
+    await Promise.all(this.links.flatMap((l) => [l.sub.close(), l.pub.close()]));
+  }
+
+  /** Queues a publish (bytes of its own) for the end of this turn, with the others for its instance. */
   private send(topic: string, buf: Buffer): void {
-    if (this.outbox.push([this.prefix + topic, buf]) === 1) setImmediate(() => this.sendOutbox());
+    this.linkOf(topic).outbox.push([this.prefix + topic, buf]);
+    if (this.outboxScheduled) return;
+    this.outboxScheduled = true;
+    setImmediate(() => this.sendOutbox());
   }
 
-  /** The turn's publishes as one write, in the order they were made. */
+  /** The turn's publishes as one write per instance, in the order they were made. */
   private sendOutbox(): void {
-    const out = this.outbox;
-    if (!out.length) return;
-    this.outbox = [];
-    this.pub.publishAll(out);
+    this.outboxScheduled = false;
+    for (const l of this.links) {
+      const out = l.outbox;
+      if (!out.length) continue;
+      l.outbox = [];
+      l.pub.publishAll(out);
+    }
   }
 
   /** Publishes dropped since start: Redis unreachable longer than they are held, or not keeping up (metrics). */
   get droppedPublishes(): number {
-    return this.pub.dropped;
+    let n = 0;
+    for (const l of this.links) n += l.pub.dropped;
+    return n;
   }
 
   private track(p: Promise<unknown>): void {

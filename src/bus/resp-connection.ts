@@ -203,8 +203,11 @@ export class LineReplies {
 /** What the bus's publishing and subscribing connections share: a RespConnection they answer for. */
 export abstract class RespUser {
   protected readonly conn: RespConnection;
+  /** Where it connects: `host:port`, or the Unix socket's path. */
+  readonly address: string;
 
   constructor(target: RespTarget, name: string, logError: (e: unknown) => void) {
+    this.address = target.path ?? `${target.host ?? '127.0.0.1'}:${target.port ?? 6379}`;
     this.conn = new RespConnection(target, name, { logError, up: (again) => this.up(again), down: () => this.down(), data: (chunk) => this.data(chunk) });
   }
 

@@ -1,0 +1,160 @@
+// The bus's keyed topics spread over more Redis instances (REDIS_BUS_URLS,
+// src/bus/redis.ts): a session's events and a node's host frames go to the
+// instance their name hashes to, plain topics stay on REDIS_URL's; every node
+// must list the same instances in the same order; a shard lost and back makes
+// every node resynchronise. Bus-level tests start Redis servers of their own
+// (never the shared one); the two-hub test needs DATABASE_URL and REDIS_URL too.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { RedisBus, linkIndex, LAYOUT_TTL_MS } from '../src/bus/redis.js';
+import { loadConfig, ConfigError } from '../src/config.js';
+import { hasRedisServer, ownRedis, type OwnRedis } from './helpers/redis-server.js';
+import { eventually, pairHost, connectFakeHost, type FakeHost } from './helpers/host.js';
+import { clusterSkipReason, startCluster, type Cluster } from './helpers/cluster.js';
+import { openSse } from './helpers/sse.js';
+import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
+import type { SessionView } from '../src/client/index.js';
+
+const skip = hasRedisServer ? undefined : 'no redis-server binary to start Redis servers of these tests own';
+const servers: OwnRedis[] = [];
+const buses: RedisBus[] = [];
+const probes: Redis[] = [];
+after(async () => {
+  await Promise.allSettled(buses.map((b) => b.close()));
+  for (const p of probes) p.disconnect();
+  await Promise.all(servers.map((s) => s.kill()));
+});
+
+async function server(): Promise<OwnRedis> {
+  const s = await ownRedis();
+  servers.push(s);
+  await s.start();
+  return s;
+}
+
+async function bus(url: string, shardUrls: string[], prefix = 'sh:'): Promise<RedisBus> {
+  const b = await RedisBus.connect(url, { connectTimeoutMs: 2000, shardUrls, prefix });
+  buses.push(b);
+  return b;
+}
+
+function probe(url: string): Redis {
+  const r = new Redis(url);
+  probes.push(r);
+  return r;
+}
+
+const channels = async (r: Redis, pattern: string) => ((await r.pubsub('CHANNELS', pattern)) as string[]).sort();
+
+test('plain topics stay on the first instance; keyed ones spread evenly and always to the same shard', () => {
+  assert.equal(linkIndex('auth', 3), 0);
+  assert.equal(linkIndex('agents', 3), 0);
+  assert.equal(linkIndex('session:abc', 0), 0, 'no shards: everything on the first');
+  const counts = [0, 0, 0, 0];
+  for (let i = 0; i < 3000; i++) counts[linkIndex(`session:${i.toString(36)}-x`, 3)]++;
+  assert.equal(counts[0], 0);
+  for (const c of counts.slice(1)) assert.ok(c > 850 && c < 1150, `about a third each: ${counts}`);
+  assert.equal(linkIndex('hostframes:node-a', 3), linkIndex('hostframes:node-a', 3));
+});
+
+test('each keyed topic is subscribed on its shard only, plain topics on the first instance; publishes from another node arrive', { skip }, async () => {
+  const [first, s1, s2] = [await server(), await server(), await server()];
+  const shardUrls = [s1.url, s2.url];
+  const a = await bus(first.url, shardUrls);
+  const b = await bus(first.url, shardUrls);
+  const topics = Array.from({ length: 100 }, (_, i) => `session:${i}`);
+  const got = new Set<string>();
+  for (const t of topics) b.subscribe(t, (p) => got.add(`${t}=${Buffer.from(p).toString()}`));
+  b.subscribe('auth', (p) => got.add(`auth=${Buffer.from(p).toString()}`));
+  await b.ready();
+  const [onFirst, on1, on2] = await Promise.all([first, s1, s2].map((s) => channels(probe(s.url), 'sh:*')));
+  assert.deepEqual(onFirst, ['sh:_bus:reconnected', 'sh:auth'], 'the first instance: plain topics and the announcements');
+  const keyed = (list: string[]) => list.filter((c) => c.startsWith('sh:session:'));
+  assert.ok(keyed(on1).length > 20 && keyed(on2).length > 20, `both shards carry sessions: ${keyed(on1).length} + ${keyed(on2).length}`);
+  assert.equal(keyed(on1).length + keyed(on2).length, 100);
+  for (const c of keyed(on1)) assert.equal(linkIndex(c.slice(3), 2), 1);
+  assert.ok(on1.includes('sh:_bus:reconnected') && on2.includes('sh:_bus:reconnected'), 'announcements are read on every instance');
+  for (const t of topics) a.publish(t, Buffer.from('x'));
+  a.publish('auth', Buffer.from('y'));
+  await eventually(async () => got.size === 101 || undefined, 5000, 10);
+});
+
+test('a node whose shards differ from the running nodes\' refuses to start; the list is forgotten after the last node', { skip }, async () => {
+  const [first, s1, s2] = [await server(), await server(), await server()];
+  await bus(first.url, [s1.url, s2.url], 'lay:');
+  await assert.rejects(RedisBus.connect(first.url, { shardUrls: [s2.url, s1.url], prefix: 'lay:' }), /REDIS_BUS_URLS: .*differ.*in the same order/);
+  await assert.rejects(RedisBus.connect(first.url, { shardUrls: [], prefix: 'lay:' }), /this node's bus shards \(none\)/);
+  await assert.rejects(RedisBus.connect(first.url, { shardUrls: [s1.url], prefix: 'lay:' }), /REDIS_BUS_URLS/);
+  await bus(first.url, [s1.url, s2.url], 'lay:'); // the same list, in the same order: joins
+  await bus(first.url, [], 'other:'); // another hub's prefix: its own layout
+  const ttl = await probe(first.url).pttl('lay:bus:layout');
+  assert.ok(ttl > 0 && ttl <= LAYOUT_TTL_MS, `kept while nodes live, forgotten ${LAYOUT_TTL_MS} ms after: ${ttl}`);
+});
+
+test('a shard lost and back: every node resynchronises and the shard\'s topics are delivered again', { skip }, async () => {
+  const [first, s1, s2] = [await server(), await server(), await server()];
+  const a = await bus(first.url, [s1.url, s2.url]);
+  const b = await bus(first.url, [s1.url, s2.url]);
+  // A topic on the second shard.
+  let n = 0;
+  while (linkIndex(`session:k${n}`, 2) !== 2) n++;
+  const t = `session:k${n}`;
+  const got: string[] = [];
+  b.subscribe(t, (p) => got.push(Buffer.from(p).toString()));
+  await b.ready();
+  let resyncA = 0;
+  let resyncB = 0;
+  a.onReconnect(() => resyncA++);
+  b.onReconnect(() => resyncB++);
+  await s2.kill();
+  await eventually(async () => (!a.healthy() && !b.healthy()) || undefined, 5000, 20);
+  await s2.start();
+  await eventually(async () => (a.healthy() && b.healthy() && resyncA > 0 && resyncB > 0) || undefined, 10_000, 20);
+  a.publish(t, Buffer.from('after'));
+  await eventually(async () => got.includes('after') || undefined, 5000, 10);
+});
+
+test('REDIS_BUS_URLS: URLs only, beside REDIS_URL, each once', () => {
+  const env = { SECRET_KEY: 'k' };
+  assert.deepEqual(loadConfig({ ...env, REDIS_URL: 'redis://a:6379', REDIS_BUS_URLS: ' redis://b:6379, rediss://c:6380 ' }).redisBusUrls, ['redis://b:6379', 'rediss://c:6380']);
+  assert.deepEqual(loadConfig({ ...env, REDIS_URL: 'redis://a:6379' }).redisBusUrls, []);
+  assert.throws(() => loadConfig({ ...env, REDIS_BUS_URLS: 'redis://b:6379' }), (e: unknown) => e instanceof ConfigError && /needs REDIS_URL/.test(e.message));
+  assert.throws(() => loadConfig({ ...env, REDIS_URL: 'redis://a', REDIS_BUS_URLS: 'b:6379' }), ConfigError);
+  assert.throws(() => loadConfig({ ...env, REDIS_URL: 'redis://a', REDIS_BUS_URLS: 'redis://b,redis://b' }), /twice/);
+});
+
+const clusterSkip = skip ?? (await clusterSkipReason());
+let cluster: Cluster | undefined;
+let host: FakeHost | undefined;
+after(async () => {
+  host?.close();
+  await cluster?.close();
+});
+
+test('two hubs over sharded bus: a message sent on node B to a host on node A streams on B', { skip: clusterSkip, timeout: 60_000 }, async () => {
+  const shardUrls = [(await server()).url, (await server()).url];
+  cluster = await startCluster([{ nodeId: 'shard-a', redisBusUrls: shardUrls }, { nodeId: 'shard-b', redisBusUrls: shardUrls }]);
+  const [a, b] = cluster.hubs;
+  const u = await a.user();
+  const { credential } = await pairHost(a, u.key);
+  host = await connectFakeHost(a, credential, { capacity: 2 });
+  const h = host;
+  const agent = await eventually(() => a.client(u.key).agents.create({ name: 'sharded', scope: 'private', hostId: h.hostId, engine: 'claude-code' }), 10_000, 50);
+  await new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS + 300));
+  const sid = ((await b.client(u.key).sessions.create({ agentId: agent.id })) as SessionView).id;
+  const stream = await openSse(`${b.url}/api/v1/sessions/${sid}/messages`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${u.key}`, accept: 'text/event-stream', 'content-type': 'application/json' },
+    body: JSON.stringify({ content: 'over shards' }),
+  });
+  const start: any = await h.next((f) => f.t === 'run.start');
+  // The session's topic is on one shard, subscribed there by node B.
+  const on = await Promise.all(shardUrls.map((url) => channels(probe(url), `*session:${sid}`)));
+  assert.deepEqual(on.map((l) => l.length).sort(), [0, 1], `on exactly one shard: ${JSON.stringify(on)}`);
+  for (const text of ['one ', 'two ', 'three']) h.send({ t: 'run.delta', runId: start.runId, text });
+  h.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+  await stream.ended;
+  assert.deepEqual(stream.frames.filter((f) => f.event === 'message.delta').map((f) => f.data.delta), ['one ', 'two ', 'three']);
+  assert.equal(stream.frames.at(-1)!.event, 'run.completed');
+});
