@@ -14,13 +14,13 @@
 // Each figure is the median of 3 repetitions. Needs DATABASE_URL.
 //
 //   npx tsx bench/unit-costs.ts      (UNIT_QUICK=1 for a short try; UNIT_HOSTS=3000, UNIT_HB_SECONDS=60, UNIT_MSG_RATE=100, UNIT_DELTA_RATE=2000)
-import { spawn, execSync, type ChildProcess } from 'node:child_process';
+import { execSync } from 'node:child_process';
 import { appendFileSync, readFileSync, readdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { get as httpGet } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { runIfMain, recording } from './main.js';
+import { privateRedis } from './private-redis.js';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { createTestDatabase } from '../test/helpers/hub.js';
@@ -194,38 +194,6 @@ function topCommands(ds: Delta[], units: number[], idle: Map<string, number>): s
   const names = new Set(ds.flatMap((d) => [...d.byCommand.keys()]));
   const per = [...names].map((n) => [n, median(ds.map((d, i) => ((d.byCommand.get(n) ?? 0) - (idle.get(n) ?? 0) * d.seconds) / units[i]))] as const);
   return per.filter(([, v]) => v >= 0.005).sort((a, b) => b[1] - a[1]).slice(0, 6).map(([n, v]) => `${n} ${fmt(v, 3)}`).join(', ');
-}
-
-// ---------------------------------------------------------------- Redis of its own
-
-async function privateRedis(): Promise<{ url: string; proc?: ChildProcess; where: string }> {
-  if (process.env.BENCH_REDIS === 'shared' || sh('command -v redis-server') === '?') {
-    if (!process.env.REDIS_URL) throw new Error('no redis-server binary and REDIS_URL is not set');
-    return { url: process.env.REDIS_URL, where: `shared Redis at REDIS_URL (its counters include other clients' traffic)` };
-  }
-  const port = await new Promise<number>((res) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => res(p));
-    });
-  });
-  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const url = `redis://127.0.0.1:${port}`;
-  for (let i = 0; i < 50; i++) {
-    const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    r.on('error', () => {});
-    try {
-      await r.connect();
-      await r.ping();
-      r.disconnect();
-      return { url, proc, where: `a private redis-server ${sh('redis-server --version').split(' ')[2] ?? ''} started for the run` };
-    } catch {
-      r.disconnect();
-      await sleep(100);
-    }
-  }
-  proc.kill();
-  throw new Error('private redis-server did not answer');
 }
 
 // ---------------------------------------------------------------- traffic
