@@ -23,7 +23,7 @@
 //   npx tsx bench/dispatch.ts     (DATABASE_URL for PostgreSQL; BENCH_SECONDS, BENCH_RATES=500,2000 (or BENCH_RATE),
 //                                  BENCH_DELTA_RATES=10000,20000,50000,100000 (or BENCH_DELTA_RATE), BENCH_HUB=child|inline,
 //                                  BENCH_HUB_LOG_LEVEL=info to log as a production hub does (default warn),
-//                                  BENCH_HUB_REDIS=1 (with REDIS_URL): the hub as a node of a cluster, its bus and presence in Redis (REDIS_BUS_URLS: its bus over shards),
+//                                  BENCH_HUB_REDIS=1 (with REDIS_URL): the hub as a node of a cluster, its bus and presence in Redis (REDIS_SHARD_URLS: its bus over shards),
 //                                  BENCH_DELTA_READERS=1, BENCH_HUB_PROFILE=file BENCH_HUB_PROFILE_DELTAS=1: profile the delta phases only,
 //                                  BENCH_PG_WAITS=1: what the hub's statements wait for, sampled during its measured phases)
 import { appendFileSync } from 'node:fs';
@@ -238,7 +238,7 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
   const hubConfig = {
     hostFramesPerSecond: BENCH_HOST_FRAMES_PER_SECOND, ...(db.url ? { databaseUrl: db.url } : {}),
     ...(process.env.BENCH_HUB_LOG_LEVEL ? { logLevel: process.env.BENCH_HUB_LOG_LEVEL } : {}),
-    ...(process.env.BENCH_HUB_REDIS === '1' && process.env.REDIS_URL ? { redisUrl: process.env.REDIS_URL, redisPrefix: testPrefix(), redisBusUrls: (process.env.REDIS_BUS_URLS ?? '').split(',').filter(Boolean) } : {}),
+    ...(process.env.BENCH_HUB_REDIS === '1' && process.env.REDIS_URL ? { redisUrl: process.env.REDIS_URL, redisPrefix: testPrefix(), redisShardUrls: (process.env.REDIS_SHARD_URLS ?? '').split(',').filter(Boolean) } : {}),
   };
   const t = where === 'child' ? await forkHub({ config: hubConfig }) : await inlineHub(hubConfig);
   const relay: Baseline | undefined = db.url ? await forkBaseline('relay', { BENCH_RELAY_DB: db.url }) : undefined;

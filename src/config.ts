@@ -11,7 +11,7 @@ export interface Config {
   dataDir: string;
   redisUrl?: string;
   /** More Redis instances for the bus's keyed topics (a session's events, a node's host frames), hashed over them; empty: REDIS_URL carries all. */
-  redisBusUrls: string[];
+  redisShardUrls: string[];
   /** Master secret; unset → generated once into dataDir (see secrets.ts). */
   secretKey?: string;
   adminApiKey?: string;
@@ -147,12 +147,12 @@ function oidcConfig(env: NodeJS.ProcessEnv): Config['oidc'] {
 }
 
 /** `ALLOWED_ORIGINS`: comma-separated exact origins. No wildcard: an origin allowed here may call the API with a user's bearer token. */
-/** REDIS_BUS_URLS: redis:// or rediss:// URLs, comma-separated, only beside REDIS_URL. */
-function redisBusUrls(env: NodeJS.ProcessEnv): string[] {
-  const list = (env.REDIS_BUS_URLS ?? '').split(',').map((u) => u.trim()).filter(Boolean);
-  if (list.length && !env.REDIS_URL) throw new ConfigError('REDIS_BUS_URLS needs REDIS_URL (plain topics, presence and rate limits stay there)');
-  for (const u of list) if (!/^rediss?:\/\/[^\s]+$/i.test(u)) throw new ConfigError(`REDIS_BUS_URLS must list redis:// or rediss:// URLs separated by commas, got ${JSON.stringify(u)}`);
-  if (new Set(list).size !== list.length) throw new ConfigError('REDIS_BUS_URLS lists one URL twice');
+/** REDIS_SHARD_URLS: redis:// or rediss:// URLs, comma-separated, only beside REDIS_URL. */
+function redisShardUrls(env: NodeJS.ProcessEnv): string[] {
+  const list = (env.REDIS_SHARD_URLS ?? '').split(',').map((u) => u.trim()).filter(Boolean);
+  if (list.length && !env.REDIS_URL) throw new ConfigError('REDIS_SHARD_URLS needs REDIS_URL (plain topics, presence and rate limits stay there)');
+  for (const u of list) if (!/^rediss?:\/\/[^\s]+$/i.test(u)) throw new ConfigError(`REDIS_SHARD_URLS must list redis:// or rediss:// URLs separated by commas, got ${JSON.stringify(u)}`);
+  if (new Set(list).size !== list.length) throw new ConfigError('REDIS_SHARD_URLS lists one URL twice');
   return list;
 }
 
@@ -185,7 +185,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolSize: Math.max(1, int(env, 'DB_POOL_SIZE', 10)),
     dataDir: resolve(env.DATA_DIR || './data'),
     redisUrl: env.REDIS_URL || undefined,
-    redisBusUrls: redisBusUrls(env),
+    redisShardUrls: redisShardUrls(env),
     secretKey: env.SECRET_KEY || undefined,
     adminApiKey: env.ADMIN_API_KEY || undefined,
     bodyLimit: int(env, 'BODY_LIMIT', 1024 * 1024),

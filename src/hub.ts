@@ -31,7 +31,7 @@ import type { HostStore } from './hosts/store.js';
 import type { HostChannels } from './hosts/gateway-impl.js';
 import type { RunTracker } from './sessions/runs.js';
 import type { Scheduler } from './sessions/scheduler.js';
-import { RedisPresence } from './hosts/presence-redis.js';
+import { presenceIn } from './hosts/presence-sharded.js';
 import { abortRunsOfLostNodes } from './bus/orphans.js';
 import { buildModelConfigs } from './model-configs/index.js';
 import { AgentService } from './agents/service.js';
@@ -85,7 +85,7 @@ export async function buildHub(config: Config, opts: { log?: Logger; embedded?: 
     onShutdown('database', () => db.close());
     const metrics = new HubMetrics();
     // ioredis is loaded only with REDIS_URL: a single node never pays for it (start-up time, memory).
-    const redis = config.redisUrl ? await (await import('./bus/redis.js')).RedisBus.connect(config.redisUrl, { prefix: config.redisPrefix, log, shardUrls: config.redisBusUrls }) : undefined;
+    const redis = config.redisUrl ? await (await import('./bus/redis.js')).RedisBus.connect(config.redisUrl, { prefix: config.redisPrefix, log, shardUrls: config.redisShardUrls }) : undefined;
     const bus: Bus = redis ?? new LocalBus();
     onShutdown('bus', () => bus.close());
     // Domains publish and subscribe through the counting decorator; the transport itself is used below only for its Redis client.
@@ -116,10 +116,11 @@ export async function buildHub(config: Config, opts: { log?: Logger; embedded?: 
     const planGrants = new PlanGrantSweeper(ctx);
     onShutdown('plan grants', () => planGrants.close());
     planGrants.start();
-    const hosts = buildHosts(ctx, api, redis ? new RedisPresence(redis.client, (k) => redis.key(k), config.nodeId, log) : undefined, failedAuth);
+    const presence = redis && presenceIn(redis, config.nodeId, log);
+    const hosts = buildHosts(ctx, api, presence, failedAuth);
     onShutdown('hosts', () => hosts.close());
     accounts.onHostsRemoved = (list) => hosts.service.removed(list);
-    if (hosts.presence instanceof RedisPresence) abortRunsOfLostNodes(hosts.gateway, hosts.presence, config.nodeId, log);
+    if (presence) abortRunsOfLostNodes(hosts.gateway, presence, config.nodeId, log);
     const agents = new AgentService(ctx, { engines: (userId, hostId) => hosts.service.engines(userId, hostId), gateway: hosts.gateway });
     onShutdown('agents', () => agents.close());
     agentRoutes(api, agents);

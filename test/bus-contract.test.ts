@@ -1,7 +1,7 @@
 // One contract, two implementations: every test below runs against the
 // in-process LocalBus and against RedisBus (two RedisBus instances stand for
 // two hub nodes), and against RedisBus with its keyed topics spread over two
-// more Redis instances (REDIS_BUS_URLS; servers of the test's own). Redis tests
+// more Redis instances (REDIS_SHARD_URLS; servers of the test's own). Redis tests
 // skip with a reason when REDIS_URL is missing.
 import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,8 +1,9 @@
-// The bus's keyed topics spread over more Redis instances (REDIS_BUS_URLS,
-// src/bus/redis.ts): a session's events and a node's host frames go to the
-// instance their name hashes to, plain topics stay on REDIS_URL's; every node
-// must list the same instances in the same order; a shard lost and back makes
-// every node resynchronise. Bus-level tests start Redis servers of their own
+// The bus's keyed topics and the hosts' presence spread over more Redis
+// instances (REDIS_SHARD_URLS, src/bus/redis.ts, src/hosts/presence-sharded.ts):
+// a session's events and a node's host frames go to the instance their name
+// hashes to, a host's presence entry to the one its id hashes to, plain topics
+// stay on REDIS_URL's; every node must list the same instances in the same
+// order; a shard lost and back makes every node resynchronise. Bus-level tests start Redis servers of their own
 // (never the shared one); the two-hub test needs DATABASE_URL and REDIS_URL too.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +15,8 @@ import { eventually, pairHost, connectFakeHost, type FakeHost } from './helpers/
 import { clusterSkipReason, startCluster, type Cluster } from './helpers/cluster.js';
 import { openSse } from './helpers/sse.js';
 import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
+import { presenceIn, ShardedPresence } from '../src/hosts/presence-sharded.js';
+import { shardOf } from '../src/shard-hash.js';
 import type { SessionView } from '../src/client/index.js';
 
 const skip = hasRedisServer ? undefined : 'no redis-server binary to start Redis servers of these tests own';
@@ -83,9 +86,9 @@ test('each keyed topic is subscribed on its shard only, plain topics on the firs
 test('a node whose shards differ from the running nodes\' refuses to start; the list is forgotten after the last node', { skip }, async () => {
   const [first, s1, s2] = [await server(), await server(), await server()];
   await bus(first.url, [s1.url, s2.url], 'lay:');
-  await assert.rejects(RedisBus.connect(first.url, { shardUrls: [s2.url, s1.url], prefix: 'lay:' }), /REDIS_BUS_URLS: .*differ.*in the same order/);
-  await assert.rejects(RedisBus.connect(first.url, { shardUrls: [], prefix: 'lay:' }), /this node's bus shards \(none\)/);
-  await assert.rejects(RedisBus.connect(first.url, { shardUrls: [s1.url], prefix: 'lay:' }), /REDIS_BUS_URLS/);
+  await assert.rejects(RedisBus.connect(first.url, { shardUrls: [s2.url, s1.url], prefix: 'lay:' }), /REDIS_SHARD_URLS: .*differ.*in the same order/);
+  await assert.rejects(RedisBus.connect(first.url, { shardUrls: [], prefix: 'lay:' }), /this node's Redis shards \(none\)/);
+  await assert.rejects(RedisBus.connect(first.url, { shardUrls: [s1.url], prefix: 'lay:' }), /REDIS_SHARD_URLS/);
   await bus(first.url, [s1.url, s2.url], 'lay:'); // the same list, in the same order: joins
   await bus(first.url, [], 'other:'); // another hub's prefix: its own layout
   const ttl = await probe(first.url).pttl('lay:bus:layout');
@@ -115,13 +118,67 @@ test('a shard lost and back: every node resynchronises and the shard\'s topics a
   await eventually(async () => got.includes('after') || undefined, 5000, 10);
 });
 
-test('REDIS_BUS_URLS: URLs only, beside REDIS_URL, each once', () => {
+const entry = (nodeId: string | null, running = 1) => ({ nodeId, running, capacity: 3, engines: [{ id: 'claude-code', displayName: 'Claude Code' }], lastSeenAt: 1000 });
+
+test('presence: each host\'s entry on the shard its id hashes to, none on the first instance; reads and writes across shards', { skip }, async () => {
+  const [first, s1, s2] = [await server(), await server(), await server()];
+  const [b1, b2] = [await bus(first.url, [s1.url, s2.url], 'pr:'), await bus(first.url, [s1.url, s2.url], 'pr:')];
+  const [p1, p2] = [presenceIn(b1, 'n1'), presenceIn(b2, 'n2')];
+  assert.ok(p1 instanceof ShardedPresence);
+  const ids = Array.from({ length: 40 }, (_, i) => `hst_${i}`);
+  await Promise.all(ids.map((id) => p1.set(id, entry('n1'), 60_000)));
+  const keys = await Promise.all([first, s1, s2].map((s) => probe(s.url).keys('pr:presence:*')));
+  assert.equal(keys[0].length, 0, 'nothing on the first instance');
+  assert.equal(keys[1].length + keys[2].length, 40);
+  for (const k of keys[1]) assert.equal(shardOf(k.slice('pr:presence:'.length), 2), 0);
+  assert.ok(keys[1].length > 5 && keys[2].length > 5, `both shards hold hosts: ${keys[1].length} + ${keys[2].length}`);
+  // Another node reads them all, in one call across both shards.
+  const all = await p2.getMany([...ids, 'hst_none']);
+  assert.deepEqual([...all.keys()].sort(), [...ids].sort());
+  await p1.patch(ids[0], { running: 3 });
+  assert.equal((await p2.get(ids[0]))!.running, 3);
+  const r = await p1.refresh(ids, 'n1', 60_000, 2000);
+  assert.deepEqual(r, { restored: [], ok: true });
+  assert.ok([...(await p2.getMany(ids)).values()].every((e) => e.lastSeenAt === 2000), 'refreshed on both shards');
+  assert.equal((await p2.set(ids[1], entry('n2'), 60_000)).prev, 'n1', 'a takeover is seen on the shard');
+  await p2.remove(ids[2], 'n2');
+  assert.ok(await p1.get(ids[2]), 'only the holder removes');
+  await p1.remove(ids[2], 'n1');
+  assert.equal(await p1.get(ids[2]), undefined);
+  // A clean close drops the node's liveness key on every shard: its hosts read offline everywhere at once.
+  await p1.close();
+  const left = await p2.getMany(ids);
+  assert.deepEqual([...left.keys()], [ids[1]], 'only the host node n2 took over');
+  await p2.close();
+});
+
+test('presence: a shard restarted empty gets this node\'s entries written again at the next refresh', { skip }, async () => {
+  const [first, s1, s2] = [await server(), await server(), await server()];
+  const b = await bus(first.url, [s1.url, s2.url], 'pr2:');
+  const p = presenceIn(b, 'n1');
+  const ids = Array.from({ length: 20 }, (_, i) => `hst_r${i}`);
+  await Promise.all(ids.map((id) => p.set(id, entry('n1'), 60_000)));
+  const onSecond = ids.filter((id) => shardOf(id, 2) === 1);
+  assert.ok(onSecond.length > 0);
+  await s2.kill();
+  await s2.start(); // empty
+  await eventually(async () => b.healthy() || undefined, 10_000, 20);
+  const r = await eventually(async () => {
+    const x = await p.refresh(ids, 'n1', 60_000, 3000);
+    return x.ok ? x : undefined;
+  }, 10_000, 50);
+  assert.deepEqual(r.restored.sort(), [...onSecond].sort(), 'what the restarted shard lost, and only that');
+  await eventually(async () => (await p.getMany(ids)).size === ids.length || undefined, 5000, 50); // its liveness key is back too
+  await p.close();
+});
+
+test('REDIS_SHARD_URLS: URLs only, beside REDIS_URL, each once', () => {
   const env = { SECRET_KEY: 'k' };
-  assert.deepEqual(loadConfig({ ...env, REDIS_URL: 'redis://a:6379', REDIS_BUS_URLS: ' redis://b:6379, rediss://c:6380 ' }).redisBusUrls, ['redis://b:6379', 'rediss://c:6380']);
-  assert.deepEqual(loadConfig({ ...env, REDIS_URL: 'redis://a:6379' }).redisBusUrls, []);
-  assert.throws(() => loadConfig({ ...env, REDIS_BUS_URLS: 'redis://b:6379' }), (e: unknown) => e instanceof ConfigError && /needs REDIS_URL/.test(e.message));
-  assert.throws(() => loadConfig({ ...env, REDIS_URL: 'redis://a', REDIS_BUS_URLS: 'b:6379' }), ConfigError);
-  assert.throws(() => loadConfig({ ...env, REDIS_URL: 'redis://a', REDIS_BUS_URLS: 'redis://b,redis://b' }), /twice/);
+  assert.deepEqual(loadConfig({ ...env, REDIS_URL: 'redis://a:6379', REDIS_SHARD_URLS: ' redis://b:6379, rediss://c:6380 ' }).redisShardUrls, ['redis://b:6379', 'rediss://c:6380']);
+  assert.deepEqual(loadConfig({ ...env, REDIS_URL: 'redis://a:6379' }).redisShardUrls, []);
+  assert.throws(() => loadConfig({ ...env, REDIS_SHARD_URLS: 'redis://b:6379' }), (e: unknown) => e instanceof ConfigError && /needs REDIS_URL/.test(e.message));
+  assert.throws(() => loadConfig({ ...env, REDIS_URL: 'redis://a', REDIS_SHARD_URLS: 'b:6379' }), ConfigError);
+  assert.throws(() => loadConfig({ ...env, REDIS_URL: 'redis://a', REDIS_SHARD_URLS: 'redis://b,redis://b' }), /twice/);
 });
 
 const clusterSkip = skip ?? (await clusterSkipReason());
@@ -132,15 +189,20 @@ after(async () => {
   await cluster?.close();
 });
 
-test('two hubs over sharded bus: a message sent on node B to a host on node A streams on B', { skip: clusterSkip, timeout: 60_000 }, async () => {
+test('two hubs over shards: the host on node A reads online on B, and a message sent on node B streams there', { skip: clusterSkip, timeout: 60_000 }, async () => {
   const shardUrls = [(await server()).url, (await server()).url];
-  cluster = await startCluster([{ nodeId: 'shard-a', redisBusUrls: shardUrls }, { nodeId: 'shard-b', redisBusUrls: shardUrls }]);
+  cluster = await startCluster([{ nodeId: 'shard-a', redisShardUrls: shardUrls }, { nodeId: 'shard-b', redisShardUrls: shardUrls }]);
   const [a, b] = cluster.hubs;
   const u = await a.user();
   const { credential } = await pairHost(a, u.key);
   host = await connectFakeHost(a, credential, { capacity: 2 });
   const h = host;
   const agent = await eventually(() => a.client(u.key).agents.create({ name: 'sharded', scope: 'private', hostId: h.hostId, engine: 'claude-code' }), 10_000, 50);
+  // Its presence entry is on one shard, none on REDIS_URL's instance; node B reads it online.
+  const hostId = h.hostId!;
+  const entries = await Promise.all([process.env.REDIS_URL!, ...shardUrls].map((url) => probe(url).keys(`*presence:${hostId}`)));
+  assert.deepEqual(entries.map((l) => l.length), [0, ...shardUrls.map((_, i) => (shardOf(hostId, 2) === i ? 1 : 0))]);
+  assert.equal((await b.client(u.key).hosts.get(hostId)).status, 'online');
   await new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS + 300));
   const sid = ((await b.client(u.key).sessions.create({ agentId: agent.id })) as SessionView).id;
   const stream = await openSse(`${b.url}/api/v1/sessions/${sid}/messages`, {

@@ -7,10 +7,9 @@
 // node, and the readers see run.error. A clean handover (a draining node
 // releases its hosts first) keeps the runs going. Queued work then runs.
 import type { HostGateway } from '../hosts/gateway.js';
-import type { RedisPresence } from '../hosts/presence-redis.js';
 import type { Logger } from '../log.js';
 
-export function abortRunsOfLostNodes(gateway: HostGateway, presence: RedisPresence, nodeId: string, log: Logger): void {
+export function abortRunsOfLostNodes(gateway: HostGateway, presence: { takenOverFrom(hostId: string): Promise<string | null> }, nodeId: string, log: Logger): void {
   gateway.onHostUp((hostId, { running }) => {
     void presence.takenOverFrom(hostId).then(async (from) => {
       if (!from || from === nodeId || running.length === 0) return;

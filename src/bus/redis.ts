@@ -18,10 +18,11 @@
 // command connections announce it to every node on a reserved channel, since
 // this node's publishes, or its presence writes, may be what was lost).
 // One Redis instance carries every publish of a cluster, a delta each: with
-// `shardUrls` (REDIS_BUS_URLS) the keyed topics (`<kind>:<key>`: a session's
+// `shardUrls` (REDIS_SHARD_URLS) the keyed topics (`<kind>:<key>`: a session's
 // events, a node's host frames) are spread by a hash of their name over more
-// instances, a publishing and a subscribing connection to each; plain topics
-// (`auth`, `agents`, …) stay on the first. One topic lives on one instance, so
+// instances, a publishing, a subscribing and a command connection to each (the
+// last for presence keys, spread the same way by hosts/presence-sharded.ts);
+// plain topics (`auth`, `agents`, …) and rate limits stay on the first. One topic lives on one instance, so
 // its readers still see one order; no reader here relies on an order between
 // two topics.
 import { Redis } from 'ioredis';
@@ -30,6 +31,7 @@ import type { Logger } from '../log.js';
 import { RespPublisher } from './resp-publisher.js';
 import { RespSubscriber } from './resp-subscriber.js';
 import type { RespTarget } from './resp-connection.js';
+import { shardOf } from '../shard-hash.js';
 
 export interface RedisBusOptions {
   /** Prefix of every channel (and of keys other modules build with `key()`): lets hubs share one Redis. */
@@ -38,7 +40,7 @@ export interface RedisBusOptions {
   /** How long start-up waits for Redis before giving up, ms. */
   connectTimeoutMs?: number;
   /**
-   * More Redis instances for the keyed topics, hashed over them (REDIS_BUS_URLS). Every node of a
+   * More Redis instances for the keyed topics, hashed over them (REDIS_SHARD_URLS). Every node of a
    * cluster must list the same, in the same order: start-up refuses a list that differs from the
    * running nodes' (the key `bus:layout`, kept while a node lives).
    */
@@ -63,10 +65,7 @@ interface Link {
 
 /** Where a topic goes: 0, the first instance, for plain topics; keyed ones (`<kind>:<key>`) by FNV-1a of the name over the shards (1…shards). */
 export function linkIndex(topic: string, shards: number): number {
-  if (shards === 0 || topic.indexOf(':') < 0) return 0;
-  let h = 0x811c9dc5;
-  for (let i = 0; i < topic.length; i++) h = Math.imul(h ^ topic.charCodeAt(i), 0x01000193);
-  return 1 + ((h >>> 0) % shards);
+  return shards === 0 || topic.indexOf(':') < 0 ? 0 : 1 + shardOf(topic, shards);
 }
 
 /** The address ioredis makes of a URL, as the RESP connections take it. */
@@ -79,6 +78,8 @@ export class RedisBus implements Bus {
   readonly kind = 'redis' as const;
   /** The command connection, for other modules' keys and scripts. */
   readonly client: Redis;
+  /** A command connection to each shard (presence keys are spread over them); empty without shards. */
+  readonly shardClients: Redis[];
   /** The first instance's connections (plain topics, and every topic without shards), then one per shard. */
   private readonly links: Link[];
   private readonly shards: number;
@@ -104,18 +105,17 @@ export class RedisBus implements Bus {
     this.log = opts.log;
     const common = { lazyConnect: true, connectTimeout: opts.connectTimeoutMs ?? 5000, maxRetriesPerRequest: 3 };
     this.client = new Redis(url, { ...common, connectionName: 'hub-cmd' });
-    this.client.on('error', (e) => this.logError(e));
     this.resyncChannel = this.prefix + '_bus:reconnected';
     // The publishing and subscribing connections go where ioredis' parsing of the URL says.
-    const targets = [targetOf(this.client, common.connectTimeout)];
-    for (const u of opts.shardUrls ?? []) {
-      const parsed = new Redis(u, { lazyConnect: true }); // parses the URL; never connects
-      targets.push(targetOf(parsed, common.connectTimeout));
-      parsed.disconnect();
-    }
+    this.shardClients = (opts.shardUrls ?? []).map((u, i) => new Redis(u, { ...common, connectionName: `hub-cmd-shard-${i + 1}` }));
+    const targets = [this.client, ...this.shardClients].map((c) => targetOf(c, common.connectTimeout));
     this.shards = targets.length - 1;
     this.links = targets.map((t) => this.makeLink(t));
-    this.afterDrop(this.client, () => this.links[0].pub.publishAll([[this.resyncChannel, NOTHING]]));
+    // Writes of a command connection that dropped may be lost (presence): every node resynchronises.
+    for (const c of [this.client, ...this.shardClients]) {
+      c.on('error', (e) => this.logError(e));
+      this.afterDrop(c, () => this.links[0].pub.publishAll([[this.resyncChannel, NOTHING]]));
+    }
   }
 
   private makeLink(target: RespTarget): Link {
@@ -164,7 +164,7 @@ export class RedisBus implements Bus {
   static async connect(url: string, opts: RedisBusOptions = {}): Promise<RedisBus> {
     const bus = new RedisBus(url, opts);
     try {
-      await Promise.all([bus.client.connect(), ...bus.links.flatMap((l) => [l.sub.connect(), l.pub.connect()])]);
+      await Promise.all([bus.client.connect(), ...bus.shardClients.map((c) => c.connect()), ...bus.links.flatMap((l) => [l.sub.connect(), l.pub.connect()])]);
       await bus.claimLayout(true);
     } catch (e) {
       await bus.closeConnections();
@@ -190,7 +190,7 @@ export class RedisBus implements Bus {
       return;
     }
     const say = (list: string) => (list ? list : 'none');
-    throw new Error(`REDIS_BUS_URLS: this node's bus shards (${say(mine)}) differ from the running nodes' (${say(theirs)}); every node must list the same, in the same order (the list is forgotten ${LAYOUT_TTL_MS / 1000} s after the last node stops)`);
+    throw new Error(`REDIS_SHARD_URLS: this node's Redis shards (${say(mine)}) differ from the running nodes' (${say(theirs)}); every node must list the same, in the same order (the list is forgotten ${LAYOUT_TTL_MS / 1000} s after the last node stops)`);
   }
 
   /** The publishing and subscribing connections to instance `i` (0: REDIS_URL's; then the shards): tests. */
@@ -273,7 +273,7 @@ export class RedisBus implements Bus {
   }
 
   healthy(): boolean {
-    return this.client.status === 'ready' && this.links.every((l) => l.sub.connected && l.pub.connected);
+    return this.client.status === 'ready' && this.shardClients.every((c) => c.status === 'ready') && this.links.every((l) => l.sub.connected && l.pub.connected);
   }
 
   /** Resolves once every subscription made so far is active in Redis. */
@@ -294,12 +294,12 @@ export class RedisBus implements Bus {
     this.pendingSubs = 0;
     this.flush();
     this.sendOutbox();
-    await Promise.allSettled([this.client.quit(), ...this.links.flatMap((l) => [l.pub.close(), l.sub.close()])]);
+    await Promise.allSettled([this.client.quit(), ...this.shardClients.map((c) => c.quit()), ...this.links.flatMap((l) => [l.pub.close(), l.sub.close()])]);
   }
 
   /** Drops every connection at once (start-up failed). */
   private async closeConnections(): Promise<void> {
-    this.client.disconnect();
+    for (const c of [this.client, ...this.shardClients]) c.disconnect();
     await Promise.all(this.links.flatMap((l) => [l.sub.close(), l.pub.close()]));
   }
 
