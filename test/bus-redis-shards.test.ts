@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { RedisBus, linkIndex, LAYOUT_TTL_MS } from '../src/bus/redis.js';
 import { loadConfig, ConfigError } from '../src/config.js';
+import { createLogger } from '../src/log.js';
 import { hasRedisServer, ownRedis, type OwnRedis } from './helpers/redis-server.js';
 import { eventually, pairHost, connectFakeHost, type FakeHost } from './helpers/host.js';
 import { clusterSkipReason, startCluster, type Cluster } from './helpers/cluster.js';
@@ -93,6 +94,24 @@ test('a node whose shards differ from the running nodes\' refuses to start; the 
   await bus(first.url, [], 'other:'); // another hub's prefix: its own layout
   const ttl = await probe(first.url).pttl('lay:bus:layout');
   assert.ok(ttl > 0 && ttl <= LAYOUT_TTL_MS, `kept while nodes live, forgotten ${LAYOUT_TTL_MS} ms after: ${ttl}`);
+});
+
+test('a running node that finds another shard list in Redis says so in its log; a Redis error is not taken for one', { skip }, async () => {
+  const [first, s1] = [await server(), await server()];
+  const lines: Array<{ level: string; msg: string; err?: string }> = [];
+  const log = createLogger('info', {}, (l) => void lines.push(JSON.parse(l)));
+  const b = await RedisBus.connect(first.url, { shardUrls: [s1.url], prefix: 'lr:', log, layoutRefreshMs: 100 });
+  buses.push(b);
+  const p = probe(first.url);
+  // The key of another type: the refresh's GET fails with WRONGTYPE, a Redis error.
+  await p.del('lr:bus:layout');
+  await p.hset('lr:bus:layout', 'x', '1');
+  await eventually(async () => lines.find((l) => l.msg === 'redis error' && /WRONGTYPE/.test(l.err ?? '')) || undefined, 5000, 20);
+  assert.ok(!lines.some((l) => l.msg === 'redis shards differ between nodes'), JSON.stringify(lines));
+  // A node started with another list while Redis had forgotten this one's: the next refresh finds it.
+  await p.set('lr:bus:layout', '127.0.0.1:1', 'PX', 30_000);
+  await eventually(async () => lines.find((l) => l.msg === 'redis shards differ between nodes') || undefined, 5000, 20);
+  assert.match(lines.find((l) => l.msg === 'redis shards differ between nodes')!.err!, /127\.0\.0\.1:1/);
 });
 
 test('a shard lost and back: every node resynchronises and the shard\'s topics are delivered again', { skip }, async () => {

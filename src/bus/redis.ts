@@ -45,12 +45,17 @@ export interface RedisBusOptions {
    * running nodes' (the key `bus:layout`, kept while a node lives).
    */
   shardUrls?: string[];
+  /** How often a node writes the shard layout again, ms (tests shorten it). */
+  layoutRefreshMs?: number;
 }
 
 const NOTHING = new Uint8Array(0);
 /** How long the shard layout is kept after the last node wrote it, and how often a node writes it. */
 export const LAYOUT_TTL_MS = 30_000;
 const LAYOUT_REFRESH_MS = 10_000;
+
+/** Nodes that list different shards (not a Redis error). */
+class LayoutMismatch extends Error {}
 
 /** A publishing and a subscribing connection to one Redis instance. */
 interface Link {
@@ -171,7 +176,7 @@ export class RedisBus implements Bus {
       throw e;
     }
     for (const l of bus.links) bus.track(l.sub.subscribe(bus.resyncChannel));
-    bus.layoutTimer = setInterval(() => void bus.claimLayout(false).catch((e) => bus.log?.error('bus shards differ between nodes', { err: (e as Error).message })), LAYOUT_REFRESH_MS);
+    bus.layoutTimer = setInterval(() => void bus.claimLayout(false).catch((e) => (e instanceof LayoutMismatch ? bus.log?.error('redis shards differ between nodes', { err: e.message }) : bus.logError(e))), opts.layoutRefreshMs ?? LAYOUT_REFRESH_MS);
     bus.layoutTimer.unref();
     return bus;
   }
@@ -190,7 +195,7 @@ export class RedisBus implements Bus {
       return;
     }
     const say = (list: string) => (list ? list : 'none');
-    throw new Error(`REDIS_SHARD_URLS: this node's Redis shards (${say(mine)}) differ from the running nodes' (${say(theirs)}); every node must list the same, in the same order (the list is forgotten ${LAYOUT_TTL_MS / 1000} s after the last node stops)`);
+    throw new LayoutMismatch(`REDIS_SHARD_URLS: this node's Redis shards (${say(mine)}) differ from the running nodes' (${say(theirs)}); every node must list the same, in the same order (the list is forgotten ${LAYOUT_TTL_MS / 1000} s after the last node stops)`);
   }
 
   /** The publishing and subscribing connections to instance `i` (0: REDIS_URL's; then the shards): tests. */
