@@ -20,11 +20,11 @@
 // One Redis instance carries every publish of a cluster, a delta each: with
 // `shardUrls` (REDIS_SHARD_URLS) the keyed topics (`<kind>:<key>`: a session's
 // events, a node's host frames) are spread by a hash of their name over more
-// instances, a publishing, a subscribing and a command connection to each (the
-// last for presence keys, spread the same way by hosts/presence-sharded.ts);
-// plain topics (`auth`, `agents`, …) and rate limits stay on the first. One topic lives on one instance, so
-// its readers still see one order; no reader here relies on an order between
-// two topics.
+// instances, with a publishing, a subscribing and a command connection to each
+// (the last for presence keys, spread the same way by
+// hosts/presence-sharded.ts); plain topics (`auth`, `agents`, …) and rate
+// limits stay on the first. One topic lives on one instance, so its readers
+// still see one order; no reader here relies on an order between two topics.
 import { Redis } from 'ioredis';
 import type { Bus, BusHandler } from './bus.js';
 import type { Logger } from '../log.js';
