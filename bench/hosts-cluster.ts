@@ -22,6 +22,7 @@
 //   (BENCH_CLUSTER_HOSTS=60000, BENCH_CLUSTER_NODES=4, BENCH_CLUSTER_CLIENTS, BENCH_CLUSTER_CLIENT=raw|ws,
 //    BENCH_CLUSTER_KNOWN=1 for hosts that connected before (their rows hold their hello: a reconnect storm), BENCH_CLUSTER_HEARTBEAT_MS=15000,
 //    BENCH_CLUSTER_STEADY_SECONDS=15, BENCH_CLUSTER_BARE=0 to skip the bare server, BENCH_MAX_SECONDS=600,
+//    REDIS_SHARD_URLS to spread the nodes' bus topics and presence over more Redis instances,
 //    BENCH_HUB_PROFILE=/tmp/node-%n.cpuprofile for each node's CPU profile from the first connect to close,
 //    BENCH_HUB_QUERIES=/tmp/q-%n.json for each node's SQL statements counted over the same span)
 import { fork, type ChildProcess } from 'node:child_process';
@@ -292,8 +293,10 @@ export interface ClusterResult {
   /** CPU ms per channel from the first connect to the last welcome: the hub nodes, the client processes, PostgreSQL's processes, Redis. */
   connectCpu: { hubs: number; clients: number; postgres: number; redis: number };
   steadySeconds: number;
-  /** Redis CPU (user + sys) over the steady window. */
+  /** Redis CPU (user + sys) over the steady window, every instance. */
   redisCpuMs: number;
+  /** With REDIS_SHARD_URLS: the same per instance, REDIS_URL's first. */
+  redisCpuMsByInstance?: number[];
   redisCpuMsPerSecondPer1000: number;
   redisCommandsPerHostPerMinute: number;
   kills: KillFigure[];
@@ -376,6 +379,13 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
   let bare: ChildProcess | undefined;
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   redis.on('error', () => {});
+  // REDIS_SHARD_URLS: the nodes' bus topics and presence spread over more instances; Redis figures sum them all.
+  const shardUrls = (process.env.REDIS_SHARD_URLS ?? '').split(',').filter(Boolean);
+  const shardProbes = shardUrls.map((u) => new Redis(u, { maxRetriesPerRequest: 1 }).on('error', () => {}));
+  const redisAll = async () => {
+    const each = await Promise.all([redis, ...shardProbes].map(redisStats));
+    return { cpuMs: each.reduce((a, x) => a + x.cpuMs, 0), commands: each.reduce((a, x) => a + x.commands, 0), each: each.map((x) => x.cpuMs) };
+  };
   let timer: NodeJS.Timeout | undefined;
   // Every child goes even if this process is ended abruptly (the children also leave when their IPC channel closes).
   const killAll = () => {
@@ -416,7 +426,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
     }
   };
   const measured = async (): Promise<ClusterResult> => {
-    const shared = { databaseUrl: db.url, redisUrl, redisPrefix: testPrefix(), hostHeartbeatTimeoutMs: window };
+    const shared = { databaseUrl: db.url, redisUrl, redisPrefix: testPrefix(), hostHeartbeatTimeoutMs: window, redisShardUrls: shardUrls };
     const bareConnect = withBare ? await connectFloor() : undefined;
     for (let k = 0; k < nodeCount; k++) {
       hubs.push(await forkHub({
@@ -445,7 +455,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
 
     if (process.env.BENCH_HUB_PROFILE || process.env.BENCH_HUB_QUERIES) for (const h of hubs) h.profile(); // each node's CPU profile (and statement counts) from here to close
     // Connect: every client at once; from the first connect anywhere to the last welcome anywhere.
-    const cpuOf = async () => ({ hubs: hubs.map((h) => procCpuMs(h.pid)), clients: clients.map((c) => procCpuMs(c.child.pid)), postgres: postgresCpuMs(), redis: (await redisStats(redis)).cpuMs });
+    const cpuOf = async () => ({ hubs: hubs.map((h) => procCpuMs(h.pid)), clients: clients.map((c) => procCpuMs(c.child.pid)), postgres: postgresCpuMs(), redis: (await redisAll()).cpuMs });
     const cpuBefore = await cpuOf();
     const done = await Promise.all(clients.map((c, i) => c.ask<FromClient & { t: 'connected' }>({ t: 'connect', jobs: jobsOf(i), concurrency }, 'connected')));
     const cpuAfter = await cpuOf();
@@ -464,11 +474,11 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
 
     // Steady window: everything open and heartbeating, nothing else asked of the cluster.
     step(`RSS MB before → open per node: ${hubs.map((_, k) => `${(before[k].rss / 2 ** 20).toFixed(0)} → ${(open[k].rss / 2 ** 20).toFixed(0)} for ${channels[k]}`).join(', ')}; steady window`);
-    const r0 = await redisStats(redis);
+    const r0 = await redisAll();
     const c0 = hubs.map((h) => procCpuMs(h.pid));
     const t0 = performance.now();
     await sleep(steadySeconds * 1000);
-    const r1 = await redisStats(redis);
+    const r1 = await redisAll();
     const elapsed = (performance.now() - t0) / 1000;
     const c1 = hubs.map((h) => procCpuMs(h.pid));
 
@@ -560,6 +570,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
       connectPhases: phasesOf(done), connectCpu,
       steadySeconds: r2(elapsed),
       redisCpuMs: Math.round(r1.cpuMs - r0.cpuMs),
+      ...(shardUrls.length ? { redisCpuMsByInstance: r1.each.map((x, i) => Math.round(x - r0.each[i])) } : {}),
       redisCpuMsPerSecondPer1000: r2((r1.cpuMs - r0.cpuMs) / elapsed / (connected / 1000)),
       redisCommandsPerHostPerMinute: r2(((r1.commands - r0.commands) / elapsed) * 60 / connected),
       kills,
@@ -584,6 +595,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
     killAll();
     process.off('exit', killAll);
     redis.disconnect();
+    for (const r of shardProbes) r.disconnect();
     await db.drop().catch(() => undefined);
   }
 }
@@ -623,7 +635,7 @@ function record(r: ClusterResult): void {
     '',
     `Connected ${r.connected} of ${r.n} (${r.failed} failed${r.errors.length ? `: ${r.errors.slice(0, 5).join('; ')}` : ''}). Ping round trip p50 ${r.pingP50ms} ms, p99 ${r.pingP99ms} ms over ${r.pings} pings${r.bare ? `; bare uWS server holding ${r.bare.connected} of ${r.bare.n} in the same state of the machine (the floor): p50 ${r.bare.pingP50ms} ms, p99 ${r.bare.pingP99ms} ms over ${r.bare.pings} pings (hub p99 ${r2(r.pingP99ms / r.bare.pingP99ms)}× the floor)` : ''}.`,
     '',
-    `Redis over a steady window of ${r.steadySeconds} s with all ${r.connected} hosts heartbeating: ${r.redisCpuMs} ms CPU (used_cpu_sys + used_cpu_user), i.e. **${r.redisCpuMsPerSecondPer1000} ms of Redis CPU per second per 1,000 hosts** (${r2(r.redisCpuMsPerSecondPer1000 * 60)} ms per minute per 1,000 hosts); ${r.redisCommandsPerHostPerMinute} Redis commands per host per minute (presence refresh in batched scripts, node liveness keys).`,
+    `Redis over a steady window of ${r.steadySeconds} s with all ${r.connected} hosts heartbeating: ${r.redisCpuMs} ms CPU (used_cpu_sys + used_cpu_user), i.e. **${r.redisCpuMsPerSecondPer1000} ms of Redis CPU per second per 1,000 hosts** (${r2(r.redisCpuMsPerSecondPer1000 * 60)} ms per minute per 1,000 hosts); ${r.redisCommandsPerHostPerMinute} Redis commands per host per minute (presence refresh in batched scripts, node liveness keys).${r.redisCpuMsByInstance ? ` Over ${r.redisCpuMsByInstance.length} instances (REDIS_SHARD_URLS), REDIS_URL's first: ${r.redisCpuMsByInstance.join(' / ')} ms.` : ''}`,
     '',
     '| killed | node | kill → offline on the last node (ms) | per node polled (ms) | last heartbeat → offline (ms) |',
     '|---|---|---:|---|---:|',
