@@ -112,6 +112,10 @@ test('a running node that finds another shard list in Redis says so in its log; 
   await p.set('lr:bus:layout', '127.0.0.1:1', 'PX', 30_000);
   await eventually(async () => lines.find((l) => l.msg === 'redis shards differ between nodes') || undefined, 5000, 20);
   assert.match(lines.find((l) => l.msg === 'redis shards differ between nodes')!.err!, /127\.0\.0\.1:1/);
+  // Whatever the key holds, the log line shows a bounded part of it.
+  await p.set('lr:bus:layout', 'x'.repeat(100_000), 'PX', 30_000);
+  const long = await eventually(async () => lines.find((l) => l.msg === 'redis shards differ between nodes' && /x…/.test(l.err ?? '')) || undefined, 5000, 20);
+  assert.ok(long.err!.length < 1000, `${long.err!.length} characters`);
 });
 
 test('a shard lost and back: every node resynchronises and the shard\'s topics are delivered again', { skip }, async () => {

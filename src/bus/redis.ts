@@ -194,7 +194,8 @@ export class RedisBus implements Bus {
       if (!atStart) await this.client.set(key, mine, 'PX', LAYOUT_TTL_MS);
       return;
     }
-    const say = (list: string) => (list ? list : 'none');
+    // What Redis holds is shown, at most 300 characters of it (a log line, not a dump).
+    const say = (list: string) => (list ? (list.length > 300 ? list.slice(0, 300) + '…' : list) : 'none');
     throw new LayoutMismatch(`REDIS_SHARD_URLS: this node's Redis shards (${say(mine)}) differ from the running nodes' (${say(theirs)}); every node must list the same, in the same order (the list is forgotten ${LAYOUT_TTL_MS / 1000} s after the last node stops)`);
   }
 
