@@ -10,7 +10,7 @@ export interface Config {
   dbPoolSize: number;
   dataDir: string;
   redisUrl?: string;
-  /** More Redis instances for the bus's keyed topics (a session's events, a node's host frames), hashed over them; empty: REDIS_URL carries all. */
+  /** More Redis instances for the bus's keyed topics (a session's events, a node's host frames) and the hosts' presence, hashed over them; empty: REDIS_URL carries all. */
   redisShardUrls: string[];
   /** Master secret; unset → generated once into dataDir (see secrets.ts). */
   secretKey?: string;
@@ -146,16 +146,16 @@ function oidcConfig(env: NodeJS.ProcessEnv): Config['oidc'] {
   return { issuer: env.OIDC_ISSUER, clientId: env.OIDC_CLIENT_ID!, clientSecret: env.OIDC_CLIENT_SECRET!, redirectUri: env.OIDC_REDIRECT_URI!, name: (env.OIDC_PROVIDER_NAME || u.host).slice(0, 80) };
 }
 
-/** `ALLOWED_ORIGINS`: comma-separated exact origins. No wildcard: an origin allowed here may call the API with a user's bearer token. */
 /** REDIS_SHARD_URLS: redis:// or rediss:// URLs, comma-separated, only beside REDIS_URL. */
 function redisShardUrls(env: NodeJS.ProcessEnv): string[] {
   const list = (env.REDIS_SHARD_URLS ?? '').split(',').map((u) => u.trim()).filter(Boolean);
-  if (list.length && !env.REDIS_URL) throw new ConfigError('REDIS_SHARD_URLS needs REDIS_URL (plain topics, presence and rate limits stay there)');
+  if (list.length && !env.REDIS_URL) throw new ConfigError('REDIS_SHARD_URLS needs REDIS_URL (cluster-wide topics and rate limits stay there)');
   for (const u of list) if (!/^rediss?:\/\/[^\s]+$/i.test(u)) throw new ConfigError(`REDIS_SHARD_URLS must list redis:// or rediss:// URLs separated by commas, got ${JSON.stringify(u)}`);
   if (new Set(list).size !== list.length) throw new ConfigError('REDIS_SHARD_URLS lists one URL twice');
   return list;
 }
 
+/** `ALLOWED_ORIGINS`: comma-separated exact origins. No wildcard: an origin allowed here may call the API with a user's bearer token. */
 function allowedOrigins(v: string | undefined): string[] {
   const out: string[] = [];
   for (const raw of (v ?? '').split(',')) {
