@@ -150,7 +150,8 @@ function oidcConfig(env: NodeJS.ProcessEnv): Config['oidc'] {
 function redisShardUrls(env: NodeJS.ProcessEnv): string[] {
   const list = (env.REDIS_SHARD_URLS ?? '').split(',').map((u) => u.trim()).filter(Boolean);
   if (list.length && !env.REDIS_URL) throw new ConfigError('REDIS_SHARD_URLS needs REDIS_URL (cluster-wide topics and rate limits stay there)');
-  for (const u of list) if (!/^rediss?:\/\/[^\s]+$/i.test(u)) throw new ConfigError(`REDIS_SHARD_URLS must list redis:// or rediss:// URLs separated by commas, got ${JSON.stringify(u)}`);
+  // A credential in a malformed URL is not echoed in the error.
+  for (const u of list) if (!/^rediss?:\/\/[^\s]+$/i.test(u)) throw new ConfigError(`REDIS_SHARD_URLS must list redis:// or rediss:// URLs separated by commas, got ${JSON.stringify(u.includes('@') ? '…@' + u.slice(u.lastIndexOf('@') + 1) : u)}`);
   if (new Set(list).size !== list.length) throw new ConfigError('REDIS_SHARD_URLS lists one URL twice');
   return list;
 }

@@ -201,6 +201,7 @@ test('REDIS_SHARD_URLS: URLs only, beside REDIS_URL, each once', () => {
   assert.deepEqual(loadConfig({ ...env, REDIS_URL: 'redis://a:6379' }).redisShardUrls, []);
   assert.throws(() => loadConfig({ ...env, REDIS_SHARD_URLS: 'redis://b:6379' }), (e: unknown) => e instanceof ConfigError && /needs REDIS_URL/.test(e.message));
   assert.throws(() => loadConfig({ ...env, REDIS_URL: 'redis://a', REDIS_SHARD_URLS: 'b:6379' }), ConfigError);
+  assert.throws(() => loadConfig({ ...env, REDIS_URL: 'redis://a', REDIS_SHARD_URLS: 'redis:/:s3cret@b:6379' }), (e: unknown) => e instanceof ConfigError && !/s3cret/.test(e.message) && /"…@b:6379"/.test(e.message));
   assert.throws(() => loadConfig({ ...env, REDIS_URL: 'redis://a', REDIS_SHARD_URLS: 'redis://b,redis://b' }), /twice/);
 });
 
