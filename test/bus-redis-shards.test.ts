@@ -213,8 +213,9 @@ after(async () => {
   await cluster?.close();
 });
 
-test('two hubs over shards: the host on node A reads online on B, and a message sent on node B streams there', { skip: clusterSkip, timeout: 60_000 }, async () => {
-  const shardUrls = [(await server()).url, (await server()).url];
+test('two hubs over shards: the host on node A reads online on B, a message sent on node B streams there; the host\'s shard restarted empty: degraded meanwhile, online again after', { skip: clusterSkip, timeout: 90_000 }, async () => {
+  const shardServers = [await server(), await server()];
+  const shardUrls = shardServers.map((x) => x.url);
   cluster = await startCluster([{ nodeId: 'shard-a', redisShardUrls: shardUrls }, { nodeId: 'shard-b', redisShardUrls: shardUrls }]);
   const [a, b] = cluster.hubs;
   const u = await a.user();
@@ -243,4 +244,15 @@ test('two hubs over shards: the host on node A reads online on B, and a message 
   await stream.ended;
   assert.deepEqual(stream.frames.filter((f) => f.event === 'message.delta').map((f) => f.data.delta), ['one ', 'two ', 'three']);
   assert.equal(stream.frames.at(-1)!.event, 'run.completed');
+
+  // The shard holding the host's entry goes away: both nodes read degraded (bus down), then it comes back empty.
+  const holder = shardServers[shardOf(hostId, 2)];
+  await holder.kill();
+  for (const t of [a, b]) await eventually(async () => ((await t.api('GET', '/api/v1/health')).body?.bus === 'down') || undefined, 10_000, 50);
+  assert.equal((await a.api('GET', '/api/v1/health')).status, 503);
+  await holder.start();
+  for (const t of [a, b]) await eventually(async () => ((await t.api('GET', '/api/v1/health')).status === 200) || undefined, 15_000, 50);
+  // Node A writes the entry again once its connections are back: the host reads online on B without reconnecting.
+  await eventually(async () => (await b.client(u.key).hosts.get(hostId)).status === 'online' || undefined, 15_000, 100);
+  assert.equal(h.ws.readyState, h.ws.OPEN, 'the host kept its channel');
 });
