@@ -121,7 +121,7 @@ export class GroupCommit<I, O> {
   /**
    * Node counts a timer from its event loop's clock, read at the start of a turn, so the linger's timer can
    * fire a millisecond or so before `lingerMs` has passed since the oldest item's performance.now() (a CI run
-   * saw 298.9 ms of a 300 ms linger): what is left is waited for, so a linger is never shorter than asked.
+   * saw 298.9 ms of a 300 ms linger): what is left, when a millisecond or more, is waited for (timers count whole milliseconds).
    */
   private readonly lingerOver = () => {
     const left = this.pending.length ? this.lingerMs - (performance.now() - this.pending[0].at) : 0;
