@@ -14,6 +14,8 @@
 //                                  (known: as hosts that said their hello before, see bench/hosts.ts)
 //   ← {t: 'snapshot', path}      → {t: 'snapshotted', path}: a heap snapshot written there (after a GC under --expose-gc);
 //                                  bench/heap-diff.ts compares two by constructor
+//   ← {t: 'cpu-start'}           → {t: 'cpu-started'}: the main thread's CPU profile starts (bench/miss-profile.ts)
+//   ← {t: 'cpu-stop'}            → {t: 'cpu-profile', profile}: it stops; the V8 profile
 //   ← {t: 'close'}                closes the hub and exits
 // BENCH_HUB_PROMISES=file.json: promises the hub created from {t: 'profile'} to close, and where one in 64 was made.
 // BENCH_HUB_QUERIES=file.json: the hub's SQL statements counted by their text (values aside) from
@@ -27,6 +29,7 @@ import { executionAsyncId, createHook } from 'node:async_hooks';
 import { startTestHub } from '../test/helpers/hub.js';
 import { seedHosts } from './hosts.js';
 import { loopWindow } from './loop-window.js';
+import { inProcessProfiler } from './miss-profile.js';
 
 // BENCH_ALS_OFF=1, measurement only: AsyncLocalStorage.run without Node 20's promise hooks, which
 // the hub turns on only while one of MikroORM's contexts is open (src/db/async-context.ts; before
@@ -49,6 +52,8 @@ const probeHooks = () => new Promise<number>((res) => setImmediate(() => void Pr
 if (process.env.BENCH_ALS_OFF || process.env.BENCH_HUB_PROMISES) console.error(`bench hub: promise hooks ${(await probeHooks()) === 0 ? 'off' : 'on'}`);
 
 const loop = loopWindow();
+/** A missed target's profiled round (bench/miss-profile.ts), apart from BENCH_HUB_PROFILE's whole-run profile. */
+const missProfiler = inProcessProfiler();
 let promises = 0;
 const promiseSites = new Map<string, number>();
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -108,6 +113,11 @@ process.on('message', async (m: { t: string; id?: number; n?: number; known?: bo
       const promoted = process.env.BENCH_HUB_HEAP_PROMOTED === '1';
       await prof.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !promoted });
     }
+  } else if (m.t === 'cpu-start') {
+    await missProfiler.start();
+    process.send!({ t: 'cpu-started' });
+  } else if (m.t === 'cpu-stop') {
+    process.send!({ t: 'cpu-profile', profile: await missProfiler.stop() });
   } else if (m.t === 'seed') {
     process.send!({ t: 'seeded', credentials: await seedHosts(conn, u!.id, m.n ?? 0, m.known) });
   } else if (m.t === 'stats') {

@@ -3,6 +3,8 @@
 // bench/cross-node.ts (two nodes on one database and one Redis).
 import { fork } from 'node:child_process';
 import { call } from '../test/helpers/nodes.js';
+import type { Profiler } from './miss-profile.js';
+import type { Profile } from './profile-summary.js';
 
 export interface LoopDelay {
   p99: number;
@@ -28,6 +30,8 @@ export interface BenchHub {
   open(): Promise<number>;
   /** Starts the hub's CPU profile (BENCH_HUB_PROFILE, child hub only). */
   profile(): void;
+  /** The hub's main thread profiled between two calls, for a missed target's extra round (child hub only). */
+  cpu?: Profiler;
   /** The hub's event-loop delay: 'reset' starts a window, 'read' ends it (child hub only). */
   loopDelay?(op: 'reset' | 'read'): Promise<LoopDelay | undefined>;
   /** The hub process's id, for its CPU time in /proc (child hub only). */
@@ -79,6 +83,11 @@ export async function forkHub(opts: { config?: Record<string, unknown>; user?: b
       child.send({ t: 'open', id });
     }),
     profile: () => void child.send({ t: 'profile' }),
+    cpu: {
+      start: () => ask({ t: 'cpu-start' }, 'cpu-started').then(() => undefined),
+      stop: () => ask<{ profile: Profile }>({ t: 'cpu-stop' }, 'cpu-profile').then((m) => m.profile),
+      pid: child.pid,
+    },
     pid: child.pid,
     stats: () => ask<Stats>({ t: 'stats' }, 'stats'),
     snapshot: (path) => ask<{ path: string }>({ t: 'snapshot', path }, 'snapshotted').then((m) => m.path),

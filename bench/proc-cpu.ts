@@ -15,3 +15,14 @@ export function processCpuMs(pid: number | undefined): number | undefined {
     return undefined;
   }
 }
+
+/** CPU ms (user+sys) of a process's main thread alone (its task whose id is the pid), or undefined. */
+export function mainThreadCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const rest = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(rest[11]) + Number(rest[12])) / TICK) * 1000;
+  } catch {
+    return undefined;
+  }
+}

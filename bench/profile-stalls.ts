@@ -7,15 +7,16 @@
 //   npx tsx bench/profile-stalls.ts file.cpuprofile [min=8] [top=30]
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import type { Profile } from './profile-summary.js';
 
 interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
-interface Profile { nodes: Node[]; samples: number[]; timeDeltas: number[]; startTime: number }
 
 export function stalls(p: Profile, minMs = 8, top = 30): string {
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const name = (n: Node) => `${n.callFrame.functionName || '(anonymous)'}${n.callFrame.url ? ` ${n.callFrame.url.split('/').slice(-2).join('/')}:${n.callFrame.lineNumber + 1}` : ''}`;
+  // Line 0 is what tsx's transpiled modules report for every function: the file alone then.
+  const name = (n: Node) => `${n.callFrame.functionName || '(anonymous)'}${n.callFrame.url ? ` ${n.callFrame.url.split('/').slice(-2).join('/')}${n.callFrame.lineNumber > 0 ? `:${n.callFrame.lineNumber + 1}` : ''}` : ''}`;
   const stack = (id: number) => {
     const s: string[] = [];
     for (let x: number | undefined = id; x !== undefined; x = parent.get(x)) s.push(name(byId.get(x)!));
@@ -23,7 +24,7 @@ export function stalls(p: Profile, minMs = 8, top = 30): string {
   };
   const idle = (id: number) => byId.get(id)!.callFrame.functionName === '(idle)';
   const times: number[] = [];
-  let t = p.startTime;
+  let t = p.startTime ?? 0;
   for (const d of p.timeDeltas) times.push((t += d));
   const runs: Array<[number, number, number]> = [];
   for (let i = 0; i < p.samples.length; ) {
@@ -47,7 +48,7 @@ export function stalls(p: Profile, minMs = 8, top = 30): string {
       for (const f of new Set(s)) incl.set(f, (incl.get(f) ?? 0) + 1);
     }
     const list = (m: Map<string, number>, n: number) => [...m].sort((x, y) => y[1] - x[1]).slice(0, n).map(([f, c]) => `${f} ${c}`).join(' | ');
-    out.push(`at ${((times[a] - p.startTime) / 1e6).toFixed(2)} s: ${(us / 1000).toFixed(1)} ms, ${b - a + 1} samples`);
+    out.push(`at ${((times[a] - (p.startTime ?? 0)) / 1e6).toFixed(2)} s: ${(us / 1000).toFixed(1)} ms, ${b - a + 1} samples`);
     out.push(`  self: ${list(self, 5)}`);
     out.push(`  inclusive: ${list(new Map([...incl].filter(([f]) => !/^\((root|program)\)|processTicksAndRejections|callbackTrampoline/.test(f))), 8)}`);
   }
