@@ -34,7 +34,7 @@ export interface Profiler {
 
 /** This process's main thread (a hub started in it; load workers are other isolates and not sampled). */
 export function inProcessProfiler(): Profiler {
-  let session = new Session();
+  let session: Session | undefined;
   return {
     pid: process.pid,
     async start() {
@@ -44,8 +44,10 @@ export function inProcessProfiler(): Profiler {
       await session.post('Profiler.start');
     },
     async stop() {
+      if (!session) throw new Error('the profiler was not started');
       const { profile } = await session.post('Profiler.stop');
       session.disconnect();
+      session = undefined;
       return profile as unknown as Profile;
     },
   };
