@@ -50,15 +50,21 @@ function replaceNul(root: object): void {
 
 function decodeWith<T>(bytes: ArrayBuffer | Uint8Array, check: { Check(v: unknown): boolean }, scrub = false): Decoded<T> {
   let value: unknown;
+  let plain = false;
   try {
     const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
     // run.delta and the like (a map of strings) without the library; anything else, and every error, with it.
-    value = decodeFlatStringMap(u8, MAX_STR_BYTES) ?? decoder.decode(u8);
+    const flat = decodeFlatStringMap(u8, MAX_STR_BYTES);
+    // Such a map's strings all come from Node's UTF-8 decoder, which reads only the byte 0x00 as U+0000
+    // (an overlong form is U+FFFD): without that byte the frame holds no NUL, and the walk is skipped.
+    // The library's own decoder reads short keys leniently (C0 80 is U+0000), so its frames are walked.
+    plain = flat !== undefined && u8.indexOf(0) === -1;
+    value = flat ?? decoder.decode(u8);
   } catch (e) {
     return { error: `not MessagePack: ${(e as Error).message}` };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { error: 'frame must be a map' };
-  if (scrub) replaceNul(value);
+  if (scrub && !plain) replaceNul(value);
   try {
     if (!check.Check(value)) return { error: `invalid frame ${JSON.stringify(String((value as any).t)).slice(0, 60)}` };
   } catch (e) {

@@ -200,3 +200,20 @@ function describeLive() {
     await t.client(u.key).hosts.list(); // the client throws on anything but a 2xx
   });
 }
+
+test('NUL in a host\'s frame reads U+FFFD, however it is encoded; a plain run.delta without the byte 0x00 skips the walk, not the rule', () => {
+  const str = (b: number[]) => [0xa0 | b.length, ...b];
+  const ascii = (s: string) => [...Buffer.from(s)];
+  const delta = (text: number[]) => decodeHostFrame(Uint8Array.from([0x83, ...str(ascii('t')), ...str(ascii('run.delta')), ...str(ascii('runId')), ...str(ascii('run_1')), ...str(ascii('text')), ...str(text)]));
+  // The flat map's strings come from Node's UTF-8 decoder: only the byte 0x00 is U+0000.
+  assert.equal((delta([0x61, 0x00, 0x62]).frame as any).text, 'a\ufffdb', 'the byte 0x00: walked and replaced');
+  assert.equal((delta([0x61, 0xc0, 0x80, 0x62]).frame as any).text, 'a\ufffd\ufffdb', 'an overlong NUL is invalid UTF-8 there');
+  assert.equal((delta([0x61, 0x62]).frame as any).text, 'ab');
+  // The library decodes short map keys itself, leniently: C0 80 reads U+0000 there, so its frames are always walked.
+  const bytes = encodeFrame({ t: 'run.message', runId: 'run_1', role: 'assistant', blocks: [{ kind: 'tool_use', toolName: 'Read', toolId: 't1', toolInput: { aXYb: 1 } }] } as HostToHub).slice();
+  const at = Buffer.from(bytes).indexOf('aXYb');
+  bytes.set([0xc0, 0x80], at + 1);
+  assert.equal(Buffer.from(bytes).indexOf(0), -1, 'no byte 0x00 in this frame');
+  assert.equal(new Decoder().decode(bytes) && Object.keys((new Decoder().decode(bytes) as any).blocks[0].toolInput)[0], 'a\u0000b', 'what the library alone makes of the key');
+  assert.deepEqual((decodeHostFrame(bytes).frame as any).blocks[0].toolInput, { 'a\ufffdb': 1 });
+});
