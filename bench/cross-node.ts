@@ -30,6 +30,7 @@ import { redisStats, topCalls } from './redis-stats.js';
 import { processCpuMs } from './proc-cpu.js';
 import { scrapeHub, dbCallsLine, stagesLine } from './hub-metrics.js';
 import { profiledRound, profileWanted } from './miss-profile.js';
+import { judged, type Verdict } from './verdicts.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 export interface Figure {
@@ -73,6 +74,8 @@ export interface CrossNodeResult {
   deltaP99?: number;
   /** Both nodes' CPU profiles over one more cross-node phase, in text, when the target was missed (bench/miss-profile.ts). */
   profile?: string;
+  /** Target 5, as crossVerdict words it. */
+  verdicts?: Verdict[];
 }
 
 /** Open-loop publishes at `rate` from `from` to a subscriber on `to`; latency publish → delivery. */
@@ -274,6 +277,7 @@ export async function run(opts: { seconds?: number; rate?: number; write?: boole
     const crossLow = await measure('cross node: client on B, host on A', b, low);
     const result: CrossNodeResult = { seconds, hop, figures: [same, cross, sameLow, crossLow], rounds, ratioP99: r2(cross.p99ms / same.p99ms), deltaP99: r2(cross.p99ms - same.p99ms) };
     const missed = crossMissed(result);
+    result.verdicts = [crossTarget(result)];
     if (a.cpu && b.cpu && profileWanted(missed)) {
       result.profile = await profiledRound(`Both nodes' CPU profiles over one more cross-node phase at ${rate}/s (the target ${missed ? 'missed' : 'not missed'}; this phase is not one of the rounds above).`,
         [{ name: 'node A (the host\'s node)', profiler: a.cpu }, { name: 'node B (the client\'s node)', profiler: b.cpu }], async () => {
@@ -297,6 +301,14 @@ export async function run(opts: { seconds?: number; rate?: number; write?: boole
 const sameSaturated = (same: Figure) => !(same.p99ms <= BASELINE_SATURATED_MS) || same.dispatched < same.sent;
 /** Issue 15's target 5 missed: a baseline that can judge it, and cross − same over 3 ms or a message not dispatched. */
 export const crossMissed = (r: CrossNodeResult) => !sameSaturated(r.figures[0]) && !(r.deltaP99! <= TARGET_OVER_SAME_MS && r.figures[1].dispatched === r.figures[1].sent);
+
+/** Target 5 in the suite's table. */
+export function crossTarget(r: CrossNodeResult): Verdict {
+  const [same, cross] = r.figures;
+  const target = `5. cross-node dispatch at ${same.rate}/s: p99 ≤ same-node p99 + ${TARGET_OVER_SAME_MS} ms`;
+  if (sameSaturated(same)) return { target, outcome: 'no verdict', figure: `the same-node baseline saturated (p99 ${same.p99ms} ms); cross − same ${r.deltaP99} ms` };
+  return { target, outcome: judged(!crossMissed(r)), figure: `cross − same ${r.deltaP99} ms (${cross.p99ms} against ${same.p99ms} ms), ${cross.dispatched} of ${cross.sent} dispatched` };
+}
 
 /** The issue-15 line: cross − same p99 against its target, or why the same-node baseline cannot judge it. */
 function crossVerdict(r: CrossNodeResult): string {

@@ -47,6 +47,7 @@ import { scrapeHub, dbCallsLine, stagesLine } from './hub-metrics.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
 import { recording } from './main.js';
 import { profiledRound, profileWanted } from './miss-profile.js';
+import { judged, type Verdict } from './verdicts.js';
 
 const HOSTS = 20;
 const SESSIONS = 100;
@@ -121,6 +122,8 @@ export interface DispatchResult {
   bestDeltaRate?: number;
   load: string;
   stolen: string;
+  /** Targets 2 and 3 per rate, as the tables word them. */
+  verdicts?: Verdict[];
 }
 
 const pct = (xs: number[] | Float64Array): Latency => {
@@ -434,6 +437,7 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
       hub: where, seconds, dispatch, deltas, bestDeltaRate: good.length ? Math.max(...good.map((d) => d.rate)) : undefined,
       load: loadavg().map((x) => x.toFixed(2)).join(' '), stolen: stolen(cpu0, cpuTimes()),
     };
+    result.verdicts = verdictsOf(result);
     console.log(JSON.stringify(result));
     if (opts.write) record(result);
     for (const s of sims) s.host.close();
@@ -477,6 +481,27 @@ export const dispatchMissed = (d: Pick<DispatchResult['dispatch'][number], 'hub'
 /** Target 3 at one rate, as the table words it: the load sent, the fan-out not saturated, and the hub over 1.5× it or a delta lost. */
 export const deltaMissed = (d: DispatchResult['deltas'][number]) =>
   !behind(d) && !deltaSaturated(d.fanout) && !(d.hub.latency.p99 <= DELTA_RATIO * d.fanout.latency.p99 && d.hub.received === d.hub.sent);
+/** Targets 2 and 3 at each rate measured: met, missed, or no verdict where the baseline was saturated or the load not sent. */
+export function verdictsOf(r: Pick<DispatchResult, 'dispatch' | 'deltas'>): Verdict[] {
+  const out: Verdict[] = [];
+  for (const d of r.dispatch) {
+    const h = d.hub, b = d.relay;
+    const target = `2. dispatch at ${d.rate} msg/s: p99 ≤ ${DISPATCH_RATIO}× the bare relay`;
+    if (!b) out.push({ target, outcome: 'no verdict', figure: 'no relay (it needs PostgreSQL)' });
+    else if (relaySaturated(b)) out.push({ target, outcome: 'no verdict', figure: `the relay saturated (p99 ${b.latency.p99} ms, ${b.sent - b.dispatched} lost); hub p99 ${h.latency.p99} ms` });
+    else out.push({ target, outcome: judged(ratioMet(h, b)), figure: `${x(h.latency.p99, b.latency.p99)} (hub ${h.latency.p99} ms, relay ${b.latency.p99} ms)` });
+    out.push({ target: `2. dispatch at ${d.rate} msg/s: ≥ ${STARTED_AT_ONCE * 100} % started at once`, outcome: judged(startedAtOnceMet(h)), figure: `${((h.accepted / h.sent) * 100).toFixed(1)} %` });
+  }
+  for (const d of r.deltas) {
+    const f = d.fanout, h = d.hub;
+    const target = `3. deltas at ${d.rate}/s: p99 ≤ ${DELTA_RATIO}× the bare fan-out, all delivered`;
+    if (behind(d)) out.push({ target, outcome: 'no verdict', figure: `the load generator behind (${f.rate}/s and ${h.rate}/s sent)` });
+    else if (deltaSaturated(f)) out.push({ target, outcome: 'no verdict', figure: `the fan-out saturated (p99 ${f.latency.p99} ms, ${f.sent - f.received} lost); hub p99 ${h.latency.p99} ms` });
+    else out.push({ target, outcome: judged(!deltaMissed(d)), figure: `${x(h.latency.p99, f.latency.p99)} (hub ${h.latency.p99} ms, fan-out ${f.latency.p99} ms), ${h.received} of ${h.sent} delivered` });
+  }
+  return out;
+}
+
 const x = (a: number, b: number) => (Number.isFinite(a / b) ? `${(a / b).toFixed(2)}×` : 'n/a');
 
 function record(r: DispatchResult): void {

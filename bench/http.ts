@@ -15,6 +15,7 @@ import { uws, type us_listen_socket } from '../src/server/uws.js';
 import { notifyAgentChanged } from '../src/agents/usage.js';
 import { startFastifyPeer, type Peer } from './peers/fastify-market.js';
 import { inProcessProfiler, profiledRound, profileWanted } from './miss-profile.js';
+import { judged, type Verdict } from './verdicts.js';
 
 /** Issue 15's target 1: signed-in reads at ≥ 35 % of the bare endpoint serving the same body, and ≥ 5× the Fastify peer. */
 const SIGNED_OF_BARE = 0.35;
@@ -40,6 +41,18 @@ export interface BenchResult {
   ratios: { byId: number; list: number; listVsSmallBody: number; signedById: number; signedList: number; signedByIdVsPeer?: number; signedListVsPeer?: number; signedByIdLimited?: number };
   /** The hub's CPU profiles over more signed-in reads, in text, for a read that missed target 1 (bench/miss-profile.ts). */
   profile?: string;
+  /** Target 1, per signed-in read: against the bare endpoint, and against the peer. */
+  verdicts: Verdict[];
+}
+
+/** Target 1 for one signed-in read: its share of the bare endpoint's rate, and its multiple of the peer's (none on the embedded database). */
+export function readVerdicts(read: string, ofBare: number, overPeer: number | undefined): Verdict[] {
+  return [
+    { target: `1. signed-in \`${read}\` ≥ ${SIGNED_OF_BARE * 100} % of the bare endpoint`, outcome: judged(ofBare >= SIGNED_OF_BARE), figure: `${(ofBare * 100).toFixed(1)} %` },
+    overPeer === undefined
+      ? { target: `1. signed-in \`${read}\` ≥ ${SIGNED_OVER_PEER}× the Fastify + pg peer`, outcome: 'no verdict', figure: 'no peer on the embedded database' }
+      : { target: `1. signed-in \`${read}\` ≥ ${SIGNED_OVER_PEER}× the Fastify + pg peer`, outcome: judged(overPeer >= SIGNED_OVER_PEER), figure: `${overPeer.toFixed(2)}×` },
+  ];
 }
 
 // Plain JS so the worker needs no TypeScript loader. A minimal HTTP/1.1
@@ -211,6 +224,7 @@ export async function run(opts: { seconds?: number; connections?: number; agents
     );
     const r3 = (x: number) => Math.round(x * 1000) / 1000;
     const result: BenchResult = {
+      verdicts: [],
       database: t.config.databaseUrl ? 'postgresql' : 'embedded',
       agents: n,
       seconds,
@@ -231,8 +245,10 @@ export async function run(opts: { seconds?: number; connections?: number; agents
     const slice = seconds / rounds;
     const profiles: string[] = [];
     for (const [k, target] of signedTargets.entries()) {
-      const [ofBare, overPeer] = k === 0 ? [result.ratios.signedById, result.ratios.signedByIdVsPeer] : [result.ratios.signedList, result.ratios.signedListVsPeer];
-      const missed = ofBare < SIGNED_OF_BARE || (overPeer !== undefined && overPeer < SIGNED_OVER_PEER);
+      const read = k === 0 ? 'GET /agents/{id}' : 'GET /agents?pageSize=20';
+      const verdicts = k === 0 ? readVerdicts(read, result.ratios.signedById, result.ratios.signedByIdVsPeer) : readVerdicts(read, result.ratios.signedList, result.ratios.signedListVsPeer);
+      result.verdicts.push(...verdicts);
+      const missed = verdicts.some((v) => v.outcome === 'NOT met');
       if (!profileWanted(missed)) continue;
       profiles.push(await profiledRound(`The hub's CPU profile over ${slice} s more of \`${target.name}\` (target 1 ${missed ? 'missed' : 'not missed'} for it; not part of the figures above).`,
         [{ name: 'hub (this process\'s main thread; the load runs in a worker thread)', profiler: inProcessProfiler() }], async () => {

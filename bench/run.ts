@@ -12,6 +12,7 @@ import { existsSync, writeFileSync, appendFileSync, readFileSync } from 'node:fs
 import { cpus, totalmem, loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { recording } from './main.js';
+import { verdictsOf, verdictsTable, type Verdict } from './verdicts.js';
 
 const MODULES = ['http', 'hosts', 'hosts-cluster', 'dispatch', 'sql-calls', 'db-call', 'vault', 'cross-node', 'unit-costs', 'startup'];
 const RESULTS = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
@@ -71,6 +72,7 @@ export async function runAll(only = process.env.BENCH_ONLY?.split(',').map((s) =
   );
   let failures = 0;
   const summary: string[] = [];
+  const verdicts: Array<Verdict & { module: string }> = [];
   for (const name of MODULES) {
     if (only && !only.includes(name)) continue;
     const file = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
@@ -84,7 +86,8 @@ export async function runAll(only = process.env.BENCH_ONLY?.split(',').map((s) =
     try {
       const mod = (await import(pathToFileURL(file).href)) as { run?: (o: { write?: boolean }) => Promise<unknown> };
       if (typeof mod.run !== 'function') throw new Error('exports no run()');
-      await mod.run({ write: record });
+      const result = await mod.run({ write: record });
+      verdicts.push(...verdictsOf(result).map((v) => ({ ...v, module: name })));
       summary.push(`| ${name} | done | ${((Date.now() - t0) / 1000).toFixed(1)} s | ${stolen(cpu0, cpuTimes())} |`);
     } catch (e) {
       failures++;
@@ -97,9 +100,11 @@ export async function runAll(only = process.env.BENCH_ONLY?.split(',').map((s) =
   append(
     RESULTS,
     ['', '## Suite summary', '', '| module | outcome | time | CPU stolen by the hypervisor |', '|---|---|---:|---:|', ...summary, '',
-      'This machine is a virtual one: CPU time stolen by the hypervisor (other guests) slows every figure of a module, baselines included; a module run with more than a few percent stolen reads slower than the machine is.', '', `Finished ${new Date().toISOString()}; load average at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}.`, ''].join('\n'),
+      'This machine is a virtual one: CPU time stolen by the hypervisor (other guests) slows every figure of a module, baselines included; a module run with more than a few percent stolen reads slower than the machine is.', '', `Finished ${new Date().toISOString()}; load average at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}.`, '',
+      ...(verdicts.length ? ["## Issue 15's targets in this run", '', ...verdictsTable(verdicts), ''] : [])].join('\n'),
   );
   console.log(summary.join('\n'));
+  if (verdicts.length) console.log(verdictsTable(verdicts).join('\n'));
   return failures;
 }
 

@@ -15,6 +15,7 @@ import { cpuTimes, stolen } from './run.js';
 import { createTestDatabase } from '../test/helpers/hub.js';
 import { recording } from './main.js';
 import { profileWanted } from './miss-profile.js';
+import { judged, type Verdict } from './verdicts.js';
 import { profileText, type Profile } from './profile-summary.js';
 
 // STARTUP_ROOT: another checkout whose `npm start` to time (a baseline: an older commit exported beside this one).
@@ -143,7 +144,20 @@ async function profiledStart(what: string, env: Record<string, string | undefine
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-export async function run(opts: { write?: boolean } = {}): Promise<void> {
+/** Target 6: each kind of start against its line (none for a kind not run). */
+export function startupVerdicts(first: Start[], restart: Start[], pg: Start[]): Verdict[] {
+  const secs = (xs: Start[]) => median(xs.map((x) => x.seconds));
+  const time = (kind: string, xs: Start[], target: number): Verdict => ({ target: `6. ${kind} ≤ ${target} s`, outcome: judged(secs(xs) <= target), figure: `${secs(xs).toFixed(2)} s (median of ${xs.length})` });
+  return [
+    time('first start on a fresh DATA_DIR (embedded)', first, TARGET.first),
+    time('restart on the same DATA_DIR (embedded)', restart, TARGET.restart),
+    pg.length
+      ? { target: `6. hub RSS after start on PostgreSQL ≤ ${TARGET.rssPg} MB`, outcome: judged(median(pg.map((x) => x.rssMb)) <= TARGET.rssPg), figure: `${median(pg.map((x) => x.rssMb))} MB` }
+      : { target: `6. hub RSS after start on PostgreSQL ≤ ${TARGET.rssPg} MB`, outcome: 'no verdict', figure: 'not run (no DATABASE_URL)' },
+  ];
+}
+
+export async function run(opts: { write?: boolean } = {}): Promise<{ verdicts: Verdict[] }> {
   const runs = Number(process.env.STARTUP_RUNS ?? 3);
   const load0 = loadavg();
   const stat0 = cpuTimes();
@@ -163,8 +177,9 @@ export async function run(opts: { write?: boolean } = {}): Promise<void> {
   }
   // A start over its target: the hub's CPU profile of one more start of that kind.
   const embedded = { DATABASE_URL: undefined, REDIS_URL: undefined, SECRET_KEY: undefined, ADMIN_API_KEY: undefined };
-  for (const [kind, xs, target] of [['first start', first, TARGET.first], ['restart', restart, TARGET.restart]] as const) {
-    const missed = median(xs.map((x) => x.seconds)) > target;
+  const [firstVerdict, restartVerdict] = startupVerdicts(first, restart, []);
+  for (const [kind, xs, target, v] of [['first start', first, TARGET.first, firstVerdict], ['restart', restart, TARGET.restart, restartVerdict]] as const) {
+    const missed = v.outcome === 'NOT met';
     if (!xs.length || !profileWanted(missed)) continue;
     const dir = mkdtempSync(join(tmpdir(), 'hub-startup-'));
     try {
@@ -208,6 +223,7 @@ export async function run(opts: { write?: boolean } = {}): Promise<void> {
   ];
   console.log(lines.join('\n'));
   if (opts.write) appendFileSync(RESULTS, lines.join('\n'));
+  return { verdicts: startupVerdicts(first, restart, pg) };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
