@@ -432,7 +432,7 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
     }
     await load.end();
 
-    const good = deltas.filter((d) => !behind(d) && !deltaSaturated(d.fanout) && d.hub.received === d.hub.sent && d.hub.latency.p99 <= DELTA_RATIO * d.fanout.latency.p99);
+    const good = deltas.filter((d) => !behind(d) && !deltaSaturated(d.fanout) && !deltaMissed(d));
     const result: DispatchResult = {
       hub: where, seconds, dispatch, deltas, bestDeltaRate: good.length ? Math.max(...good.map((d) => d.rate)) : undefined,
       load: loadavg().map((x) => x.toFixed(2)).join(' '), stolen: stolen(cpu0, cpuTimes()),

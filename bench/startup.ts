@@ -147,7 +147,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 /** Target 6: each kind of start against its line (none for a kind not run). */
 export function startupVerdicts(first: Start[], restart: Start[], pg: Start[]): Verdict[] {
   const secs = (xs: Start[]) => median(xs.map((x) => x.seconds));
-  const time = (kind: string, xs: Start[], target: number): Verdict => ({ target: `6. ${kind} ≤ ${target} s`, outcome: judged(secs(xs) <= target), figure: `${secs(xs).toFixed(2)} s (median of ${xs.length})` });
+  const time = (kind: string, xs: Start[], target: number): Verdict => (xs.length
+    ? { target: `6. ${kind} ≤ ${target} s`, outcome: judged(secs(xs) <= target), figure: `${secs(xs).toFixed(2)} s (median of ${xs.length})` }
+    : { target: `6. ${kind} ≤ ${target} s`, outcome: 'no verdict', figure: 'not run (STARTUP_RUNS=0)' });
   return [
     time('first start on a fresh DATA_DIR (embedded)', first, TARGET.first),
     time('restart on the same DATA_DIR (embedded)', restart, TARGET.restart),

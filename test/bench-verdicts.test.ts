@@ -114,4 +114,5 @@ test('target 6: each start against its line; no RSS verdict without PostgreSQL',
   assert.equal(by(vs, 'restart').outcome, 'NOT met');
   assert.equal(by(vs, 'RSS').outcome, 'NOT met');
   assert.equal(by(startupVerdicts([s(1)], [s(1)], []), 'RSS').outcome, 'no verdict');
+  assert.equal(by(startupVerdicts([], [], []), 'first start').outcome, 'no verdict', 'STARTUP_RUNS=0');
 });
