@@ -11,6 +11,7 @@
 import { Session } from 'node:inspector/promises';
 import { profileText, type Profile } from './profile-summary.js';
 import { mainThreadCpuMs } from './proc-cpu.js';
+import { recording } from './main.js';
 
 /**
  * Starting V8's profiler holds the thread while it records every compiled function's positions
@@ -79,12 +80,15 @@ export async function profiledRound(what: string, who: Array<{ name: string; pro
     if (a === undefined || b === undefined) return '';
     return ` Main thread CPU over the round's ${(wall / 1000).toFixed(1)} s: ${Math.round(b - a)} ms (/proc); V8's samples outside idle over the profile's whole window: ${Math.round(busyMs(profiles[i]))} ms (wall time: a thread descheduled in a system call reads busy; uWS's native work reads idle).`;
   };
-  return [
+  const text = [
     '',
     `**${what}**${said ? ` ${said}` : ''}`,
     ...who.flatMap((w, i) => ['', `${w.name}.${cpuLine(i)}`, '', '```text', profileText(profiles[i]), '```']),
     '',
   ].join('\n');
+  // BENCH_RECORD=0 (a trial): nothing goes to bench/RESULTS.md, so the profile is printed where it is read.
+  if (!recording()) console.log(text);
+  return text;
 }
 
 /** Sampled time outside idle (ms). */
