@@ -294,7 +294,7 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
       idle: async () => [...waiting.values()].every((q) => q.length === 0),
       app: RELAY_APP, notApp: false,
     };
-    const phase = async (target: typeof hubTarget, r: number, secs = seconds): Promise<DispatchFigure> => {
+    const phase = async (target: typeof hubTarget, r: number, secs = seconds, sampler = waits): Promise<DispatchFigure> => {
       const serverPid = target === hubTarget ? t.pid : relay?.pid;
       lat = [];
       waiting.clear();
@@ -304,7 +304,7 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
       const walBefore = await cpu?.walLsn();
       const dbBefore = target === hubTarget ? await scrapeHub(t.url) : undefined;
       // Both targets' measured phases run beside the sampler (its queries load the same machine); the hub's alone are reported.
-      const sampling = secs === seconds ? waits : undefined;
+      const sampling = secs === seconds ? sampler : undefined;
       sampling?.start();
       const serverBefore = processCpuMs(serverPid);
       const loadBefore = process.cpuUsage();
@@ -373,11 +373,17 @@ export async function run(opts: { seconds?: number; rates?: number[]; deltaRates
       const row: DispatchResult['dispatch'][number] = { rate: r, relay: med.relay, hub: med.hub, rounds };
       const missed = dispatchMissed(row);
       if (t.cpu && profileWanted(missed)) {
-        row.profile = await profiledRound(`The hub's CPU profile over one more hub phase at ${r} msg/s (target 2 ${missed ? 'missed' : 'not missed'} at this rate; this phase is not one of the rounds above).`,
-          [{ name: 'hub', profiler: t.cpu }], async () => {
-            const f = await phase(hubTarget, r);
-            return `Its figures: p99 ${f.latency.p99} ms, ${f.accepted} of ${f.sent} started at once, hub CPU ${f.serverCpuMsPerMessage ?? 'n/a'} ms per message.`;
-          });
+        // A message's wait is PostgreSQL's as much as the hub's: the round also samples where the hub's statements spent their time.
+        const sampler = waits ?? (db.url ? await pgWaits(db.url) : undefined);
+        try {
+          row.profile = await profiledRound(`The hub's CPU profile over one more hub phase at ${r} msg/s (target 2 ${missed ? 'missed' : 'not missed'} at this rate; this phase is not one of the rounds above).`,
+            [{ name: 'hub', profiler: t.cpu }], async () => {
+              const f = await phase(hubTarget, r, seconds, sampler);
+              return `Its figures: p99 ${f.latency.p99} ms, ${f.accepted} of ${f.sent} started at once, hub CPU ${f.serverCpuMsPerMessage ?? 'n/a'} ms per message${f.stages ? `; where its POST → run.start went: ${f.stages}` : ''}${f.pgWaits ? `; where the hub's statements spent their wall time in PostgreSQL (its active backends sampled every 2 ms, bench/pg-waits.ts): ${f.pgWaits}` : ''}.`;
+            });
+        } finally {
+          if (sampler !== waits) await sampler?.close();
+        }
       }
       dispatch.push(row);
     }
