@@ -512,21 +512,20 @@ const x = (a: number, b: number) => (Number.isFinite(a / b) ? `${(a / b).toFixed
 
 function record(r: DispatchResult): void {
   const machine = `nproc ${cpus().length} (${cpus()[0]?.model?.trim()}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'}, load average at the end ${r.load}, CPU stolen by the hypervisor during the module ${r.stolen}`;
-  const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const lat = (l: Latency) => `${l.p50} / ${l.p99} / ${l.max}`;
   const dispatchRow = (d: DispatchResult['dispatch'][number]) => {
     const h = d.hub, b = d.relay;
     const once = h.accepted / h.sent;
     const cmp = !b ? 'no relay (needs PostgreSQL)'
       : relaySaturated(b) ? `relay saturated (p99 ${b.latency.p99} ms, ${b.sent - b.dispatched} lost): measures the machine, not the hub`
-      : verdict(ratioMet(h, b));
-    return `| ${d.rate} msg/s | ${b ? `${lat(b.latency)} (${b.dispatched}/${b.sent} delivered)` : 'n/a'} | ${lat(h.latency)} (${h.dispatched}/${h.sent} started, ${h.messagesPerSecond} msg/s) | ${b ? x(h.latency.p99, b.latency.p99) : 'n/a'} | ≤ ${DISPATCH_RATIO}×: ${cmp} | ${(once * 100).toFixed(1)} % (${h.queued} queued, ${h.errors} refused): ${verdict(startedAtOnceMet(h))} | ${h.pgCpuMsPerMessage ?? 'n/a'} | ${b?.pgCpuMsPerMessage ?? 'n/a'} | ${h.walBytesPerMessage ?? 'n/a'} / ${b?.walBytesPerMessage ?? 'n/a'} | ${h.serverCpuMsPerMessage ?? 'n/a'} / ${b?.serverCpuMsPerMessage ?? 'n/a'} | ${h.loadCpuMsPerMessage ?? 'n/a'} / ${b?.loadCpuMsPerMessage ?? 'n/a'} |`;
+      : judged(ratioMet(h, b));
+    return `| ${d.rate} msg/s | ${b ? `${lat(b.latency)} (${b.dispatched}/${b.sent} delivered)` : 'n/a'} | ${lat(h.latency)} (${h.dispatched}/${h.sent} started, ${h.messagesPerSecond} msg/s) | ${b ? x(h.latency.p99, b.latency.p99) : 'n/a'} | ≤ ${DISPATCH_RATIO}×: ${cmp} | ${(once * 100).toFixed(1)} % (${h.queued} queued, ${h.errors} refused): ${judged(startedAtOnceMet(h))} | ${h.pgCpuMsPerMessage ?? 'n/a'} | ${b?.pgCpuMsPerMessage ?? 'n/a'} | ${h.walBytesPerMessage ?? 'n/a'} / ${b?.walBytesPerMessage ?? 'n/a'} | ${h.serverCpuMsPerMessage ?? 'n/a'} / ${b?.serverCpuMsPerMessage ?? 'n/a'} | ${h.loadCpuMsPerMessage ?? 'n/a'} / ${b?.loadCpuMsPerMessage ?? 'n/a'} |`;
   };
   const deltaRow = (d: DispatchResult['deltas'][number]) => {
     const f = d.fanout, h = d.hub;
     const cmp = behind(d) ? `load generator behind (${f.rate}/s and ${h.rate}/s sent of ${d.rate}/s): measures the producer process, not the hub`
       : deltaSaturated(f) ? `fan-out saturated (p99 ${f.latency.p99} ms, ${f.sent - f.received} lost): measures the machine, not the hub`
-      : verdict(!deltaMissed(d));
+      : judged(!deltaMissed(d));
     const gen = (g: DeltaFigure) => `${g.loop.producer.p99} / ${g.loop.reader.p99}`;
     return `| ${d.rate}/s | ${lat(f.latency)} | ${f.received}/${f.sent} (${f.rate}/s sent) | ${lat(h.latency)} | ${h.received}/${h.sent} (${h.rate}/s sent) | ${x(h.latency.p99, f.latency.p99)} | ≤ ${DELTA_RATIO}×, all delivered: ${cmp} | ${h.cpuUsPerDelta ?? 'n/a'} / ${f.cpuUsPerDelta ?? 'n/a'} | ${h.loop.server ? `${h.loop.server.p99} / ${h.loop.server.max}` : 'n/a'} | ${f.loop.server ? `${f.loop.server.p99} / ${f.loop.server.max}` : 'n/a'} | ${gen(h)} | ${gen(f)} |`;
   };

@@ -40,6 +40,7 @@ import { forkHub, type BenchHub } from './hub-process.js';
 import { cpuTimes, stolen } from './run.js';
 import { recording } from './main.js';
 import { profiledRound, profileWanted } from './miss-profile.js';
+import { processCpuMs } from './proc-cpu.js';
 import { judged, type Verdict } from './verdicts.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -311,15 +312,8 @@ export interface ClusterResult {
   verdicts?: Verdict[];
 }
 
-/** utime + stime of a process, ms (Linux /proc). */
-function procCpuMs(pid: number | undefined): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // clock ticks at USER_HZ 100
-  } catch {
-    return NaN;
-  }
-}
+/** utime + stime of a process, ms (Linux /proc); NaN when it is gone, so a sum over processes says so. */
+const procCpuMs = (pid: number | undefined): number => processCpuMs(pid) ?? NaN;
 
 /** utime + stime of every process named postgres on this machine, ms (the database must run here to be counted). */
 function postgresCpuMs(): number {
@@ -658,9 +652,6 @@ export function clusterVerdicts(r: ClusterResult): Verdict[] {
   ];
 }
 
-function verdict(ok: boolean): string {
-  return ok ? 'met' : 'NOT met';
-}
 
 function record(r: ClusterResult): void {
   const cpu = cpus();
@@ -699,13 +690,13 @@ function record(r: ClusterResult): void {
     ...r.kills.map((k) => `| ${k.mode === 'terminate' ? 'socket terminated (no close frame)' : 'socket silent (open, no heartbeats)'} | ${k.node} | ${k.offlineMs} | ${k.perNode.join(', ')} | ${k.sinceLastBeatMs ?? ''} |`),
     '',
     `Targets (issue 15, target 4):`,
-    `- all connected in < ${TARGET_CONNECT_S} s: ${r.connectSeconds} s from the first connect to the last welcome, ${r.connected} of ${r.n} — ${verdict(connectMet(r.connectSeconds, r.connected, r.n))}${r.bareConnect ? `; the floor, the same clients against ${r.nodes} bare uWS servers before the hubs started: ${r.bareConnect.seconds} s for ${r.bareConnect.connected} of ${r.bareConnect.n} (hub ${r2(r.connectSeconds / r.bareConnect.seconds)}× the floor)` : ''}.`,
+    `- all connected in < ${TARGET_CONNECT_S} s: ${r.connectSeconds} s from the first connect to the last welcome, ${r.connected} of ${r.n} — ${judged(connectMet(r.connectSeconds, r.connected, r.n))}${r.bareConnect ? `; the floor, the same clients against ${r.nodes} bare uWS servers before the hubs started: ${r.bareConnect.seconds} s for ${r.bareConnect.connected} of ${r.bareConnect.n} (hub ${r2(r.connectSeconds / r.bareConnect.seconds)}× the floor)` : ''}.`,
     `  Where a connection's time went (p50 / p99 ms, one connection in ten): connect → open (TCP and the upgrade, the credential check included) ${r.connectPhases.upgrade.p50} / ${r.connectPhases.upgrade.p99}, open → welcome (the hello) ${r.connectPhases.hello.p50} / ${r.connectPhases.hello.p99}${r.bareConnect ? `; against the bare servers ${r.bareConnect.phases.upgrade.p50} / ${r.bareConnect.phases.upgrade.p99} and ${r.bareConnect.phases.hello.p50} / ${r.bareConnect.phases.hello.p99}` : ''}.`,
     ...(r.connectCpu ? [`  CPU per channel over the same span (ms, all processes of each kind): hub nodes ${r.connectCpu.hubs}, client processes ${r.connectCpu.clients}, PostgreSQL ${r.connectCpu.postgres}, Redis ${r.connectCpu.redis}${r.bareConnect?.cpu ? `; against the bare servers: servers ${r.bareConnect.cpu.servers}, client processes ${r.bareConnect.cpu.clients}` : ''}.`] : []),
-    `- ≤ ${TARGET_KB_PER_CHANNEL} KB RSS per channel per node: worst node ${worstKb} KB — ${verdict(worstKb <= TARGET_KB_PER_CHANNEL)}; over the whole cluster (Σ open − Σ before) / Σ channels ${clusterKb} KB; V8's committed heap grew by ${Math.min(...r.perNode.map(committedKb))}–${Math.max(...r.perNode.map(committedKb))} KB per channel on the nodes; with the growth of the young generation set apart (a bounded cost per process, not per channel), worst node ${worstWithoutNewSpace} KB.`,
-    `- ping p99 ≤ ${TARGET_PING_P99_MS} ms: ${r.pingP99ms} ms — ${verdict(pingMet(r.pingP99ms))}.`,
+    `- ≤ ${TARGET_KB_PER_CHANNEL} KB RSS per channel per node: worst node ${worstKb} KB — ${judged(worstKb <= TARGET_KB_PER_CHANNEL)}; over the whole cluster (Σ open − Σ before) / Σ channels ${clusterKb} KB; V8's committed heap grew by ${Math.min(...r.perNode.map(committedKb))}–${Math.max(...r.perNode.map(committedKb))} KB per channel on the nodes; with the growth of the young generation set apart (a bounded cost per process, not per channel), worst node ${worstWithoutNewSpace} KB.`,
+    `- ping p99 ≤ ${TARGET_PING_P99_MS} ms: ${r.pingP99ms} ms — ${judged(pingMet(r.pingP99ms))}.`,
     `- Redis CPU per 1,000 hosts measured: ${r.redisCpuMsPerSecondPer1000} ms/s.`,
-    `- a host killed on any node reads offline everywhere within the heartbeat window (${r.heartbeatWindowMs} ms): socket terminated, worst ${worst(terminate)} ms; socket silent, worst ${worst(silent)} ms — ${verdict(killOk)}.`,
+    `- a host killed on any node reads offline everywhere within the heartbeat window (${r.heartbeatWindowMs} ms): socket terminated, worst ${worst(terminate)} ms; socket silent, worst ${worst(silent)} ms — ${judged(killOk)}.`,
     // A memory miss is explained by the table's own columns (V8's committed heap, its young generation, what lies outside it).
     ...(r.profile ? [r.profile] : []),
     '',
