@@ -11,7 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const built = join(root, 'dist', 'main.js');
 // What the bundle is made of; console/ is not in it (the hub bundles the console itself).
-const INPUTS = ['src', 'host-protocol', 'tsup.config.ts', 'package-lock.json'];
+const INPUTS = ['src', 'host-protocol', 'tsup.config.ts', 'scripts/cjs-by-require.mjs', 'package-lock.json'];
 
 function newest(path) {
   const st = statSync(path, { throwIfNoEntry: false });
