@@ -9,7 +9,7 @@
 // alternating. Needs DATABASE_URL; prints its table.
 //
 //   DATABASE_URL=… npx tsx bench/batch-writes.ts      (BATCH_ROUNDS=3)
-import { readFileSync } from 'node:fs';
+import { processCpuMs } from './proc-cpu.js';
 import pg from 'pg';
 import { positional } from '../src/db/direct.js';
 import { createTestDatabase } from '../test/helpers/hub.js';
@@ -61,10 +61,7 @@ async function main(): Promise<void> {
     const ids = Array.from({ length: ALL }, (_, i) => `hst_${i.toString(16).padStart(16, '0')}`);
     await c.query(`insert into bench_hosts (id) select unnest($1::text[])`, [ids]);
     const pid = (await c.query('select pg_backend_pid() as p')).rows[0].p as number;
-    const backendMs = () => {
-      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      return (Number(f[11]) + Number(f[12])) * 10; // clock ticks of 10 ms
-    };
+    const backendMs = () => processCpuMs(pid) ?? NaN;
     const out = new Map<string, string[]>();
     for (let r = 0; r < ROUNDS; r++) {
       for (const [shape, n] of CASES) {

@@ -8,7 +8,9 @@
 //   npx tsx bench/console-load.ts            (CONSOLE_LOADS=15)
 import { gzipSync } from 'node:zlib';
 import { cpus, loadavg } from 'node:os';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
+import { machineCpuTimes } from './proc-cpu.js';
+import { stolen as stolenShare } from './run.js';
 import { chromium } from 'playwright-core';
 import { startTestHub } from '../test/helpers/hub.js';
 import { chromiumPath } from '../test/helpers/browser.js';
@@ -22,16 +24,11 @@ const median = (xs: number[]) => {
 };
 const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
 
-function stealNow(): { total: number; steal: number } {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  return { total: f.slice(0, 8).reduce((a: number, b: number) => a + b, 0), steal: f[7] ?? 0 };
-}
-
 export async function run(opts: { write?: boolean } = {}): Promise<void> {
   const executablePath = chromiumPath();
   if (!executablePath) throw new Error('no Chromium (apt-get install chromium)');
   const t = await startTestHub();
-  const cpu0 = stealNow();
+  const cpu0 = machineCpuTimes();
   try {
     const html = await (await fetch(t.url + '/')).text();
     const assets = [...html.matchAll(/(?:src|href)="(\/console\/[^"]+)"/g)].map((m) => m[1]);
@@ -70,13 +67,12 @@ export async function run(opts: { write?: boolean } = {}): Promise<void> {
     }
     await browser.close();
 
-    const cpu1 = stealNow();
-    const stolen = cpu1.total > cpu0.total ? Math.round(((cpu1.steal - cpu0.steal) / (cpu1.total - cpu0.total)) * 100) : 0;
+    const stolen = stolenShare(cpu0, machineCpuTimes());
     const lines = [
       '',
       `## console — bundle size and first load (${new Date().toISOString().slice(0, 10)})`,
       '',
-      `Machine: ${cpus().length} × ${cpus()[0]?.model?.trim()}, Node ${process.version}, Chromium at ${executablePath}, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end, ${stolen} % CPU stolen. \`npx tsx bench/console-load.ts\`, ${LOADS} loads each.`,
+      `Machine: ${cpus().length} × ${cpus()[0]?.model?.trim()}, Node ${process.version}, Chromium at ${executablePath}, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end, ${stolen} CPU stolen. \`npx tsx bench/console-load.ts\`, ${LOADS} loads each.`,
       '',
       '| served | bytes | gzipped |',
       '|---|---:|---:|',

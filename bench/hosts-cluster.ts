@@ -40,7 +40,7 @@ import { forkHub, type BenchHub } from './hub-process.js';
 import { cpuTimes, stolen } from './run.js';
 import { recording } from './main.js';
 import { profiledRound, profileWanted } from './miss-profile.js';
-import { processCpuMs } from './proc-cpu.js';
+import { processCpuMs, processStat } from './proc-cpu.js';
 import { judged, type Verdict } from './verdicts.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -320,14 +320,8 @@ function postgresCpuMs(): number {
   let ms = 0;
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
-    try {
-      const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (!st.includes('(postgres)')) continue;
-      const f = st.split(') ')[1].split(' ');
-      ms += ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-    } catch {
-      // gone meanwhile
-    }
+    const st = processStat(pid); // undefined: gone meanwhile
+    if (st?.name === 'postgres') ms += st.cpuMs;
   }
   return ms;
 }
@@ -651,7 +645,6 @@ export function clusterVerdicts(r: ClusterResult): Verdict[] {
     { target: '4. a killed host offline everywhere within the heartbeat window', outcome: judged(killsMet(r)), figure: `worst ${worstKill(r.kills)} ms of ${r.heartbeatWindowMs}` },
   ];
 }
-
 
 function record(r: ClusterResult): void {
   const cpu = cpus();

@@ -6,29 +6,12 @@
 // backend that exits between two readings loses its time (pools keep theirs).
 // The same connection reads the cluster's WAL position, for "WAL bytes per
 // message" (bench/dispatch.ts): cluster-wide, so only phases that run alone count.
-import { readFileSync } from 'node:fs';
-import { execSync } from 'node:child_process';
 import pg from 'pg';
 import { PG_WAITS_APP } from './pg-waits.js';
-
-const TICKS = (() => {
-  try {
-    return Number(execSync('getconf CLK_TCK', { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
+import { processCpuMs } from './proc-cpu.js';
 
 /** utime + stime of a process in ms, or 0 when it is gone or not visible. */
-function cpuMs(pid: number): number {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = s.slice(s.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state)
-    return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS;
-  } catch {
-    return 0;
-  }
-}
+const cpuMs = (pid: number): number => processCpuMs(pid) ?? 0;
 
 export interface PgCpu {
   /** CPU ms so far of the backends whose application_name is (`app`) or is not (`!app`) the given one. */

@@ -12,6 +12,7 @@ import { existsSync, writeFileSync, appendFileSync, readFileSync } from 'node:fs
 import { cpus, totalmem, loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { recording } from './main.js';
+import { machineCpuTimes } from './proc-cpu.js';
 import { verdictsOf, verdictsTable, type Verdict } from './verdicts.js';
 
 const MODULES = ['http', 'hosts', 'hosts-cluster', 'dispatch', 'sql-calls', 'db-call', 'vault', 'cross-node', 'unit-costs', 'startup'];
@@ -38,15 +39,7 @@ function machine(): string {
 }
 
 /** The machine's CPU time counters (Linux /proc/stat): total and the part the hypervisor gave to other guests. */
-export function cpuTimes(): { total: number; steal: number } | undefined {
-  try {
-    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-    // user nice system idle iowait irq softirq steal (guest times are inside user/nice)
-    return { total: f.slice(0, 8).reduce((a, b) => a + b, 0), steal: f[7] ?? 0 };
-  } catch {
-    return undefined;
-  }
-}
+export const cpuTimes = machineCpuTimes;
 
 /** Share of the CPU time stolen by the hypervisor between two readings, e.g. "3 %". */
 export function stolen(a: ReturnType<typeof cpuTimes>, b: ReturnType<typeof cpuTimes>): string {

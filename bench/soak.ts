@@ -16,6 +16,7 @@ import { pairHost, eventually } from '../test/helpers/host.js';
 import { answeringHost, type AnsweringHost } from '../test/helpers/answering-host.js';
 import { openSse } from '../test/helpers/sse.js';
 import { LoadClient } from './load-client.js';
+import { machineCpuTimes } from './proc-cpu.js';
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 30);
 const SAMPLE_S = Number(process.env.SOAK_SAMPLE_S ?? 30);
@@ -33,11 +34,6 @@ function sample(pid: number): { rssMb: number; fds: number } {
   return { rssMb: Math.round(kb / 102.4) / 10, fds: readdirSync(`/proc/${pid}/fd`).length };
 }
 
-/** Total and stolen CPU jiffies from /proc/stat (the first line). */
-function cpuTimes(): { total: number; steal: number } {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  return { total: f.reduce((a, b) => a + b, 0), steal: f[7] ?? 0 };
-}
 
 async function main() {
   const db = await createTestDatabase();
@@ -81,7 +77,7 @@ async function main() {
     const end = Date.now() + MINUTES * 60_000;
     const started = Date.now();
     const rows: Array<{ min: number; rssMb: number; fds: number; sent: number; accepted: number; refused: number; errors: number }> = [];
-    const cpu0 = cpuTimes();
+    const cpu0 = machineCpuTimes()!;
     const printRow = () => {
       const s = sample(pid);
       const row = { min: Math.round((Date.now() - started) / 6000) / 10, ...s, sent: counts.sent, accepted: counts.accepted, refused: counts.refused, errors: counts.errors };
@@ -129,7 +125,7 @@ async function main() {
     }
     await sleep(2000);
     printRow();
-    const cpu1 = cpuTimes();
+    const cpu1 = machineCpuTimes()!;
     const after = rows.filter((r) => r.min >= WARMUP_MIN);
     const first = after[0] ?? rows[0];
     const last = rows[rows.length - 1];

@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { runIfMain, recording } from './main.js';
+import { processCpuMs } from './proc-cpu.js';
 import { createTestDatabase } from '../test/helpers/hub.js';
 import { openDatabase } from '../src/db/orm.js';
 import { createLogger } from '../src/log.js';
@@ -30,15 +31,11 @@ const REPS = Number(process.env.SQL_REPS ?? 5);
 const SESSIONS = 200;
 const AB = process.env.SQL_AB;
 const ONE_RUNNER = process.env.SQL_ONE_RUNNER === '1';
-const TICKS = 100; // /proc's clock ticks per second on Linux
 
 const id = (p: string) => `${p}_${randomBytes(8).toString('hex')}`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-function cpuMs(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS;
-}
+const cpuMs = (pid: number): number => processCpuMs(pid) ?? NaN;
 
 async function seed(c: pg.Client) {
   const owner = id('usr');

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { cpuTimes, stolen } from './run.js';
 import { createTestDatabase } from '../test/helpers/hub.js';
 import { recording } from './main.js';
+import { processCpuMs } from './proc-cpu.js';
 import { profileWanted } from './miss-profile.js';
 import { judged, type Verdict } from './verdicts.js';
 import { profileText, type Profile } from './profile-summary.js';
@@ -69,10 +70,7 @@ function hubPid(root: number): number {
   return pid;
 }
 
-function cpuSeconds(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100; // utime + stime, in clock ticks (USER_HZ 100)
-}
+const cpuSeconds = (pid: number): number => (processCpuMs(pid) ?? NaN) / 1000;
 
 function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

@@ -15,7 +15,7 @@
 //
 //   npx tsx bench/unit-costs.ts      (UNIT_QUICK=1 for a short try; UNIT_HOSTS=3000, UNIT_HB_SECONDS=60, UNIT_MSG_RATE=100, UNIT_DELTA_RATE=2000)
 import { execSync } from 'node:child_process';
-import { appendFileSync, readFileSync, readdirSync } from 'node:fs';
+import { appendFileSync, readdirSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -28,6 +28,7 @@ import { connectFakeHost, type FakeHost } from '../test/helpers/host.js';
 import { forkHub, type BenchHub } from './hub-process.js';
 import { LoadClient } from './load-client.js';
 import { setup, onRunStart, type Sim } from './dispatch.js';
+import { machineCpuTimes, processCpuMs } from './proc-cpu.js';
 
 const REPS = 3;
 /** UNIT_QUICK=1: short windows, to try the bench out (figures not meant to be kept). */
@@ -42,10 +43,6 @@ const MSG_RATE = Number(process.env.UNIT_MSG_RATE ?? 100);
 const DELTA_RATE = Number(process.env.UNIT_DELTA_RATE ?? 2000);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const median = (xs: number[]) => {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
-  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
-};
 const sh = (cmd: string) => {
   try {
     return execSync(cmd, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
@@ -53,21 +50,15 @@ const sh = (cmd: string) => {
     return '?';
   }
 };
-const TICK = Number(sh('getconf CLK_TCK')) || 100;
+const median = (xs: number[]) => {
+  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
+  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
+};
 
 /** CPU seconds (user+sys, all threads) of a process, or undefined when it is gone. */
 function cpuSeconds(pid: number): number | undefined {
-  try {
-    const rest = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(rest[11]) + Number(rest[12])) / TICK; // fields 14 and 15: utime, stime
-  } catch {
-    return undefined;
-  }
-}
-
-function machineTimes(): { total: number; steal: number } {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  return { total: f.slice(0, 8).reduce((a, b) => a + b, 0), steal: f[7] ?? 0 };
+  const ms = processCpuMs(pid);
+  return ms === undefined ? undefined : ms / 1000;
 }
 
 // ---------------------------------------------------------------- counters
@@ -252,7 +243,7 @@ export async function run(opts: { write?: boolean } = {}): Promise<UnitCostsResu
   }
   const say = (m: string) => console.error(`unit-costs: ${m}`);
   const t0 = performance.now();
-  const cpu0 = machineTimes();
+  const cpu0 = machineCpuTimes()!;
   const loadStart = loadavg().map((x) => x.toFixed(1)).join(' ');
   const redis = await privateRedis();
   const db = await createTestDatabase();
@@ -421,7 +412,7 @@ export async function run(opts: { write?: boolean } = {}): Promise<UnitCostsResu
       messageCommands: topCommands(msgD, msgN, idleCmd), deltaCommands: topCommands(delD, delN, idleCmd), hostCommands: topCommands(hbD, hbD.map((d) => (n * d.seconds) / 60), idleCmd),
       heartbeatMs, hosts: n, rssKbPerChannel: median(rssPer), heapKbPerChannel: median(heapPer), fdsPerChannel: median(fdPer), redisBytesPerHost: median(redisPer), presenceKeyBytes: keyBytes, rssSteps,
       counts: { messages: msgN, deltas: delN },
-      steal: stolen(cpu0, machineTimes()), load: { start: loadStart, end: loadavg().map((x) => x.toFixed(1)).join(' ') },
+      steal: stolen(cpu0, machineCpuTimes()!), load: { start: loadStart, end: loadavg().map((x) => x.toFixed(1)).join(' ') },
       cpuModel: sh(`lscpu | grep 'Model name' | sed 's/.*: *//'`), seconds: Math.round((performance.now() - t0) / 1000),
     };
     console.log(JSON.stringify(result));
