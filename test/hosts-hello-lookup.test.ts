@@ -9,6 +9,7 @@ import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import type { SessionView } from '../src/client/index.js';
 import { CloseCodes } from '../host-protocol/version.js';
+import type { RunResolver } from '../src/hosts/channel-runs.js';
 
 let t: TestHub;
 const hosts: FakeHost[] = [];
@@ -81,5 +82,40 @@ test('a hello reads its host\'s tasks once; the channel speaks for its open run,
   } finally {
     gateway.presence = presence;
     lookups.stop();
+  }
+});
+
+test('a message sent while the hello\'s look-up is in flight starts: the channel held here is online, not "offline" from presence naming this node', { timeout: 60_000 }, async () => {
+  const u = await t.user();
+  const { hostId, credential } = await pairHost(t, u.key);
+  const c = t.client(u.key);
+  // Hold the look-up of the open runs of the hellos (one query in flight, hosts/channel-runs.ts) until released.
+  const runs = (t.hub.runFrames.gateway as unknown as { runs: { resolver: RunResolver } }).runs;
+  const resolve = runs.resolver;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  runs.resolver = async (hellos) => {
+    await gate;
+    return resolve(hellos);
+  };
+  try {
+    const host = await connectFakeHost(t, credential, { capacity: 1 });
+    hosts.push(host);
+    const agent = await eventually(() => c.agents.create({ name: 'unsettled', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
+    const started = host.next((f: any) => f.t === 'run.start');
+    // Before: presence names this node, the channel was not yet settled, and the send read that as a
+    // closed channel whose removal was on its way: 503 "the agent's host is offline".
+    const sent = await c.sessions.create({ agentId: agent.id, content: 'right after hello' });
+    assert.equal((sent as { status: string }).status, 'processing');
+    release();
+    const start: any = await started;
+    assert.equal(start.prompt, 'right after hello');
+    // The run is the channel's own: its end is taken once the look-up has answered.
+    host.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+    const sid = (sent as { sessionId: string }).sessionId;
+    await eventually(async () => (await c.sessions.get(sid)).status === 'active' || undefined, 5000, 20);
+  } finally {
+    release();
+    runs.resolver = resolve;
   }
 });

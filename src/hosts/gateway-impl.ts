@@ -254,8 +254,10 @@ export class HostChannels implements HostGateway, ChannelOwner {
   }
 
   presenceToSend(hostId: string): SendPresence | Promise<SendPresence> {
-    const held = this.heldCapacity(hostId);
-    return held !== undefined ? { status: 'online', capacity: held } : this.routing.forSend(hostId);
+    // A channel open here is online, also while its hello's look-up of open runs is in flight: presence names
+    // this node then, which a reading takes for a channel closed here with its removal on its way (routing.ts).
+    const c = this.local.get(hostId);
+    return c?.socket ? { status: 'online', capacity: c.capacity } : this.routing.forSend(hostId);
   }
 
   onRunUndelivered(handler: (hostId: string, frame: FrameOf<HubToHost, 'run.start'>, meta: RunStartMeta) => void): void {
