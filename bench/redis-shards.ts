@@ -95,7 +95,7 @@ async function presenceRound(urls: string[], shards: number): Promise<Round> {
   const t0 = process.cpuUsage();
   const w0 = performance.now();
   for (let r = 0; r < REFRESHES; r++) {
-    const done = await p.refresh(ids, 'bench-node', 600_000, Date.now());
+    const done = await p.refresh(ids, 'bench-node', 600_000);
     if (!done.ok || done.restored.length) throw new Error('a presence refresh failed');
   }
   const wall = (performance.now() - w0) / 1000;

@@ -160,9 +160,13 @@ test('presence: each host\'s entry on the shard its id hashes to, none on the fi
   assert.deepEqual([...all.keys()].sort(), [...ids].sort());
   await p1.patch(ids[0], { running: 3 });
   assert.equal((await p2.get(ids[0]))!.running, 3);
-  const r = await p1.refresh(ids, 'n1', 60_000, 2000);
+  const ttls = async () => (await Promise.all([s1, s2].map((s) => Promise.all(ids.map((id) => probe(s.url).pttl(`pr:presence:${id}`)))))).map((l) => l.filter((t) => t > 0));
+  const r = await p1.refresh(ids, 'n1', 600_000);
   assert.deepEqual(r, { restored: [], ok: true });
-  assert.ok([...(await p2.getMany(ids)).values()].every((e) => e.lastSeenAt === 2000), 'refreshed on both shards');
+  const extended = (await ttls()).flat();
+  assert.ok(extended.length === 40 && extended.every((t) => t > 60_000), 'extended on both shards');
+  // Last seen: the holding node's latest renewal of its liveness key on the entry's shard, not the entry's own (1000).
+  assert.ok([...(await p2.getMany(ids)).values()].every((e) => e.lastSeenAt > Date.now() - 10_000), 'last seen at n1\'s renewal on both shards');
   assert.equal((await p2.set(ids[1], entry('n2'), 60_000)).prev, 'n1', 'a takeover is seen on the shard');
   await p2.remove(ids[2], 'n2');
   assert.ok(await p1.get(ids[2]), 'only the holder removes');
@@ -187,7 +191,7 @@ test('presence: a shard restarted empty gets this node\'s entries written again 
   await s2.start(); // empty
   await eventually(async () => b.healthy() || undefined, 10_000, 20);
   const r = await eventually(async () => {
-    const x = await p.refresh(ids, 'n1', 60_000, 3000);
+    const x = await p.refresh(ids, 'n1', 60_000);
     return x.ok ? x : undefined;
   }, 10_000, 50);
   assert.deepEqual(r.restored.sort(), [...onSecond].sort(), 'what the restarted shard lost, and only that');

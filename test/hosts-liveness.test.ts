@@ -21,7 +21,7 @@ test('a silent host is closed at least half a check period before its window end
       const held = new Map<string, HostConnection>();
       const upkeep = { refresh: async () => true } as unknown as PresenceUpkeep;
       const store = { touchMany() {} } as unknown as HostStore;
-      const sweep = new LivenessSweep(window, held, new Set(), upkeep, store, () => {});
+      const sweep = new LivenessSweep(window, 180_000, held, new Set(), upkeep, store, () => {});
       // Hosts that said their last frame at every phase of a check period, from just after a sweep on.
       const start = Date.now();
       const phases = [1, check / 4, check / 2, (3 * check) / 4, check - 1];
@@ -38,6 +38,39 @@ test('a silent host is closed at least half a check period before its window end
         assert.ok(silence >= window - check, `window ${window}: closed after only ${silence} ms of silence`);
       }
     }
+  } finally {
+    mock.timers.reset();
+  }
+});
+
+test('each held host\'s presence is extended once every third of its TTL, a slice of the hosts at each sweep', () => {
+  mock.timers.enable({ apis: ['setInterval', 'Date'], now: 1_000_000 });
+  try {
+    const window = 15_000;
+    const ttl = 180_000;
+    const held = new Map<string, HostConnection>();
+    // Hosts of a connect storm: all there at once.
+    for (let i = 0; i < 1200; i++) held.set(`hst_${i}`, { hostId: `hst_${i}`, lastSeen: Date.now(), presenceSlice: -1, close() {} } as unknown as HostConnection);
+    const calls: string[][] = [];
+    const upkeep = { refresh: async (ids: string[]) => (calls.push(ids), true) } as unknown as PresenceUpkeep;
+    const touched: number[] = [];
+    const store = { touchMany: (ids: Iterable<string>) => void touched.push([...ids].length) } as unknown as HostStore;
+    let forwards = 0;
+    const sweep = new LivenessSweep(window, ttl, held, new Set(), upkeep, store, () => forwards++);
+    for (let t = 0; t < ttl / 3; t += 100) {
+      for (const c of held.values()) c.lastSeen = Date.now(); // every host pings
+      mock.timers.tick(100);
+    }
+    sweep.close();
+    const times = new Map<string, number>();
+    for (const ids of calls) for (const id of ids) times.set(id, (times.get(id) ?? 0) + 1);
+    assert.equal(times.size, held.size, 'every host extended');
+    assert.ok([...times.values()].every((n) => n === 1), 'once in a third of the TTL (was: every third of the heartbeat window)');
+    const largest = Math.max(...calls.map((c) => c.length));
+    assert.ok(largest <= 20, `a slice, not every host at once: ${largest} in one sweep`);
+    assert.equal(touched.length, 1, 'last seen reaches the database once a minute');
+    assert.equal(touched[0], held.size);
+    assert.ok(forwards >= 11 && forwards <= 13, `stale forwards dropped every third of the window: ${forwards}`);
   } finally {
     mock.timers.reset();
   }

@@ -137,14 +137,18 @@ describe('RedisPresence rules', { skip: 'skip' in redis ? redis.skip : undefined
     const h = hid();
     const e = entry('n1');
     await p.set(h, e, 5000);
-    assert.deepEqual(await p.get(h), e);
+    const got = (await p.get(h))!;
+    assert.deepEqual({ ...got, lastSeenAt: 0 }, { ...e, lastSeenAt: 0 });
+    assert.ok(got.lastSeenAt >= e.lastSeenAt, 'last seen: the entry\'s, or its node\'s later renewal');
     await p.patch(h, { running: 3 });
     assert.equal((await p.get(h))!.running, 3);
     await p.patch(hid(), { running: 1 }); // absent: stays absent
-    await p.refresh([h], 'n1', 5000, 42);
-    assert.equal((await p.get(h))!.lastSeenAt, 42);
-    await p.refresh([h], 'n2', 5000, 43); // another node cannot extend it
-    assert.equal((await p.get(h))!.lastSeenAt, 42);
+    const ttl = () => bus.client.pttl(bus.key(`presence:${h}`));
+    await p.refresh([h], 'n1', 60_000);
+    assert.ok((await ttl()) > 5000, 'extended by its node');
+    await p.set(h, e, 5000);
+    await p.refresh([h], 'n2', 60_000); // another node cannot extend it
+    assert.ok((await ttl()) <= 5000, 'not extended by another node');
     await p.remove(h, 'n2');
     assert.ok(await p.get(h), 'a node that does not hold the host cannot remove it');
     await p.remove(h, 'n1');
@@ -250,7 +254,7 @@ describe('RedisPresence rules', { skip: 'skip' in redis ? redis.skip : undefined
     await p.set(h1, entry('n1'), 400);
     await p.set(h2, entry('n1'), 400);
     await new Promise((r) => setTimeout(r, 250));
-    await p.refresh([h2], 'n1', 400, Date.now());
+    await p.refresh([h2], 'n1', 400);
     await new Promise((r) => setTimeout(r, 250));
     const m = await p.getMany([h1, h2]);
     assert.deepEqual([...m.keys()], [h2]);
@@ -272,5 +276,78 @@ describe('RedisPresence rules', { skip: 'skip' in redis ? redis.skip : undefined
     // A clean close drops the liveness key at once.
     await live.close();
     assert.deepEqual([...(await dead.getMany([h2, h3])).keys()], [h3]);
+  });
+
+  test('a node restarted under the same id: the entries of its earlier boot read offline at once, and its close leaves the new boot\'s key', async () => {
+    const before = presence('n-again');
+    const [h1, h2] = [hid(), hid()];
+    await before.set(h1, entry('n-again'), 600_000);
+    assert.ok(await before.get(h1));
+    // A crash, then the same NODE_ID starts again before the old liveness key has lapsed.
+    clearInterval((before as unknown as { renew: NodeJS.Timeout }).renew);
+    const after = presence('n-again');
+    await after.set(h2, entry('n-again'), 600_000);
+    assert.deepEqual([...(await after.getMany([h1, h2])).keys()], [h2], 'h1 was held by the boot that died');
+    // The old boot's entry is its own again only if the new boot writes it (the host says hello to it).
+    assert.deepEqual((await after.refresh([h1], 'n-again', 600_000)).restored, []);
+    // A late close of the earlier boot must not take the new boot's hosts offline.
+    await before.close();
+    assert.ok(await after.get(h2), 'the new boot\'s liveness key is left alone');
+    await after.close();
+    assert.equal(await after.get(h2), undefined);
+  });
+
+  test('a live node\'s entry reads last seen at the node\'s latest renewal, without a write per host', async () => {
+    const p = presence('n-stamp', { nodeTtlMs: 5000, renewMs: 100 });
+    const h = hid();
+    await p.set(h, { ...entry('n-stamp'), lastSeenAt: 1000 }, 600_000);
+    const t0 = Date.now();
+    await eventually(async () => ((await p.get(h))!.lastSeenAt >= t0 + 200) || undefined, 5000, 20);
+    await p.close();
+  });
+
+  test('a removal Redis did not take is sent again: at the next refresh, and when Redis is ready again', async () => {
+    const p = presence('n-rm');
+    const [h1, h2] = [hid(), hid()];
+    await p.set(h1, entry('n-rm'), 600_000);
+    await p.set(h2, entry('n-rm'), 600_000);
+    const client = bus.client as unknown as Record<string, unknown>;
+    const real = client.presenceRemove;
+    client.presenceRemove = () => Promise.reject(new Error('connection lost'));
+    try {
+      await p.remove(h1, 'n-rm');
+      await p.remove(h2, 'n-rm');
+    } finally {
+      client.presenceRemove = real;
+    }
+    assert.equal(p.pendingRemovals, 2);
+    assert.equal((await p.getMany([h1, h2])).size, 2, 'the node lives: both still read online');
+    await p.refresh([], 'n-rm', 600_000);
+    await eventually(async () => (await p.getMany([h1, h2])).size === 0 || undefined, 5000, 20);
+    // And on Redis's 'ready' (a reconnect), for one that failed again meanwhile.
+    const h3 = hid();
+    await p.set(h3, entry('n-rm'), 600_000);
+    client.presenceRemove = () => Promise.reject(new Error('connection lost'));
+    try {
+      await p.remove(h3, 'n-rm');
+    } finally {
+      client.presenceRemove = real;
+    }
+    bus.client.emit('ready');
+    await eventually(async () => !(await p.get(h3)) || undefined, 5000, 20);
+    assert.equal(p.pendingRemovals, 0);
+    // A host that said hello here again is not removed by a late retry.
+    const h4 = hid();
+    await p.set(h4, entry('n-rm'), 600_000);
+    client.presenceRemove = () => Promise.reject(new Error('connection lost'));
+    try {
+      await p.remove(h4, 'n-rm');
+    } finally {
+      client.presenceRemove = real;
+    }
+    await p.set(h4, entry('n-rm'), 600_000);
+    await p.refresh([h4], 'n-rm', 600_000);
+    assert.ok(await p.get(h4));
+    await p.close();
   });
 });

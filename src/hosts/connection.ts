@@ -57,6 +57,8 @@ export class HostConnection {
   socket: Socket | null = null;
   /** Unix ms of the last frame received. */
   lastSeen = Date.now();
+  /** Which of the liveness sweeps extends this host's presence entry (liveness.ts); -1 until the first. */
+  presenceSlice = -1;
   /** hello accepted. */
   ready = false;
   /** Runs the host said it takes at once (its hello). */

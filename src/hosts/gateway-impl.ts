@@ -33,6 +33,20 @@ export interface ChannelTiming {
   requestTimeoutMs: number;
   /** How long a send reuses a presence reading of a host held by another node (routing.ts; default PRESENCE_REUSE_MS). */
   presenceReuseMs?: number;
+  /** Lifetime of the presence entry of a host whose channel a node holds, unless extended (default: presenceTtlOf). */
+  presenceTtlMs?: number;
+}
+
+/**
+ * A held host's presence entry lives three minutes unless its node extends it (every third of that).
+ * Online and offline are its node's liveness key's to say (presence-redis.ts: a node that dies or
+ * restarts takes its hosts offline within seconds, and a closed channel's entry is removed, the
+ * removal retried until Redis takes it); the entry's own TTL only collects what a dead node left.
+ * Extending every third of the heartbeat window cost each connected host 36 Redis commands a minute.
+ */
+export const PRESENCE_TTL_MS = 180_000;
+export function presenceTtlOf(t: ChannelTiming): number {
+  return t.presenceTtlMs ?? Math.max(PRESENCE_TTL_MS, t.heartbeatTimeoutMs);
 }
 
 export class HostChannels implements HostGateway, ChannelOwner {
@@ -68,7 +82,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     this.node = ctx.config.nodeId;
     this.limits = limitsOf(ctx.config);
     this.runs = new ChannelRuns(ctx.log, this.limits.channelHeldBytes, (fn) => this.safe(fn));
-    this.upkeep = new PresenceUpkeep(presenceStore, this.node, timing.heartbeatTimeoutMs, () => [...this.local.keys()], () => this.closing, (fn) => this.safe(fn));
+    this.upkeep = new PresenceUpkeep(presenceStore, this.node, presenceTtlOf(timing), () => [...this.local.keys()], () => this.closing, (fn) => this.safe(fn));
     this.routing = new HostRouting({
       bus: ctx.bus, node: this.node, presenceStore, read: (id) => this.presence(id), reuseMs: () => timing.presenceReuseMs ?? PRESENCE_REUSE_MS,
       here: this.onHostMsg, offline: (m) => this.forwarding.offline(m), undelivered: (m) => this.undelivered(m), closing: () => this.closing,
@@ -82,7 +96,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     };
     store.liveHosts = () => [...this.local.keys(), ...[...this.waiting].map((c) => c.hostId)];
     this.unsubReconnect = ctx.bus.onReconnect(() => void this.upkeep.rebuild());
-    this.liveness = new LivenessSweep(timing.heartbeatTimeoutMs, this.local, this.waiting, this.upkeep, store, (now) => this.forwarding.dropStale(now));
+    this.liveness = new LivenessSweep(timing.heartbeatTimeoutMs, presenceTtlOf(timing), this.local, this.waiting, this.upkeep, store, (now) => this.forwarding.dropStale(now));
   }
 
   /** How often hosts should ping (sent in `welcome`). */
@@ -112,7 +126,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     const engines = this.intern(f.engines);
     const running = f.running ?? [];
     this.runs.hello(conn, running);
-    void this.presenceStore.set(id, { nodeId: this.node, running: running.length, capacity: f.capacity, engines, lastSeenAt: Date.now() }, this.timing.heartbeatTimeoutMs)
+    void this.presenceStore.set(id, { nodeId: this.node, running: running.length, capacity: f.capacity, engines, lastSeenAt: Date.now() }, presenceTtlOf(this.timing))
       .then((w) => this.placed(conn, w), () => this.placed(conn, { prev: null, epoch: 0 }));
     this.store.recordHello(id, { name: f.name, cliVersion: f.cli, protocolVersion: f.v, engines, capacity: f.capacity }, conn.stored);
     conn.stored = undefined; // needed once; a channel holds no more than it must

@@ -12,23 +12,29 @@ const PERSIST_SEEN_MS = 60_000;
 
 export class LivenessSweep {
   private readonly timer: NodeJS.Timeout;
-  /** Slack of the silence judged (a channel is closed after window − checkMs of it), and the presence refresh's period, ms. */
+  /** Slack of the silence judged (a channel is closed after window − checkMs of it), and the forwards' staleness period, ms. */
   private readonly checkMs: number;
   private readonly refreshMs: number;
   /** How often the sweep runs: half the slack, so a close comes at least checkMs / 2 before the window ends. */
   private readonly sweepMs: number;
+  /** Sweeps per presence extension of a host: each sweep extends one slice of the held hosts. */
+  private readonly slices: number;
+  private sweeps = 0;
+  private assigned = 0;
   private lastRefresh = 0;
   private lastPersist = Date.now();
 
   constructor(
     /** Silence after which a channel is closed and the host reads offline. */
     private readonly heartbeatTimeoutMs: number,
+    /** Lifetime of a held host's presence entry unless extended (gateway-impl.ts, presenceTtlOf). */
+    presenceTtlMs: number,
     /** Channels that said hello, by host id; and open sockets that have not said it yet. */
     private readonly held: ReadonlyMap<string, HostConnection>,
     private readonly waiting: ReadonlySet<HostConnection>,
     private readonly upkeep: PresenceUpkeep,
     private readonly store: HostStore,
-    /** Called on every presence refresh, with its time (the gateway drops stale forwards). */
+    /** Called every third of the heartbeat window, with its time (the gateway drops stale forwards). */
     private readonly onRefresh: (now: number) => void,
   ) {
     // A channel silent for the window less checkMs (a tenth of it, 250 ms to 1 s) is closed at the
@@ -36,34 +42,41 @@ export class LivenessSweep {
     // window − checkMs and window − checkMs / 2 after its last frame, whatever the phase, leaving at
     // least checkMs / 2 for a late timer and the presence removal to reach every node within the
     // window (sweeping every checkMs closed the unluckiest phase at the window's very end, and under
-    // a loaded event loop the host read offline elsewhere after it). Presence in the store is
-    // extended only every third of the window (its TTL is the whole window).
+    // a loaded event loop the host read offline elsewhere after it).
     this.checkMs = Math.min(1000, Math.max(250, Math.floor(heartbeatTimeoutMs / 10)));
     this.sweepMs = Math.floor(this.checkMs / 2);
     this.refreshMs = Math.max(250, Math.floor(heartbeatTimeoutMs / 3));
+    // Presence entries are extended every third of their TTL, a slice of the hosts at each sweep: a
+    // steady trickle of small script calls rather than every host at once (a connect storm's hosts
+    // would otherwise all fall due in the same sweep, each period).
+    this.slices = Math.max(1, Math.round(presenceTtlMs / 3 / this.sweepMs));
     this.timer = setInterval(() => this.sweep(), this.sweepMs);
     this.timer.unref();
   }
 
-  /** Closes silent channels, extends presence of the live ones (every refreshMs), drops stale forwards. */
+  /** Closes silent channels, extends presence of this sweep's slice of the live ones, drops stale forwards. */
   private sweep(): void {
     const now = Date.now();
     // Closed once silent for the window less one check period: the check that sees it comes before the window ends.
     const limit = now - (this.heartbeatTimeoutMs - this.checkMs);
-    const refresh = now - this.lastRefresh >= this.refreshMs - this.sweepMs / 2;
+    const slice = this.sweeps++ % this.slices;
     const live: string[] = [];
     for (const conn of this.held.values()) {
       if (conn.lastSeen <= limit) conn.close(CloseCodes.HEARTBEAT);
-      else if (refresh) live.push(conn.hostId);
+      else {
+        // Slices dealt in arrival order: hosts that connected together are extended in different sweeps.
+        if (conn.presenceSlice < 0) conn.presenceSlice = this.assigned++ % this.slices;
+        if (conn.presenceSlice === slice) live.push(conn.hostId);
+      }
     }
     for (const conn of this.waiting) if (conn.lastSeen <= limit) conn.close(CloseCodes.HELLO_TIMEOUT);
-    if (!refresh) return;
-    this.lastRefresh = now;
-    if (live.length) void this.upkeep.refresh(live, now).catch(() => undefined);
+    if (live.length) void this.upkeep.refresh(live).catch(() => undefined);
     if (now - this.lastPersist >= PERSIST_SEEN_MS) {
       this.lastPersist = now;
-      this.store.touchMany(live, now);
+      this.store.touchMany(this.held.keys(), now);
     }
+    if (now - this.lastRefresh < this.refreshMs - this.sweepMs / 2) return;
+    this.lastRefresh = now;
     this.onRefresh(now);
   }
 

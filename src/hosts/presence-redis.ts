@@ -1,13 +1,19 @@
 // Presence shared by every hub node, in Redis. One hash per host
-// (`presence:<hostId>`: node, running, capacity, engines, lastSeen) with a
-// TTL that the holding node's channel sweep extends in one batched call —
-// never a publish per heartbeat. Each node also keeps `node:<nodeId>` alive
-// with a short TTL; an entry whose node key is gone reads as offline, so the
-// hosts of a killed node read offline within NODE_TTL_MS, and the entry TTL
-// (the heartbeat window) is the backstop. The writes of one event-loop turn
-// (set, patch, remove) go out in call order as one pipeline, one socket write:
-// a connect storm's hellos cost one write per turn, not one each; a read
-// sends the writes queued before it first, so it sees them.
+// (`presence:<hostId>`: node, running, capacity, engines, lastSeen, the
+// writing node's boot) with a long TTL that the holding node extends a slice
+// of its hosts at a time — never a publish per heartbeat. Whether an entry is
+// online is its node's to say: each node keeps `node:<nodeId>` alive with a
+// short TTL, holding its boot id and the time of its last renewal; an entry
+// whose node key is gone, or holds another boot (the node restarted under the
+// same NODE_ID), reads as offline, so the hosts of a killed node read offline
+// within NODE_TTL_MS, and an entry of a live node reads last seen at the
+// node's latest renewal. A closed channel's entry is removed by its node,
+// the removal retried until Redis takes it; the entry TTL only collects what
+// a dead node left behind. The writes of one event-loop turn (set, patch,
+// remove) go out in call order as one pipeline, one socket write: a connect
+// storm's hellos cost one write per turn, not one each; a read sends the
+// writes queued before it first, so it sees them.
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Engine } from '../../host-protocol/frames.js';
 import type { Presence, PresenceEntry, Refreshed, Written } from './presence.js';
@@ -20,55 +26,80 @@ const NODE_RENEW_MS = 1500;
 const CHUNK = 500;
 
 // KEYS: presence keys. ARGV[1]: node key prefix. Returns, per key, the five
-// fields or nils when absent or when its node is dead.
+// fields, or nils when absent or when its node is dead or has restarted since
+// it wrote the entry (its key holds another boot). A live node's entry reads
+// last seen at the node's latest renewal ('<boot>:<ms>'), when that is later.
+// An entry without a boot (a node of an earlier version) is judged by its
+// node key's existence alone.
 const GET = `
 local out = {}
 for i, k in ipairs(KEYS) do
-  local v = redis.call('HMGET', k, 'n', 'r', 'c', 'e', 's')
-  if v[1] and v[1] ~= '' and redis.call('EXISTS', ARGV[1] .. v[1]) == 0 then v = {} end
+  local v = redis.call('HMGET', k, 'n', 'r', 'c', 'e', 's', 'b')
+  if v[1] and v[1] ~= '' then
+    local live = redis.call('GET', ARGV[1] .. v[1])
+    if not live then
+      v = {}
+    elseif v[6] and v[6] ~= '' then
+      local sep = string.find(live, ':', 1, true)
+      if not sep or string.sub(live, 1, sep - 1) ~= v[6] then
+        v = {}
+      else
+        local stamp = string.sub(live, sep + 1)
+        if (tonumber(stamp) or 0) > (tonumber(v[5]) or 0) then v[5] = stamp end
+      end
+    end
+  end
+  v[6] = nil
   out[i] = v
 end
 return out
 `;
 // KEYS: presence keys. ARGV: per key, in order: node, running, capacity,
-// engines, lastSeen, ttl. Replaces each entry (a key given twice is written
-// twice, in order); returns, per key, the node that held it before ('' for
-// none) and this write's epoch 'q': Redis's clock in microseconds, or one more
-// than the entry's when that is not larger. The clock keeps epochs rising
-// across an entry removed, expired or lost with a restarted Redis, with no key
-// of its own. The consecutive sets of one event-loop turn are one call.
+// engines, lastSeen, ttl, boot. Replaces each entry (a key given twice is
+// written twice, in order); returns, per key, the node that held it before
+// ('' for none) and this write's epoch 'q': Redis's clock in microseconds, or
+// one more than the entry's when that is not larger. The clock keeps epochs
+// rising across an entry removed, expired or lost with a restarted Redis, with
+// no key of its own. The consecutive sets of one event-loop turn are one call.
 const SET = `
 local out = {}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 for i, k in ipairs(KEYS) do
-  local a = (i - 1) * 6
+  local a = (i - 1) * 7
   local was = redis.call('HMGET', k, 'n', 'q')
   local epoch = now
   local last = was[2] and tonumber(was[2])
   if last and epoch <= last then epoch = last + 1 end
   redis.call('DEL', k)
-  redis.call('HSET', k, 'n', ARGV[a + 1], 'r', ARGV[a + 2], 'c', ARGV[a + 3], 'e', ARGV[a + 4], 's', ARGV[a + 5], 'q', string.format('%.0f', epoch))
+  redis.call('HSET', k, 'n', ARGV[a + 1], 'r', ARGV[a + 2], 'c', ARGV[a + 3], 'e', ARGV[a + 4], 's', ARGV[a + 5], 'q', string.format('%.0f', epoch), 'b', ARGV[a + 7])
   redis.call('PEXPIRE', k, ARGV[a + 6])
   out[#out + 1] = was[1] or ''
   out[#out + 1] = epoch
 end
 return out
 `;
-// KEYS: presence keys. ARGV: node ('' for none), ttl ms, lastSeen. Returns
-// the (1-based) positions of keys that are gone, e.g. after Redis restarted empty.
+// KEYS: presence keys. ARGV: node, ttl ms, boot. Extends the entries this
+// node wrote since it booted (two commands a host); returns the (1-based)
+// positions of keys gone (Redis restarted empty) or written under this
+// node's name by an earlier boot of it.
 const REFRESH = `
 local gone = {}
 for i, k in ipairs(KEYS) do
-  local n = redis.call('HGET', k, 'n')
-  if n == ARGV[1] then
-    redis.call('HSET', k, 's', ARGV[3])
+  local v = redis.call('HMGET', k, 'n', 'b')
+  if v[1] == ARGV[1] and v[2] == ARGV[3] then
     redis.call('PEXPIRE', k, ARGV[2])
-  elseif not n then
+  elseif not v[1] or v[1] == ARGV[1] then
     gone[#gone + 1] = i
   end
 end
 return gone
+`;
+// KEYS[1]: the node's liveness key. ARGV[1]: its boot. Deleted only while it is this boot's.
+const NODE_DEL = `
+local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ':' then redis.call('DEL', KEYS[1]) end
+return 0
 `;
 // KEYS[1]: presence key. ARGV: field, value pairs. Only a live entry changes.
 const PATCH = `
@@ -95,7 +126,11 @@ type Scripts = Redis & {
   presenceRefresh(n: number, ...a: Array<string | number>): Promise<number[]>;
   presencePatch(key: string, ...a: Array<string | number>): Promise<number>;
   presenceRemove(key: string, node: string): Promise<number>;
+  presenceNodeDel(key: string, boot: string): Promise<number>;
 };
+
+/** Removals that failed, kept for another try: at most this many (the TTL collects the rest). */
+const UNREMOVED_MAX = 100_000;
 
 export class RedisPresence implements Presence {
   private readonly redis: Scripts;
@@ -113,6 +148,10 @@ export class RedisPresence implements Presence {
   private previous = new Map<string, Promise<Written>>();
   /** Writes of this turn, sent at its end (or before the next read) in call order. */
   private queue: QueuedWrite[] = [];
+  /** This process's boot: entries written under another (this node id before a restart) read offline. */
+  private readonly boot = randomBytes(6).toString('hex');
+  /** Removals Redis did not take (host → node), tried again at each refresh and when Redis is ready. */
+  private unremoved = new Map<string, string>();
 
   constructor(
     redis: Redis,
@@ -129,23 +168,29 @@ export class RedisPresence implements Presence {
       redis.defineCommand('presenceRefresh', { lua: REFRESH });
       redis.defineCommand('presencePatch', { lua: PATCH, numberOfKeys: 1 });
       redis.defineCommand('presenceRemove', { lua: REMOVE, numberOfKeys: 1 });
+      redis.defineCommand('presenceNodeDel', { lua: NODE_DEL, numberOfKeys: 1 });
     }
     this.redis = redis as Scripts;
     this.nodeKey = keyOf(`node:${nodeId}`);
-    const beat = () => void this.redis.set(this.nodeKey, String(Date.now()), 'PX', timing.nodeTtlMs).catch((e) => this.warn(e));
+    const beat = () => void this.redis.set(this.nodeKey, `${this.boot}:${Date.now()}`, 'PX', timing.nodeTtlMs).catch((e) => this.warn(e));
     beat();
     this.renew = setInterval(beat, timing.renewMs);
     this.renew.unref();
     // A Redis that restarted empty lost the liveness key too: every entry of this node reads offline until it is back.
-    this.onReady = beat;
-    redis.on('ready', beat);
+    // Removals that failed meanwhile go first: the beat makes their entries read online again.
+    this.onReady = () => {
+      this.retryRemovals();
+      beat();
+    };
+    redis.on('ready', this.onReady);
   }
 
   async set(hostId: string, e: PresenceEntry, ttlMs: number): Promise<Written> {
     const node = e.nodeId ?? '';
     if (e.nodeId) this.mine.set(hostId, { ...e });
     else this.mine.delete(hostId);
-    const written = this.write<[string, number]>('presenceSet', [this.key(hostId), node, e.running, e.capacity, JSON.stringify(e.engines), e.lastSeenAt, ttlMs])
+    this.unremoved.delete(hostId);
+    const written = this.write<[string, number]>('presenceSet', [this.key(hostId), ...this.fields(e, ttlMs)])
       .then(([p, epoch]): Written => ({ prev: p && p !== node ? p : null, epoch: Number(epoch) }))
       .catch((err): Written => {
         this.warn(err);
@@ -167,7 +212,13 @@ export class RedisPresence implements Presence {
     return p ? (await p).prev : null;
   }
 
-  async refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<Refreshed> {
+  /** An entry's SET arguments after its key; an entry of no node has no boot. */
+  private fields(e: PresenceEntry, ttlMs: number): Array<string | number> {
+    return [e.nodeId ?? '', e.running, e.capacity, JSON.stringify(e.engines), e.lastSeenAt, ttlMs, e.nodeId ? this.boot : ''];
+  }
+
+  async refresh(hostIds: string[], nodeId: string | null, ttlMs: number): Promise<Refreshed> {
+    this.retryRemovals();
     this.sendWrites();
     const restored: string[] = [];
     let ok = true;
@@ -178,11 +229,11 @@ export class RedisPresence implements Presence {
     for (let i = 0; i < hostIds.length; i += CHUNK) {
       const ids = hostIds.slice(i, i + CHUNK);
       const keys = ids.map((id) => this.key(id));
-      const gone = await this.redis.presenceRefresh(keys.length, ...keys, nodeId ?? '', ttlMs, lastSeenAt).catch((e) => (failed(e), []));
+      const gone = await this.redis.presenceRefresh(keys.length, ...keys, nodeId ?? '', ttlMs, this.boot).catch((e) => (failed(e), []));
       for (const at of gone) {
         const e = this.mine.get(ids[at - 1]);
         if (!e || e.nodeId !== nodeId) continue;
-        const written = await this.redis.presenceSet(1, this.key(ids[at - 1]), e.nodeId!, e.running, e.capacity, JSON.stringify(e.engines), lastSeenAt, ttlMs)
+        const written = await this.redis.presenceSet(1, this.key(ids[at - 1]), ...this.fields(e, ttlMs))
           .then(() => true, (err) => (failed(err), false));
         if (written) restored.push(ids[at - 1]);
       }
@@ -204,7 +255,25 @@ export class RedisPresence implements Presence {
 
   async remove(hostId: string, nodeId: string | null): Promise<void> {
     if (this.mine.get(hostId)?.nodeId === nodeId) this.mine.delete(hostId);
-    await this.write('presenceRemove', [this.key(hostId), nodeId ?? '']).catch((e) => this.warn(e));
+    this.unremoved.delete(hostId);
+    await this.write('presenceRemove', [this.key(hostId), nodeId ?? '']).catch((e) => {
+      this.warn(e);
+      // Its node lives on, so the entry would read online until its TTL: tried again (unless the host came back here meanwhile).
+      if (nodeId && !this.mine.has(hostId) && this.unremoved.size < UNREMOVED_MAX) this.unremoved.set(hostId, nodeId);
+    });
+  }
+
+  /** Sends again the removals Redis did not take; one that fails again is kept for the next try. */
+  private retryRemovals(): void {
+    if (!this.unremoved.size) return;
+    const again = [...this.unremoved];
+    this.unremoved.clear();
+    for (const [hostId, nodeId] of again) void this.remove(hostId, nodeId);
+  }
+
+  /** Removals waiting for another try (a seam for tests and metrics). */
+  get pendingRemovals(): number {
+    return this.unremoved.size;
   }
 
   async get(hostId: string): Promise<PresenceEntry | undefined> {
@@ -230,8 +299,8 @@ export class RedisPresence implements Presence {
     clearInterval(this.renew);
     this.redis.off('ready', this.onReady);
     this.sendWrites();
-    // Our hosts read offline at once rather than after NODE_TTL_MS.
-    await this.redis.del(this.nodeKey).catch(() => {});
+    // Our hosts read offline at once rather than after NODE_TTL_MS; a later boot's key is left alone.
+    await this.redis.presenceNodeDel(this.nodeKey, this.boot).catch(() => {});
   }
 
   /** Queues a write for the end of this turn. */

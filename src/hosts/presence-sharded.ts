@@ -2,8 +2,8 @@
 // entry lives on the instance its id hashes to, written and read there by a
 // RedisPresence of its own, which also keeps this node's liveness key on that
 // instance (so an entry and the key that says whether its node lives are
-// always read in one script). One million hosts' refreshes cost one Redis core
-// or so (docs/capacity.md): spread, no single instance carries them all.
+// always read in one script). Spread, no single instance carries every host's
+// entry and its extensions (docs/capacity.md).
 import type { Redis } from 'ioredis';
 import { shardOf } from '../shard-hash.js';
 import type { Logger } from '../log.js';
@@ -43,8 +43,8 @@ export class ShardedPresence implements Presence {
     return this.of(hostId).takenOverFrom(hostId);
   }
 
-  async refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<Refreshed> {
-    const done = await Promise.all([...this.split(hostIds)].map(([p, ids]) => p.refresh(ids, nodeId, ttlMs, lastSeenAt)));
+  async refresh(hostIds: string[], nodeId: string | null, ttlMs: number): Promise<Refreshed> {
+    const done = await Promise.all([...this.split(hostIds)].map(([p, ids]) => p.refresh(ids, nodeId, ttlMs)));
     return { restored: done.flatMap((r) => r.restored), ok: done.every((r) => r.ok) };
   }
 

@@ -17,7 +17,7 @@ export class PresenceUpkeep {
   constructor(
     private readonly presenceStore: Presence,
     private readonly node: string,
-    /** How long an entry lives without being extended (the heartbeat window). */
+    /** How long an entry lives without being extended (gateway-impl.ts, presenceTtlOf). */
     private readonly ttlMs: number,
     /** Hosts whose channel this node holds. */
     private readonly held: () => string[],
@@ -32,8 +32,8 @@ export class PresenceUpkeep {
   }
 
   /** Extends the presence of these hosts; entries the store lost are written again and reported. */
-  async refresh(hostIds: string[], now: number): Promise<boolean> {
-    const { restored, ok } = await this.presenceStore.refresh(hostIds, this.node, this.ttlMs, now);
+  async refresh(hostIds: string[]): Promise<boolean> {
+    const { restored, ok } = await this.presenceStore.refresh(hostIds, this.node, this.ttlMs);
     if (restored.length) for (const h of this.restoredHandlers) this.safe(() => h(restored));
     return ok;
   }
@@ -50,7 +50,7 @@ export class PresenceUpkeep {
       for (let attempt = 0; !this.closing(); attempt++) {
         this.rebuildAgain = false;
         const live = this.held();
-        const ok = !live.length || (await this.refresh(live, Date.now()).catch(() => false));
+        const ok = !live.length || (await this.refresh(live).catch(() => false));
         if (ok && !this.rebuildAgain) return;
         if (!ok) await new Promise((r) => setTimeout(r, Math.min(REBUILD_RETRY_MAX_MS, REBUILD_RETRY_MS * 2 ** Math.min(attempt, 10))).unref?.());
       }

@@ -11,7 +11,10 @@ export interface PresenceEntry {
   running: number;
   capacity: number;
   engines: Engine[];
-  /** Unix ms of the last sign of life. */
+  /**
+   * Unix ms of the last sign of life: for a host whose channel a live node holds, that node's latest
+   * liveness stamp (the node closes a channel silent for the heartbeat window); else the entry's own.
+   */
   lastSeenAt: number;
 }
 
@@ -30,11 +33,11 @@ export interface Presence {
   /** Writes the entry (atomically with reading the previous holder and taking the next epoch). */
   set(hostId: string, entry: PresenceEntry, ttlMs: number): Promise<Written>;
   /**
-   * Extends the TTL of entries held by nodeId and stamps lastSeenAt. Answers the hosts whose
-   * entries the store had lost and were written again (a Redis that restarted empty), and `ok:
-   * false` when a write failed (the store unreachable): the caller tries again.
+   * Extends the TTL of entries held by nodeId. Answers the hosts whose entries the store had lost and
+   * were written again (a Redis that restarted empty), and `ok: false` when a write failed (the store
+   * unreachable): the caller tries again.
    */
-  refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<Refreshed>;
+  refresh(hostIds: string[], nodeId: string | null, ttlMs: number): Promise<Refreshed>;
   /** Changes fields of a live entry; no-op when absent. */
   patch(hostId: string, fields: Partial<Pick<PresenceEntry, 'running' | 'engines' | 'capacity'>>): Promise<void>;
   /** Removes the entry only while nodeId still holds it (a newer channel elsewhere wins). */
@@ -70,14 +73,11 @@ export class LocalPresence implements Presence {
     return { prev: prev && prev !== entry.nodeId ? prev : null, epoch: ++this.epoch };
   }
 
-  async refresh(hostIds: string[], nodeId: string | null, ttlMs: number, lastSeenAt: number): Promise<Refreshed> {
+  async refresh(hostIds: string[], nodeId: string | null, ttlMs: number): Promise<Refreshed> {
     const exp = Date.now() + ttlMs;
     for (const id of hostIds) {
       const e = this.entries.get(id);
-      if (e && e.nodeId === nodeId) {
-        e.expiresAt = exp;
-        e.lastSeenAt = lastSeenAt;
-      }
+      if (e && e.nodeId === nodeId) e.expiresAt = exp;
     }
     return { restored: [], ok: true }; // in process: nothing is lost behind the node's back
   }
@@ -112,10 +112,13 @@ export class LocalPresence implements Presence {
   private live(hostId: string): Stored | undefined {
     const e = this.entries.get(hostId);
     if (!e) return undefined;
-    if (e.expiresAt <= Date.now()) {
+    const now = Date.now();
+    if (e.expiresAt <= now) {
       this.entries.delete(hostId);
       return undefined;
     }
+    // Held by a node: in one process, this one, alive now (see PresenceEntry.lastSeenAt).
+    if (e.nodeId !== null) e.lastSeenAt = now;
     return e;
   }
 }

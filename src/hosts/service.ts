@@ -181,9 +181,8 @@ export class HostService {
     const now = Date.now();
     const ttl = this.channels.timing.heartbeatTimeoutMs;
     const cur = await this.presence.get(id.hostId);
-    if (cur && cur.nodeId !== null) {
-      await this.presence.refresh([id.hostId], cur.nodeId, ttl, now);
-    } else {
+    // A host whose channel a live node holds is that node's to keep present (its liveness key); a heartbeat over HTTP changes none of it.
+    if (!cur || cur.nodeId === null) {
       let capacity = body.capacity ?? cur?.capacity;
       let engines = body.engines ?? cur?.engines;
       if (capacity === undefined || engines === undefined) {
