@@ -180,6 +180,7 @@ export class RedisPresence implements Presence {
     // Removals that failed meanwhile go first: the beat makes their entries read online again.
     this.onReady = () => {
       this.retryRemovals();
+      this.sendWrites(); // ahead of the beat on the one connection
       beat();
     };
     redis.on('ready', this.onReady);
