@@ -308,18 +308,21 @@ describe('RedisPresence rules', { skip: 'skip' in redis ? redis.skip : undefined
 
   test('a removal Redis did not take is sent again: at the next refresh, and when Redis is ready again', async () => {
     const p = presence('n-rm');
+    const client = bus.client as unknown as Record<string, unknown>;
+    /** Removes the hosts while Redis refuses every removal (a connection lost under the command). */
+    const removeRefused = async (...hs: string[]) => {
+      const real = client.presenceRemove;
+      client.presenceRemove = () => Promise.reject(new Error('connection lost'));
+      try {
+        for (const h of hs) await p.remove(h, 'n-rm');
+      } finally {
+        client.presenceRemove = real;
+      }
+    };
     const [h1, h2] = [hid(), hid()];
     await p.set(h1, entry('n-rm'), 600_000);
     await p.set(h2, entry('n-rm'), 600_000);
-    const client = bus.client as unknown as Record<string, unknown>;
-    const real = client.presenceRemove;
-    client.presenceRemove = () => Promise.reject(new Error('connection lost'));
-    try {
-      await p.remove(h1, 'n-rm');
-      await p.remove(h2, 'n-rm');
-    } finally {
-      client.presenceRemove = real;
-    }
+    await removeRefused(h1, h2);
     assert.equal(p.pendingRemovals, 2);
     assert.equal((await p.getMany([h1, h2])).size, 2, 'the node lives: both still read online');
     await p.refresh([], 'n-rm', 600_000);
@@ -327,24 +330,14 @@ describe('RedisPresence rules', { skip: 'skip' in redis ? redis.skip : undefined
     // And on Redis's 'ready' (a reconnect), for one that failed again meanwhile.
     const h3 = hid();
     await p.set(h3, entry('n-rm'), 600_000);
-    client.presenceRemove = () => Promise.reject(new Error('connection lost'));
-    try {
-      await p.remove(h3, 'n-rm');
-    } finally {
-      client.presenceRemove = real;
-    }
+    await removeRefused(h3);
     bus.client.emit('ready');
     await eventually(async () => !(await p.get(h3)) || undefined, 5000, 20);
     assert.equal(p.pendingRemovals, 0);
     // A host that said hello here again is not removed by a late retry.
     const h4 = hid();
     await p.set(h4, entry('n-rm'), 600_000);
-    client.presenceRemove = () => Promise.reject(new Error('connection lost'));
-    try {
-      await p.remove(h4, 'n-rm');
-    } finally {
-      client.presenceRemove = real;
-    }
+    await removeRefused(h4);
     await p.set(h4, entry('n-rm'), 600_000);
     await p.refresh([h4], 'n-rm', 600_000);
     assert.ok(await p.get(h4));
