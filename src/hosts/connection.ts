@@ -57,8 +57,8 @@ export class HostConnection {
   socket: Socket | null = null;
   /** Unix ms of the last frame received. */
   lastSeen = Date.now();
-  /** Which of the liveness sweeps extends this host's presence entry (liveness.ts); -1 until the first. */
-  presenceSlice = -1;
+  /** This channel's place in the liveness sweep's order of arrival, which deals it its slices (liveness.ts); -1 until its first sweep. */
+  sweepOrder = -1;
   /** hello accepted. */
   ready = false;
   /** Runs the host said it takes at once (its hello). */

@@ -7,8 +7,8 @@ import type { HostConnection } from './connection.js';
 import type { PresenceUpkeep } from './presence-upkeep.js';
 import type { HostStore } from './store.js';
 
-/** How often lastSeenAt of live channels reaches the database. */
-const PERSIST_SEEN_MS = 60_000;
+/** How often lastSeenAt of a live channel reaches the database. */
+export const PERSIST_SEEN_MS = 60_000;
 
 export class LivenessSweep {
   private readonly timer: NodeJS.Timeout;
@@ -19,10 +19,11 @@ export class LivenessSweep {
   private readonly sweepMs: number;
   /** Sweeps per presence extension of a host: each sweep extends one slice of the held hosts. */
   private readonly slices: number;
+  /** Sweeps per last-seen write of a host: each sweep writes one slice of the held hosts. */
+  private readonly persistSlices: number;
   private sweeps = 0;
   private assigned = 0;
   private lastRefresh = 0;
-  private lastPersist = Date.now();
 
   constructor(
     /** Silence after which a channel is closed and the host reads offline. */
@@ -50,31 +51,39 @@ export class LivenessSweep {
     // steady trickle of small script calls rather than every host at once (a connect storm's hosts
     // would otherwise all fall due in the same sweep, each period).
     this.slices = Math.max(1, Math.round(presenceTtlMs / 3 / this.sweepMs));
+    // Last-seen times likewise, a slice at each sweep: every held host in one write once a minute was
+    // a burst of PostgreSQL work (every node's at once when they started together) that the pings and
+    // messages of that second waited behind (bench/RESULTS.md, thirty-sixth session).
+    this.persistSlices = Math.max(1, Math.round(PERSIST_SEEN_MS / this.sweepMs));
     this.timer = setInterval(() => this.sweep(), this.sweepMs);
     this.timer.unref();
   }
 
-  /** Closes silent channels, extends presence of this sweep's slice of the live ones, drops stale forwards. */
+  /**
+   * Closes silent channels, extends presence of this sweep's slice of the live ones and writes the
+   * last-seen times of its last-seen slice, drops stale forwards.
+   */
   private sweep(): void {
     const now = Date.now();
     // Closed once silent for the window less one check period: the check that sees it comes before the window ends.
     const limit = now - (this.heartbeatTimeoutMs - this.checkMs);
-    const slice = this.sweeps++ % this.slices;
+    const slice = this.sweeps % this.slices;
+    const persistSlice = this.sweeps % this.persistSlices;
+    this.sweeps++;
     const live: string[] = [];
+    const seen: string[] = [];
     for (const conn of this.held.values()) {
       if (conn.lastSeen <= limit) conn.close(CloseCodes.HEARTBEAT);
       else {
-        // Slices dealt in arrival order: hosts that connected together are extended in different sweeps.
-        if (conn.presenceSlice < 0) conn.presenceSlice = this.assigned++ % this.slices;
-        if (conn.presenceSlice === slice) live.push(conn.hostId);
+        // Slices dealt in arrival order: hosts that connected together fall in different sweeps.
+        if (conn.sweepOrder < 0) conn.sweepOrder = this.assigned++;
+        if (conn.sweepOrder % this.slices === slice) live.push(conn.hostId);
+        if (conn.sweepOrder % this.persistSlices === persistSlice) seen.push(conn.hostId);
       }
     }
     for (const conn of this.waiting) if (conn.lastSeen <= limit) conn.close(CloseCodes.HELLO_TIMEOUT);
     if (live.length) void this.upkeep.refresh(live).catch(() => undefined);
-    if (now - this.lastPersist >= PERSIST_SEEN_MS) {
-      this.lastPersist = now;
-      this.store.touchMany(this.held.keys(), now);
-    }
+    if (seen.length) this.store.touchMany(seen, now);
     if (now - this.lastRefresh < this.refreshMs - this.sweepMs / 2) return;
     this.lastRefresh = now;
     this.onRefresh(now);
