@@ -22,6 +22,7 @@
 //   (BENCH_CLUSTER_HOSTS=60000, BENCH_CLUSTER_NODES=4, BENCH_CLUSTER_CLIENTS, BENCH_CLUSTER_CLIENT=raw|ws,
 //    BENCH_CLUSTER_KNOWN=1 for hosts that connected before (their rows hold their hello: a reconnect storm), BENCH_CLUSTER_HEARTBEAT_MS=15000,
 //    BENCH_CLUSTER_STEADY_SECONDS=15, BENCH_CLUSTER_BARE=0 to skip the bare server, BENCH_MAX_SECONDS=600,
+//    BENCH_CLUSTER_PING_SECONDS=65 for pings paced over that span as well (every periodic task of a node in it),
 //    REDIS_SHARD_URLS to spread the nodes' bus topics and presence over more Redis instances,
 //    BENCH_HUB_PROFILE=/tmp/node-%n.cpuprofile for each node's CPU profile from the first connect to close,
 //    BENCH_HUB_QUERIES=/tmp/q-%n.json for each node's SQL statements counted over the same span)
@@ -80,7 +81,7 @@ interface Job {
 }
 type ToClient =
   | { t: 'connect'; jobs: Job[]; concurrency: number }
-  | { t: 'ping'; count: number; parallel: number }
+  | { t: 'ping'; count: number; parallel: number; /** Paced instead: each pinger waits gapMs after each answer, for forMs. */ gapMs?: number; forMs?: number }
   | { t: 'kill'; index: number; mode: 'terminate' | 'silent' }
   | { t: 'open' }
   | { t: 'close' };
@@ -163,8 +164,12 @@ function clientProcess(): void {
       const live = hosts.filter((h): h is RawHost => !!h && h.open);
       const rtts: number[] = [];
       let k = 0;
+      const until = m.forMs === undefined ? Infinity : performance.now() + m.forMs;
       const pinger = async () => {
-        while (k++ < m.count && live.length) rtts.push(await live[Math.floor(Math.random() * live.length)].ping());
+        while ((m.forMs === undefined ? k++ < m.count : performance.now() < until) && live.length) {
+          rtts.push(await live[Math.floor(Math.random() * live.length)].ping());
+          if (m.gapMs) await sleep(m.gapMs);
+        }
       };
       await Promise.all(Array.from({ length: m.parallel }, pinger));
       send({ t: 'pinged', rtts });
@@ -288,6 +293,8 @@ export interface ClusterResult {
   pingP50ms: number;
   pingP99ms: number;
   pings: number;
+  /** Pings paced over a longer span (BENCH_CLUSTER_PING_SECONDS), beside the sample above. */
+  paced?: { seconds: number; pings: number; p50: number; p99: number; p999: number; max: number };
   bare?: { n: number; connected: number; pingP50ms: number; pingP99ms: number; pings: number };
   /** The connect floor: the same client processes and jobs against bare uWS servers, one per node, before the hubs start. */
   bareConnect?: { n: number; connected: number; seconds: number; phases: ConnectPhases; cpu: { servers: number; clients: number } };
@@ -484,6 +491,17 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
     const rtts = pinged.flatMap((p) => p.rtts).sort((a, b) => a - b);
     const profiles: string[] = [];
     const everyNode = hubs.map((h, k) => ({ name: `cluster-${k}`, profiler: h.cpu! }));
+    // BENCH_CLUSTER_PING_SECONDS: pings paced over a longer span as well (a minute holds every periodic
+    // task of a node once: the last-seen writes, the presence slices), reported beside the sample above.
+    const pacedSeconds = Number(process.env.BENCH_CLUSTER_PING_SECONDS ?? 0);
+    let paced: { seconds: number; pings: number; p50: number; p99: number; p999: number; max: number } | undefined;
+    if (pacedSeconds > 0) {
+      step(`pinging, paced, for ${pacedSeconds} s`);
+      const got = (await Promise.all(clients.map((c) => c.ask<FromClient & { t: 'pinged' }>({ t: 'ping', count: 0, parallel: 2, gapMs: 10, forMs: pacedSeconds * 1000 }, 'pinged'))))
+        .flatMap((p) => p.rtts).sort((a, b) => a - b);
+      paced = { seconds: pacedSeconds, pings: got.length, p50: r2(pct(got, 50)), p99: r2(pct(got, 99)), p999: r2(pct(got, 99.9)), max: r2(got[got.length - 1] ?? 0) };
+      step(`paced pings: p50 ${paced.p50} ms, p99 ${paced.p99} ms, p99.9 ${paced.p999} ms, max ${paced.max} ms over ${paced.pings}`);
+    }
     const pingMissed = !pingMet(pct(rtts, 99));
     if (profileWanted(pingMissed)) {
       profiles.push(await profiledRound(`Every node's CPU profile over one more round of pings (ping p99 ≤ ${TARGET_PING_P99_MS} ms ${pingMissed ? 'missed' : 'not missed'}; not part of the figures above).`, everyNode, async () => {
@@ -587,6 +605,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
       perNode: nodes,
       pingP50ms: r2(pct(rtts, 50)),
       pingP99ms: r2(pct(rtts, 99)),
+      ...(paced ? { paced } : {}),
       pings: rtts.length,
       bare: bareFig,
       bareConnect,
@@ -674,7 +693,7 @@ function record(r: ClusterResult): void {
     '',
     "V8's committed heap is what V8 holds from the system for JavaScript objects. Its young generation (new space) stays as large as the last allocation burst made it, up to a bound per process whatever the channels: a node whose new space was still small before the connects counts its growth in its RSS per channel; the column beside sets that growth apart. Where RSS grows more or less than V8's committed heap, the difference is memory outside V8's heap (malloc, uWS's buffers), taken or given back at its own times.",
     '',
-    `Connected ${r.connected} of ${r.n} (${r.failed} failed${r.errors.length ? `: ${r.errors.slice(0, 5).join('; ')}` : ''}). Ping round trip p50 ${r.pingP50ms} ms, p99 ${r.pingP99ms} ms over ${r.pings} pings${r.bare ? `; bare uWS server holding ${r.bare.connected} of ${r.bare.n} in the same state of the machine (the floor): p50 ${r.bare.pingP50ms} ms, p99 ${r.bare.pingP99ms} ms over ${r.bare.pings} pings (hub p99 ${r2(r.pingP99ms / r.bare.pingP99ms)}× the floor)` : ''}.`,
+    `Connected ${r.connected} of ${r.n} (${r.failed} failed${r.errors.length ? `: ${r.errors.slice(0, 5).join('; ')}` : ''}). Ping round trip p50 ${r.pingP50ms} ms, p99 ${r.pingP99ms} ms over ${r.pings} pings${r.bare ? `; bare uWS server holding ${r.bare.connected} of ${r.bare.n} in the same state of the machine (the floor): p50 ${r.bare.pingP50ms} ms, p99 ${r.bare.pingP99ms} ms over ${r.bare.pings} pings (hub p99 ${r2(r.pingP99ms / r.bare.pingP99ms)}× the floor)` : ''}.${r.paced ? ` Paced over ${r.paced.seconds} s (each client 2 pingers, 10 ms between a pong and the next ping; BENCH_CLUSTER_PING_SECONDS): p50 ${r.paced.p50} ms, p99 ${r.paced.p99} ms, p99.9 ${r.paced.p999} ms, max ${r.paced.max} ms over ${r.paced.pings} pings.` : ''}`,
     '',
     `Redis over a steady window of ${r.steadySeconds} s with all ${r.connected} hosts heartbeating: ${r.redisCpuMs} ms CPU (used_cpu_sys + used_cpu_user), i.e. **${r.redisCpuMsPerSecondPer1000} ms of Redis CPU per second per 1,000 hosts** (${r2(r.redisCpuMsPerSecondPer1000 * 60)} ms per minute per 1,000 hosts); ${r.redisCommandsPerHostPerMinute} Redis commands per host per minute (presence refresh in batched scripts, node liveness keys).${r.redisCpuMsByInstance ? ` Over ${r.redisCpuMsByInstance.length} instances (REDIS_SHARD_URLS), REDIS_URL's first: ${r.redisCpuMsByInstance.join(' / ')} ms.` : ''}`,
     '',
