@@ -22,7 +22,7 @@
 //   (BENCH_CLUSTER_HOSTS=60000, BENCH_CLUSTER_NODES=4, BENCH_CLUSTER_CLIENTS, BENCH_CLUSTER_CLIENT=raw|ws,
 //    BENCH_CLUSTER_KNOWN=1 for hosts that connected before (their rows hold their hello: a reconnect storm), BENCH_CLUSTER_HEARTBEAT_MS=15000,
 //    BENCH_CLUSTER_STEADY_SECONDS=15, BENCH_CLUSTER_BARE=0 to skip the bare server, BENCH_MAX_SECONDS=600,
-//    BENCH_CLUSTER_PING_SECONDS=65 for pings paced over that span as well (every periodic task of a node in it),
+//    BENCH_CLUSTER_PING_SECONDS=65: pings paced over that span as well (every periodic task of a node in it; 0 for none),
 //    REDIS_SHARD_URLS to spread the nodes' bus topics and presence over more Redis instances,
 //    BENCH_HUB_PROFILE=/tmp/node-%n.cpuprofile for each node's CPU profile from the first connect to close,
 //    BENCH_HUB_QUERIES=/tmp/q-%n.json for each node's SQL statements counted over the same span)
@@ -491,9 +491,10 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
     const rtts = pinged.flatMap((p) => p.rtts).sort((a, b) => a - b);
     const profiles: string[] = [];
     const everyNode = hubs.map((h, k) => ({ name: `cluster-${k}`, profiler: h.cpu! }));
-    // BENCH_CLUSTER_PING_SECONDS: pings paced over a longer span as well (a minute holds every periodic
-    // task of a node once: the last-seen writes, the presence slices), reported beside the sample above.
-    const pacedSeconds = Number(process.env.BENCH_CLUSTER_PING_SECONDS ?? 0);
+    // Pings paced over a longer span as well (BENCH_CLUSTER_PING_SECONDS, 0 for none): a minute holds every
+    // periodic task of a node once (the last-seen writes, the presence slices), which a sample of 2,000
+    // back-to-back pings, a fraction of a second, meets or misses by chance. Reported beside that sample.
+    const pacedSeconds = Number(process.env.BENCH_CLUSTER_PING_SECONDS ?? 65);
     let paced: { seconds: number; pings: number; p50: number; p99: number; p999: number; max: number } | undefined;
     if (pacedSeconds > 0) {
       step(`pinging, paced, for ${pacedSeconds} s`);
@@ -659,7 +660,7 @@ export function clusterVerdicts(r: ClusterResult): Verdict[] {
   return [
     { target: `4. ${r.n} host channels on ${r.nodes} nodes connected in < ${TARGET_CONNECT_S} s`, outcome: judged(connectMet(r.connectSeconds, r.connected, r.n)), figure: `${r.connectSeconds} s, ${r.connected} of ${r.n}${r.bareConnect ? ` (the bare floor ${r.bareConnect.seconds} s)` : ''}` },
     { target: `4. ≤ ${TARGET_KB_PER_CHANNEL} KB RSS per channel per node`, outcome: judged(worst <= TARGET_KB_PER_CHANNEL), figure: `worst node ${worst} KB (${Math.max(...r.perNode.map(withoutNewSpace))} KB with its young generation's growth set apart)` },
-    { target: `4. ping p99 ≤ ${TARGET_PING_P99_MS} ms`, outcome: judged(pingMet(r.pingP99ms)), figure: `${r.pingP99ms} ms${r.bare ? ` (the bare floor ${r.bare.pingP99ms} ms)` : ''}` },
+    { target: `4. ping p99 ≤ ${TARGET_PING_P99_MS} ms`, outcome: judged(pingMet(r.pingP99ms)), figure: `${r.pingP99ms} ms${r.bare ? ` (the bare floor ${r.bare.pingP99ms} ms)` : ''}${r.paced ? `; paced over ${r.paced.seconds} s: p99 ${r.paced.p99} ms, p99.9 ${r.paced.p999} ms` : ''}` },
     { target: '4. Redis CPU per 1,000 hosts measured', outcome: judged(Number.isFinite(r.redisCpuMsPerSecondPer1000)), figure: `${r.redisCpuMsPerSecondPer1000} ms per second` },
     { target: '4. a killed host offline everywhere within the heartbeat window', outcome: judged(killsMet(r)), figure: `worst ${worstKill(r.kills)} ms of ${r.heartbeatWindowMs}` },
   ];

@@ -100,6 +100,8 @@ test('target 4: connect, memory per node, ping, Redis measured, kills — each j
   assert.equal(by(vs, 'KB RSS per channel').outcome, 'NOT met');
   assert.match(by(vs, 'KB RSS per channel').figure, /^worst node 3\.16 KB \(1\.1\d KB with its young generation's growth set apart\)/);
   assert.equal(by(vs, 'ping p99').outcome, 'met');
+  const paced = by(clusterVerdicts({ ...r, paced: { seconds: 65, pings: 48_000, p50: 0.2, p99: 3.6, p999: 12.1, max: 54 } }), 'ping p99');
+  assert.deepEqual([paced.outcome, paced.figure], ['met', '4.85 ms; paced over 65 s: p99 3.6 ms, p99.9 12.1 ms'], 'the paced sample shown beside the judged one');
   assert.equal(by(vs, 'Redis CPU').outcome, 'met');
   assert.equal(by(vs, 'killed host').outcome, 'met');
   assert.equal(by(clusterVerdicts({ ...r, kills: [{ mode: 'silent', node: 'n', hostId: 'h', offlineMs: NaN, perNode: [NaN] }] }), 'killed host').outcome, 'NOT met', 'a host never read offline');
