@@ -8,7 +8,7 @@ import type { PresenceUpkeep } from './presence-upkeep.js';
 import type { HostStore } from './store.js';
 
 /** How often lastSeenAt of a live channel reaches the database. */
-export const PERSIST_SEEN_MS = 60_000;
+const PERSIST_SEEN_MS = 60_000;
 
 export class LivenessSweep {
   private readonly timer: NodeJS.Timeout;
