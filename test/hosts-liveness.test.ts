@@ -62,21 +62,20 @@ test('each held host\'s presence is extended once every third of its TTL and its
       mock.timers.tick(100);
     }
     sweep.close();
-    const times = new Map<string, number>();
-    for (const ids of calls) for (const id of ids) times.set(id, (times.get(id) ?? 0) + 1);
-    assert.equal(times.size, held.size, 'every host extended');
-    assert.ok([...times.values()].every((n) => n === 1), 'once in a third of the TTL (was: every third of the heartbeat window)');
-    const largest = Math.max(...calls.map((c) => c.length));
-    assert.ok(largest <= 20, `a slice, not every host at once: ${largest} in one sweep`);
+    /** Every held host once over the period, at most 20 in one sweep. */
+    const onceInSlices = (batches: string[][], what: string) => {
+      const times = new Map<string, number>();
+      for (const ids of batches) for (const id of ids) times.set(id, (times.get(id) ?? 0) + 1);
+      assert.equal(times.size, held.size, `${what}: every host`);
+      assert.ok([...times.values()].every((n) => n === 1), `${what}: once in the period`);
+      const largest = Math.max(...batches.map((ids) => ids.length));
+      assert.ok(largest <= 20, `${what}: a slice, not every host at once: ${largest} in one sweep`);
+    };
+    onceInSlices(calls, 'presence extended once in a third of the TTL (was: every third of the heartbeat window)');
     // Last seen reaches the database once a minute for each host, a slice at each sweep: all of a
     // node's hosts in one statement made a burst of PostgreSQL work once a minute (every node at the
     // same moment when they started together), felt by the pings and messages of that second.
-    const seen = new Map<string, number>();
-    for (const ids of touched) for (const id of ids) seen.set(id, (seen.get(id) ?? 0) + 1);
-    assert.equal(seen.size, held.size, 'every host\'s last seen written');
-    assert.ok([...seen.values()].every((n) => n === 1), 'once a minute');
-    const widest = Math.max(...touched.map((ids) => ids.length));
-    assert.ok(widest <= 20, `a slice, not every host at once: ${widest} in one sweep`);
+    onceInSlices(touched, 'last seen written once a minute');
     assert.ok(forwards >= 11 && forwards <= 13, `stale forwards dropped every third of the window: ${forwards}`);
   } finally {
     mock.timers.reset();
