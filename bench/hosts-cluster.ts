@@ -11,7 +11,10 @@
 // terminated (a crashed host process: the node sees the TCP close) and its
 // socket left open but silent (a cut network: only the heartbeat window tells).
 // A bare uWebSockets.js server holding one node's share, pinged in the same
-// state of the machine, is the floor for the ping figure. The hosts speak
+// state of the machine and the same way, is the floor for the ping figure.
+// Ping p99 is judged over a minute of paced pings (every periodic task of a
+// node falls in it once); the 2,000 back-to-back pings of a fraction of a
+// second beside it meet or miss by whether such a task falls in them. The hosts speak
 // through bench/raw-host.ts (the upgrade written by hand on a socket): the
 // `ws` client of the tests cost so much per handshake that on 2 cores it, not
 // the server, set the connect time (BENCH_CLUSTER_CLIENT=ws uses it still).
@@ -22,7 +25,8 @@
 //   (BENCH_CLUSTER_HOSTS=60000, BENCH_CLUSTER_NODES=4, BENCH_CLUSTER_CLIENTS, BENCH_CLUSTER_CLIENT=raw|ws,
 //    BENCH_CLUSTER_KNOWN=1 for hosts that connected before (their rows hold their hello: a reconnect storm), BENCH_CLUSTER_HEARTBEAT_MS=15000,
 //    BENCH_CLUSTER_STEADY_SECONDS=15, BENCH_CLUSTER_BARE=0 to skip the bare server, BENCH_MAX_SECONDS=600,
-//    BENCH_CLUSTER_PING_SECONDS=65: pings paced over that span as well (every periodic task of a node in it; 0 for none),
+//    BENCH_CLUSTER_PING_SECONDS=65: pings paced over that span, the judged ping figure (every periodic task of a node in it; 0 for none:
+//    the back-to-back sample is judged then),
 //    REDIS_SHARD_URLS to spread the nodes' bus topics and presence over more Redis instances,
 //    BENCH_HUB_PROFILE=/tmp/node-%n.cpuprofile for each node's CPU profile from the first connect to close,
 //    BENCH_HUB_QUERIES=/tmp/q-%n.json for each node's SQL statements counted over the same span)
@@ -279,6 +283,16 @@ export interface KillFigure {
   sinceLastBeatMs?: number;
 }
 
+/** Pings paced over `seconds`: 2 pingers per client process, each waiting 10 ms after a pong before its next ping. */
+export interface Paced {
+  seconds: number;
+  pings: number;
+  p50: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
+
 export interface ClusterResult {
   skipped?: string;
   n: number;
@@ -293,9 +307,9 @@ export interface ClusterResult {
   pingP50ms: number;
   pingP99ms: number;
   pings: number;
-  /** Pings paced over a longer span (BENCH_CLUSTER_PING_SECONDS), beside the sample above. */
-  paced?: { seconds: number; pings: number; p50: number; p99: number; p999: number; max: number };
-  bare?: { n: number; connected: number; pingP50ms: number; pingP99ms: number; pings: number };
+  /** Pings paced over a longer span (BENCH_CLUSTER_PING_SECONDS): judged when present, the sample above beside it. */
+  paced?: Paced;
+  bare?: { n: number; connected: number; pingP50ms: number; pingP99ms: number; pings: number; paced?: Paced };
   /** The connect floor: the same client processes and jobs against bare uWS servers, one per node, before the hubs start. */
   bareConnect?: { n: number; connected: number; seconds: number; phases: ConnectPhases; cpu: { servers: number; clients: number } };
   /** Where a connection's time went, from a sample of one in ten. */
@@ -352,6 +366,7 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
   const steadySeconds = Number(process.env.BENCH_CLUSTER_STEADY_SECONDS ?? 15);
   const maxSeconds = Number(process.env.BENCH_MAX_SECONDS ?? 600);
   const withBare = process.env.BENCH_CLUSTER_BARE !== '0';
+  const pacedSeconds = Number(process.env.BENCH_CLUSTER_PING_SECONDS ?? 65);
   const perNode = Math.ceil(n / nodeCount);
   // Node raises its soft open-file limit to the hard one at start, so the hard limit is what a node or client process gets.
   const { hard } = fdLimits();
@@ -491,25 +506,27 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
     const rtts = pinged.flatMap((p) => p.rtts).sort((a, b) => a - b);
     const profiles: string[] = [];
     const everyNode = hubs.map((h, k) => ({ name: `cluster-${k}`, profiler: h.cpu! }));
-    // Pings paced over a longer span as well (BENCH_CLUSTER_PING_SECONDS, 0 for none): a minute holds every
-    // periodic task of a node once (the last-seen writes, the presence slices), which a sample of 2,000
-    // back-to-back pings, a fraction of a second, meets or misses by chance. Reported beside that sample.
-    const pacedSeconds = Number(process.env.BENCH_CLUSTER_PING_SECONDS ?? 65);
-    let paced: { seconds: number; pings: number; p50: number; p99: number; p999: number; max: number } | undefined;
+    // Pings paced over a minute (BENCH_CLUSTER_PING_SECONDS, 0 for none), the judged figure: a minute holds
+    // every periodic task of a node once (the last-seen slices, the presence slices, the sweep), which the
+    // sample of 2,000 back-to-back pings above, a fraction of a second, meets or misses by chance.
+    let paced: Paced | undefined;
     if (pacedSeconds > 0) {
       step(`pinging, paced, for ${pacedSeconds} s`);
-      const got = (await Promise.all(clients.map((c) => c.ask<FromClient & { t: 'pinged' }>({ t: 'ping', count: 0, parallel: 2, gapMs: 10, forMs: pacedSeconds * 1000 }, 'pinged'))))
-        .flatMap((p) => p.rtts).sort((a, b) => a - b);
-      paced = { seconds: pacedSeconds, pings: got.length, p50: r2(pct(got, 50)), p99: r2(pct(got, 99)), p999: r2(pct(got, 99.9)), max: r2(got[got.length - 1] ?? 0) };
+      paced = pacedOf(pacedSeconds, await Promise.all(clients.map((c) => c.ask<FromClient & { t: 'pinged' }>(pacedPing(pacedSeconds), 'pinged'))));
       step(`paced pings: p50 ${paced.p50} ms, p99 ${paced.p99} ms, p99.9 ${paced.p999} ms, max ${paced.max} ms over ${paced.pings}`);
     }
-    const pingMissed = !pingMet(pct(rtts, 99));
+    const pingMissed = !pingMet(paced?.p99 ?? pct(rtts, 99));
     if (profileWanted(pingMissed)) {
       profiles.push(await profiledRound(`Every node's CPU profile over one more round of pings (ping p99 ≤ ${TARGET_PING_P99_MS} ms ${pingMissed ? 'missed' : 'not missed'}; not part of the figures above).`, everyNode, async () => {
-        // Rounds like the measured one for 3 s at least: one round is too short to sample.
+        // Paced like the judged figure, long enough to hold a node's periodic tasks; without pacing, back-to-back rounds for 3 s.
         const again: number[] = [];
-        for (const until = performance.now() + 3000; performance.now() < until;) {
-          again.push(...(await Promise.all(clients.map((c) => c.ask<FromClient & { t: 'pinged' }>({ t: 'ping', count: Math.ceil(2000 / clientCount), parallel: 2 }, 'pinged')))).flatMap((p) => p.rtts));
+        if (paced) {
+          const seconds = Math.min(pacedSeconds, 30);
+          again.push(...(await Promise.all(clients.map((c) => c.ask<FromClient & { t: 'pinged' }>(pacedPing(seconds), 'pinged')))).flatMap((p) => p.rtts));
+        } else {
+          for (const until = performance.now() + 3000; performance.now() < until;) {
+            again.push(...(await Promise.all(clients.map((c) => c.ask<FromClient & { t: 'pinged' }>({ t: 'ping', count: Math.ceil(2000 / clientCount), parallel: 2 }, 'pinged')))).flatMap((p) => p.rtts));
+          }
         }
         again.sort((a, b) => a - b);
         return `Its pings: p50 ${pct(again, 50).toFixed(2)} ms, p99 ${pct(again, 99).toFixed(2)} ms over ${again.length}.`;
@@ -580,6 +597,11 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
       const d = await bc.ask<FromClient & { t: 'connected' }>({ t: 'connect', jobs, concurrency }, 'connected');
       const p = (await bc.ask<FromClient & { t: 'pinged' }>({ t: 'ping', count: 2000, parallel: 2 }, 'pinged')).rtts.sort((a, b) => a - b);
       bareFig = { n: perNode, connected: d.connected, pingP50ms: r2(pct(p, 50)), pingP99ms: r2(pct(p, 99)), pings: p.length };
+      // Paced the same way as the hub's judged figure: one client's two pingers, as each node has.
+      if (pacedSeconds > 0) {
+        step(`bare uWS baseline: pinging, paced, for ${pacedSeconds} s`);
+        bareFig.paced = pacedOf(pacedSeconds, [await bc.ask<FromClient & { t: 'pinged' }>(pacedPing(pacedSeconds), 'pinged')]);
+      }
       await bc.close();
       bare.kill('SIGKILL');
     }
@@ -645,6 +667,13 @@ export async function run(opts: { write?: boolean; n?: number; nodes?: number } 
   }
 }
 
+/** A client's paced ping round: its two pingers wait 10 ms after each pong, for `seconds`. */
+const pacedPing = (seconds: number) => ({ t: 'ping', count: 0, parallel: 2, gapMs: 10, forMs: seconds * 1000 }) as const;
+function pacedOf(seconds: number, rounds: Array<{ rtts: number[] }>): Paced {
+  const got = rounds.flatMap((p) => p.rtts).sort((a, b) => a - b);
+  return { seconds, pings: got.length, p50: r2(pct(got, 50)), p99: r2(pct(got, 99)), p999: r2(pct(got, 99.9)), max: r2(got[got.length - 1] ?? 0) };
+}
+
 const connectMet = (seconds: number, connected: number, n: number) => seconds < TARGET_CONNECT_S && connected === n;
 const pingMet = (p99: number) => p99 <= TARGET_PING_P99_MS;
 /** The slowest of these kills to read offline everywhere (a kill that never did counts as Infinity). */
@@ -654,13 +683,22 @@ const worstKbPerChannel = (r: ClusterResult) => Math.max(...r.perNode.map((p) =>
 /** A node's RSS per channel with its young generation's growth set apart (a bounded cost per process, not per channel). */
 const withoutNewSpace = (p: NodeFigure) => r2(((p.rssOpenMB - p.rssBeforeMB - (p.newSpaceMB[1] - p.newSpaceMB[0])) * 1024) / Math.max(1, p.channels));
 
+/** The ping p99 target 4 is judged on: the paced minute's when paced, else the back-to-back sample's. */
+const judgedPing = (r: ClusterResult) => r.paced?.p99 ?? r.pingP99ms;
+function pingFigure(r: ClusterResult): string {
+  const sample = `${r.pingP99ms} ms${r.bare ? ` (the bare floor ${r.bare.pingP99ms} ms)` : ''}`;
+  if (!r.paced) return sample;
+  const floor = r.bare?.paced ? ` (the bare floor paced the same way: p99 ${r.bare.paced.p99} ms, ${r2(r.paced.p99 / r.bare.paced.p99)}×)` : '';
+  return `paced over ${r.paced.seconds} s: ${r.paced.p99} ms, p99.9 ${r.paced.p999} ms${floor}; ${r.pings} back-to-back pings: ${sample}`;
+}
+
 /** Target 4's parts, judged by the rules the record words. */
 export function clusterVerdicts(r: ClusterResult): Verdict[] {
   const worst = worstKbPerChannel(r);
   return [
     { target: `4. ${r.n} host channels on ${r.nodes} nodes connected in < ${TARGET_CONNECT_S} s`, outcome: judged(connectMet(r.connectSeconds, r.connected, r.n)), figure: `${r.connectSeconds} s, ${r.connected} of ${r.n}${r.bareConnect ? ` (the bare floor ${r.bareConnect.seconds} s)` : ''}` },
     { target: `4. ≤ ${TARGET_KB_PER_CHANNEL} KB RSS per channel per node`, outcome: judged(worst <= TARGET_KB_PER_CHANNEL), figure: `worst node ${worst} KB (${Math.max(...r.perNode.map(withoutNewSpace))} KB with its young generation's growth set apart)` },
-    { target: `4. ping p99 ≤ ${TARGET_PING_P99_MS} ms`, outcome: judged(pingMet(r.pingP99ms)), figure: `${r.pingP99ms} ms${r.bare ? ` (the bare floor ${r.bare.pingP99ms} ms)` : ''}${r.paced ? `; paced over ${r.paced.seconds} s: p99 ${r.paced.p99} ms, p99.9 ${r.paced.p999} ms` : ''}` },
+    { target: `4. ping p99 ≤ ${TARGET_PING_P99_MS} ms`, outcome: judged(pingMet(judgedPing(r))), figure: pingFigure(r) },
     { target: '4. Redis CPU per 1,000 hosts measured', outcome: judged(Number.isFinite(r.redisCpuMsPerSecondPer1000)), figure: `${r.redisCpuMsPerSecondPer1000} ms per second` },
     { target: '4. a killed host offline everywhere within the heartbeat window', outcome: judged(killsMet(r)), figure: `worst ${worstKill(r.kills)} ms of ${r.heartbeatWindowMs}` },
   ];
@@ -694,7 +732,7 @@ function record(r: ClusterResult): void {
     '',
     "V8's committed heap is what V8 holds from the system for JavaScript objects. Its young generation (new space) stays as large as the last allocation burst made it, up to a bound per process whatever the channels: a node whose new space was still small before the connects counts its growth in its RSS per channel; the column beside sets that growth apart. Where RSS grows more or less than V8's committed heap, the difference is memory outside V8's heap (malloc, uWS's buffers), taken or given back at its own times.",
     '',
-    `Connected ${r.connected} of ${r.n} (${r.failed} failed${r.errors.length ? `: ${r.errors.slice(0, 5).join('; ')}` : ''}). Ping round trip p50 ${r.pingP50ms} ms, p99 ${r.pingP99ms} ms over ${r.pings} pings${r.bare ? `; bare uWS server holding ${r.bare.connected} of ${r.bare.n} in the same state of the machine (the floor): p50 ${r.bare.pingP50ms} ms, p99 ${r.bare.pingP99ms} ms over ${r.bare.pings} pings (hub p99 ${r2(r.pingP99ms / r.bare.pingP99ms)}× the floor)` : ''}.${r.paced ? ` Paced over ${r.paced.seconds} s (each client 2 pingers, 10 ms between a pong and the next ping; BENCH_CLUSTER_PING_SECONDS): p50 ${r.paced.p50} ms, p99 ${r.paced.p99} ms, p99.9 ${r.paced.p999} ms, max ${r.paced.max} ms over ${r.paced.pings} pings.` : ''}`,
+    `Connected ${r.connected} of ${r.n} (${r.failed} failed${r.errors.length ? `: ${r.errors.slice(0, 5).join('; ')}` : ''}). Ping round trip p50 ${r.pingP50ms} ms, p99 ${r.pingP99ms} ms over ${r.pings} pings${r.bare ? `; bare uWS server holding ${r.bare.connected} of ${r.bare.n} in the same state of the machine (the floor): p50 ${r.bare.pingP50ms} ms, p99 ${r.bare.pingP99ms} ms over ${r.bare.pings} pings (hub p99 ${r2(r.pingP99ms / r.bare.pingP99ms)}× the floor)` : ''}.${r.paced ? ` Paced over ${r.paced.seconds} s (each client 2 pingers, 10 ms between a pong and the next ping; BENCH_CLUSTER_PING_SECONDS; the judged figure): p50 ${r.paced.p50} ms, p99 ${r.paced.p99} ms, p99.9 ${r.paced.p999} ms, max ${r.paced.max} ms over ${r.paced.pings} pings${r.bare?.paced ? `; the bare server paced the same way (one client's 2 pingers, as each node has): p50 ${r.bare.paced.p50} ms, p99 ${r.bare.paced.p99} ms, p99.9 ${r.bare.paced.p999} ms, max ${r.bare.paced.max} ms over ${r.bare.paced.pings}` : ''}.` : ''}`,
     '',
     `Redis over a steady window of ${r.steadySeconds} s with all ${r.connected} hosts heartbeating: ${r.redisCpuMs} ms CPU (used_cpu_sys + used_cpu_user), i.e. **${r.redisCpuMsPerSecondPer1000} ms of Redis CPU per second per 1,000 hosts** (${r2(r.redisCpuMsPerSecondPer1000 * 60)} ms per minute per 1,000 hosts); ${r.redisCommandsPerHostPerMinute} Redis commands per host per minute (presence refresh in batched scripts, node liveness keys).${r.redisCpuMsByInstance ? ` Over ${r.redisCpuMsByInstance.length} instances (REDIS_SHARD_URLS), REDIS_URL's first: ${r.redisCpuMsByInstance.join(' / ')} ms.` : ''}`,
     '',
@@ -707,7 +745,7 @@ function record(r: ClusterResult): void {
     `  Where a connection's time went (p50 / p99 ms, one connection in ten): connect → open (TCP and the upgrade, the credential check included) ${r.connectPhases.upgrade.p50} / ${r.connectPhases.upgrade.p99}, open → welcome (the hello) ${r.connectPhases.hello.p50} / ${r.connectPhases.hello.p99}${r.bareConnect ? `; against the bare servers ${r.bareConnect.phases.upgrade.p50} / ${r.bareConnect.phases.upgrade.p99} and ${r.bareConnect.phases.hello.p50} / ${r.bareConnect.phases.hello.p99}` : ''}.`,
     ...(r.connectCpu ? [`  CPU per channel over the same span (ms, all processes of each kind): hub nodes ${r.connectCpu.hubs}, client processes ${r.connectCpu.clients}, PostgreSQL ${r.connectCpu.postgres}, Redis ${r.connectCpu.redis}${r.bareConnect?.cpu ? `; against the bare servers: servers ${r.bareConnect.cpu.servers}, client processes ${r.bareConnect.cpu.clients}` : ''}.`] : []),
     `- ≤ ${TARGET_KB_PER_CHANNEL} KB RSS per channel per node: worst node ${worstKb} KB — ${judged(worstKb <= TARGET_KB_PER_CHANNEL)}; over the whole cluster (Σ open − Σ before) / Σ channels ${clusterKb} KB; V8's committed heap grew by ${Math.min(...r.perNode.map(committedKb))}–${Math.max(...r.perNode.map(committedKb))} KB per channel on the nodes; with the growth of the young generation set apart (a bounded cost per process, not per channel), worst node ${worstWithoutNewSpace} KB.`,
-    `- ping p99 ≤ ${TARGET_PING_P99_MS} ms: ${r.pingP99ms} ms — ${judged(pingMet(r.pingP99ms))}.`,
+    `- ping p99 ≤ ${TARGET_PING_P99_MS} ms: ${pingFigure(r)} — ${judged(pingMet(judgedPing(r)))}.`,
     `- Redis CPU per 1,000 hosts measured: ${r.redisCpuMsPerSecondPer1000} ms/s.`,
     `- a host killed on any node reads offline everywhere within the heartbeat window (${r.heartbeatWindowMs} ms): socket terminated, worst ${worst(terminate)} ms; socket silent, worst ${worst(silent)} ms — ${judged(killOk)}.`,
     // A memory miss is explained by the table's own columns (V8's committed heap, its young generation, what lies outside it).
