@@ -129,7 +129,15 @@ export function connectRawHost(url: string, credential: string, opts: RawHostOpt
       reject(e);
     };
     sock.once('error', fail);
-    sock.once('close', () => (clearInterval(timer), reject(new Error(`closed before welcome${closedWith ? ` (${closedWith})` : upgraded ? '' : ' (no upgrade)'}`))));
+    // Which side ended it and when, for a failure seen once in tens of runs: the hub's FIN ('end') or this side, how long after the 101.
+    let finAt: number | undefined;
+    sock.once('end', () => (finAt = performance.now()));
+    sock.once('close', () => {
+      clearInterval(timer);
+      const after = (t: number) => `${Math.round(t - (host.openedAt ?? t))} ms after the 101`;
+      const how = closedWith ? ` (${closedWith})` : !upgraded ? ' (no upgrade)' : finAt !== undefined ? ` (the hub's FIN ${after(finAt)}, no close frame, ${buf.length} bytes unparsed)` : ` (closed here ${after(performance.now())})`;
+      reject(new Error(`closed before welcome${how}`));
+    });
     sock.once('connect', () => {
       sock.write(
         `GET ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
