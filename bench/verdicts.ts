@@ -1,7 +1,7 @@
 // Issue 15's targets as one suite run judged them. Each module answers its verdicts with its result,
 // by the same rules its own table words them, and `npm run bench` (bench/run.ts) ends its part of
 // bench/RESULTS.md with all of them in one table: what was met, missed, or could not be judged
-// because the baseline itself was saturated (the machine, not the hub).
+// because the baseline itself was saturated or missed an absolute line (the machine, not the hub).
 
 export type Outcome = 'met' | 'NOT met' | 'no verdict';
 
@@ -24,7 +24,7 @@ export function verdictsTable(rows: Array<Verdict & { module: string }>): string
     '|---|---|---|---|',
     ...rows.map((r) => `| ${r.target} | ${r.outcome === 'NOT met' ? '**NOT met**' : r.outcome} | ${r.figure} | ${r.module} |`),
     '',
-    `${count('met')} met, ${count('NOT met')} not met, ${count('no verdict')} without a verdict (a saturated baseline measures the machine). A missed target's profile is under its module's table (bench/miss-profile.ts).`,
+    `${count('met')} met, ${count('NOT met')} not met, ${count('no verdict')} without a verdict (a saturated baseline, or a bare floor that misses an absolute line itself, measures the machine). A missed target's profile is under its module's table (bench/miss-profile.ts).`,
   ];
 }
 

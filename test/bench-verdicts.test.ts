@@ -107,6 +107,16 @@ test('target 4: connect, memory per node, ping, Redis measured, kills — each j
   const paced = by(clusterVerdicts({ ...r, pingP99ms: 8.96, paced: pacedMin(3.6), bare }), 'ping p99');
   assert.deepEqual([paced.outcome, paced.figure], ['met', 'paced over 65 s: 3.6 ms, p99.9 12.1 ms (the bare floor paced the same way: p99 1.6 ms, 2.25×); 2000 back-to-back pings: 8.96 ms (the bare floor 1.85 ms)']);
   assert.equal(by(clusterVerdicts({ ...r, pingP99ms: 2.1, paced: pacedMin(5.2) }), 'ping p99').outcome, 'NOT met', 'a paced minute over the line misses, whatever the sample');
+  // Where the bare floor itself misses an absolute line, the machine could not meet it: no verdict (a failed connect stays the hub's).
+  const slowFloor = { ...bare, paced: { ...bare.paced, p99: 37.4 } };
+  const slow = by(clusterVerdicts({ ...r, paced: pacedMin(53.4), bare: slowFloor }), 'ping p99');
+  assert.equal(slow.outcome, 'no verdict');
+  assert.match(slow.figure, /^the bare floor missed it too: the machine, not the hub; paced over 65 s: 53\.4 ms/);
+  const floorConnect = (seconds: number) => ({ n: 60_000, connected: 60_000, seconds, phases: r.connectPhases, cpu: { servers: 0.2, clients: 0.5 } });
+  assert.equal(by(clusterVerdicts({ ...r, connectSeconds: 65.7, bareConnect: floorConnect(22.6) }), 'connected in').outcome, 'no verdict');
+  assert.equal(by(clusterVerdicts({ ...r, connectSeconds: 65.7, bareConnect: floorConnect(8.1) }), 'connected in').outcome, 'NOT met');
+  assert.equal(by(clusterVerdicts({ ...r, connectSeconds: 65.7, connected: 59_999, bareConnect: floorConnect(22.6) }), 'connected in').outcome, 'NOT met', 'a host that failed is the hub\'s');
+  assert.equal(by(clusterVerdicts({ ...r, connectSeconds: 19.2, bareConnect: floorConnect(22.6) }), 'connected in').outcome, 'met');
   assert.equal(by(vs, 'Redis CPU').outcome, 'met');
   assert.equal(by(vs, 'killed host').outcome, 'met');
   assert.equal(by(clusterVerdicts({ ...r, kills: [{ mode: 'silent', node: 'n', hostId: 'h', offlineMs: NaN, perNode: [NaN] }] }), 'killed host').outcome, 'NOT met', 'a host never read offline');
