@@ -16,10 +16,11 @@
 // node falls in it once); the 2,000 back-to-back pings of a fraction of a
 // second beside it meet or miss by whether such a task falls in them.
 // Connect and ping are absolute targets: where the floor itself misses the
-// line in that state of the machine, they get no verdict (the machine's). The hosts speak
-// through bench/raw-host.ts (the upgrade written by hand on a socket): the
-// `ws` client of the tests cost so much per handshake that on 2 cores it, not
-// the server, set the connect time (BENCH_CLUSTER_CLIENT=ws uses it still).
+// line in that state of the machine, they get no verdict (the machine's).
+// The hosts speak through bench/raw-host.ts (the upgrade written by hand on
+// a socket): the `ws` client of the tests cost so much per handshake that on
+// 2 cores it, not the server, set the connect time (BENCH_CLUSTER_CLIENT=ws
+// uses it still).
 // CPU per channel over the connect span is reported for the hub nodes, the
 // client processes, PostgreSQL and Redis.
 //
@@ -719,10 +720,12 @@ function pingFigure(r: ClusterResult): string {
 /** Target 4's parts, judged by the rules the record words. */
 export function clusterVerdicts(r: ClusterResult): Verdict[] {
   const worst = worstKbPerChannel(r);
+  const connect = connectOutcome(r);
+  const ping = pingOutcome(r);
   return [
-    { target: `4. ${r.n} host channels on ${r.nodes} nodes connected in < ${TARGET_CONNECT_S} s`, outcome: connectOutcome(r), figure: `${connectOutcome(r) === 'no verdict' ? `${floorMissed}; ` : ''}${r.connectSeconds} s, ${r.connected} of ${r.n}${r.bareConnect ? ` (the bare floor ${r.bareConnect.seconds} s)` : ''}` },
+    { target: `4. ${r.n} host channels on ${r.nodes} nodes connected in < ${TARGET_CONNECT_S} s`, outcome: connect, figure: `${connect === 'no verdict' ? `${floorMissed}; ` : ''}${r.connectSeconds} s, ${r.connected} of ${r.n}${r.bareConnect ? ` (the bare floor ${r.bareConnect.seconds} s)` : ''}` },
     { target: `4. ≤ ${TARGET_KB_PER_CHANNEL} KB RSS per channel per node`, outcome: judged(worst <= TARGET_KB_PER_CHANNEL), figure: `worst node ${worst} KB (${Math.max(...r.perNode.map(withoutNewSpace))} KB with its young generation's growth set apart)` },
-    { target: `4. ping p99 ≤ ${TARGET_PING_P99_MS} ms`, outcome: pingOutcome(r), figure: `${pingOutcome(r) === 'no verdict' ? `${floorMissed}; ` : ''}${pingFigure(r)}` },
+    { target: `4. ping p99 ≤ ${TARGET_PING_P99_MS} ms`, outcome: ping, figure: `${ping === 'no verdict' ? `${floorMissed}; ` : ''}${pingFigure(r)}` },
     { target: '4. Redis CPU per 1,000 hosts measured', outcome: judged(Number.isFinite(r.redisCpuMsPerSecondPer1000)), figure: `${r.redisCpuMsPerSecondPer1000} ms per second` },
     { target: '4. a killed host offline everywhere within the heartbeat window', outcome: judged(killsMet(r)), figure: `worst ${worstKill(r.kills)} ms of ${r.heartbeatWindowMs}` },
   ];

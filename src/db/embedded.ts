@@ -34,6 +34,7 @@ export const EMBEDDED_SHARED_BUFFERS = '32MB';
 export async function startEmbedded(dataDir: string, log?: Logger, template: () => Blob | undefined = readTemplate): Promise<Embedded> {
   const { PGlite } = await import('@electric-sql/pglite');
   const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`];
+  const where = (dir: string | undefined) => ({ ...(dir ? { dataDir: dir } : {}), startParams });
   let dir: string | undefined;
   if (dataDir !== ':memory:') {
     dir = join(dataDir, 'pg');
@@ -48,7 +49,7 @@ export async function startEmbedded(dataDir: string, log?: Logger, template: () 
   const tarball = origin === 'initdb' ? template() : undefined;
   if (tarball) {
     try {
-      db = await PGlite.create(dir ? { dataDir: dir, loadDataDir: tarball, startParams } : { loadDataDir: tarball, startParams });
+      db = await PGlite.create({ ...where(dir), loadDataDir: tarball });
       origin = 'template';
     } catch (e) {
       // A damaged template costs the slow path, not the start: clear what it half wrote (the directory held no database).
@@ -61,7 +62,7 @@ export async function startEmbedded(dataDir: string, log?: Logger, template: () 
   }
   if (!db) {
     if (origin === 'initdb' && dir) log?.info('initialising the embedded database — first start takes a while', { dataDir });
-    db = await PGlite.create(dir ? { dataDir: dir, startParams } : { startParams });
+    db = await PGlite.create(where(dir));
   }
   // PGlite sets its files' modes itself (0666, whatever the umask): take group/world bits off once it
   // has written them, and again at close. In between the 0700 directory keeps everyone else out.
