@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../src/db/orm.js';
 import { startEmbedded } from '../src/db/embedded.js';
+import { NO_TEMPLATE } from '../src/db/template.js';
 import { pendingMigrations } from '../src/db/migrate.js';
 import { allMigrations } from '../src/db/registry.js';
 import { createLogger } from '../src/log.js';
@@ -51,7 +52,7 @@ test('a fresh database gets every migration; reopened, nothing is pending and th
   });
   const { lines, log } = recorder();
   // The embedded database starts from the template (already migrated) unless given none.
-  const db = await openDatabase({ databaseUrl: pg.url, dataDir: pg.url ? dir : ':memory:' }, log, pg.url ? undefined : startEmbedded(':memory:', log, () => undefined));
+  const db = await openDatabase({ databaseUrl: pg.url, dataDir: pg.url ? dir : ':memory:' }, log, pg.url ? undefined : startEmbedded(':memory:', log, NO_TEMPLATE));
   try {
     const first = lines.find((l) => l.msg === 'migrations applied');
     assert.equal(first?.count, allMigrations.length);

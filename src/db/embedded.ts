@@ -3,16 +3,16 @@
 // driver talks to it. One SQL dialect everywhere. PGlite serves one
 // connection at a time, hence the pool of one (see db/orm.ts).
 // PGlite is imported here on demand: a hub on PostgreSQL never loads it.
-import { existsSync, rmSync } from 'node:fs';
+import { cpSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { ensurePrivateDir, restrictUmask, tightenTree } from '../data-dir.js';
 import type { Logger } from '../log.js';
-import { readTemplate } from './template.js';
+import { holdsDatabase, INSTALLED_TEMPLATE, type TemplateSource } from './template.js';
 
 export interface Embedded {
   url: string;
-  /** How the data directory came to be: found on disk, loaded from the template (db/template.ts), or made by initdb. */
+  /** How the data directory came to be: found on disk, copied or loaded from the template (db/template.ts), or made by initdb. */
   origin: 'existing' | 'template' | 'initdb';
   /** The data directory as a gzipped tarball (the template is made from one). */
   dump(): Promise<Blob>;
@@ -27,11 +27,12 @@ export interface Embedded {
 export const EMBEDDED_SHARED_BUFFERS = '32MB';
 
 /**
- * dataDir ':memory:' keeps nothing on disk (tests); it starts from the template too, so a test hub
- * costs no initdb and no migrations. `template`: where a new database's template comes from (tests
- * pass their own; the template's builder passes none, to start from initdb).
+ * dataDir ':memory:' keeps nothing on disk (tests); it starts from the template's tarball, so a test
+ * hub costs no initdb and no migrations. A new DATA_DIR copies the template's directory (its tarball
+ * when there is no directory: a checkout whose template predates the directory form). `template`:
+ * where a new database comes from (tests pass their own; the template's builder passes none).
  */
-export async function startEmbedded(dataDir: string, log?: Logger, template: () => Blob | undefined = readTemplate): Promise<Embedded> {
+export async function startEmbedded(dataDir: string, log?: Logger, template: TemplateSource = INSTALLED_TEMPLATE): Promise<Embedded> {
   const { PGlite } = await import('@electric-sql/pglite');
   const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`];
   const where = (dir: string | undefined) => ({ ...(dir ? { dataDir: dir } : {}), startParams });
@@ -45,11 +46,13 @@ export async function startEmbedded(dataDir: string, log?: Logger, template: () 
     tightenTree(dir);
   }
   let db: PGlite | undefined;
-  let origin: Embedded['origin'] = dir && existsSync(join(dir, 'PG_VERSION')) ? 'existing' : 'initdb';
-  const tarball = origin === 'initdb' ? template() : undefined;
-  if (tarball) {
+  let origin: Embedded['origin'] = dir && holdsDatabase(dir) ? 'existing' : 'initdb';
+  const copy = origin === 'initdb' && dir ? template.dir() : undefined;
+  const tarball = origin === 'initdb' && !copy ? template.tarball() : undefined;
+  if (copy || tarball) {
     try {
-      db = await PGlite.create({ ...where(dir), loadDataDir: tarball });
+      if (copy) copyInto(copy, dir!);
+      db = await PGlite.create({ ...where(dir), ...(tarball && { loadDataDir: tarball }) });
       origin = 'template';
     } catch (e) {
       // A damaged template costs the slow path, not the start: clear what it half wrote (the directory held no database).
@@ -82,4 +85,24 @@ export async function startEmbedded(dataDir: string, log?: Logger, template: () 
       if (dir) tightenTree(dir);
     },
   };
+}
+
+/**
+ * Copies the template directory to `dir` whole or not at all: it is copied beside `dir` and renamed
+ * into place, so a start cut short mid-copy leaves no PG_VERSION above missing files for the next
+ * start to take for a database.
+ */
+function copyInto(template: string, dir: string): void {
+  const staging = `${dir}.copying`;
+  rmSync(staging, { recursive: true, force: true });
+  try {
+    cpSync(template, staging, { recursive: true });
+    if (!holdsDatabase(staging)) throw new Error('the template directory holds no database');
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(staging, dir);
+  } catch (e) {
+    rmSync(staging, { recursive: true, force: true });
+    throw e;
+  }
+  ensurePrivateDir(dir);
 }

@@ -1,13 +1,28 @@
-// The embedded database's data-directory template: a tarball of a fresh,
-// migrated PGlite database, made once at install (`npm run build`, run by
-// `prepare`), so a first start loads it instead of running initdb and every
-// migration (most of a first start's time). It lives under
-// node_modules/.cache/: a fresh `npm ci` removes it with the PGlite it was made
-// by, and its name carries that PGlite's version, so a template is only ever
-// loaded by the PGlite that wrote it. Missing or unreadable → initdb as before.
+// The embedded database's data-directory template: a fresh, migrated PGlite
+// database made once at install (`npm run build`, run by `prepare`), so a first
+// start copies it instead of running initdb and every migration (most of a
+// first start's time). It is kept twice: as a directory, which a new DATA_DIR
+// on disk copies file by file (loading a tarball instead grows PGlite's
+// WebAssembly memory by ≈ 100 MB for the hub's life and takes ≈ 0.7 s longer),
+// and as a gzipped tarball, the only form an in-memory database can load.
+// Both live under node_modules/.cache/: a fresh `npm ci` removes them with the
+// PGlite they were made by, and their names carry that PGlite's version, so a
+// template is only ever loaded by the PGlite that wrote it. Missing or
+// unreadable → initdb as before.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+
+/** Where a new embedded database's contents come from (db/embedded.ts). */
+export interface TemplateSource {
+  /** A migrated data directory to copy for a new DATA_DIR on disk, or undefined. */
+  dir(): string | undefined;
+  /** The same database as a gzipped tarball, for an in-memory database; or undefined. */
+  tarball(): Blob | undefined;
+}
+
+/** No template: initdb and every migration (the template's builder, tests of a fresh database). */
+export const NO_TEMPLATE: TemplateSource = { dir: () => undefined, tarball: () => undefined };
 
 /** The installed PGlite's package folder (…/node_modules/@electric-sql/pglite). */
 function pglitePackageDir(): string {
@@ -20,20 +35,39 @@ function pglitePackageDir(): string {
   return dir;
 }
 
-/** Where the template for the installed PGlite is (or would be) kept. */
-export function templateFile(): string {
+/** The template directory for the installed PGlite (the tarball is the same name + `.tar.gz`). */
+export function templateDir(): string {
   const pkg = pglitePackageDir();
   const { version } = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')) as { version: string };
   // pkg is node_modules/@electric-sql/pglite: the cache sits beside the packages.
-  return join(pkg, '..', '..', '.cache', 'agent-hub', `pglite-${version}-data.tar.gz`);
+  return join(pkg, '..', '..', '.cache', 'agent-hub', `pglite-${version}-data`);
 }
 
-/** The template's bytes, or undefined when there is none (never made, or node_modules is read-only elsewhere). */
-export function readTemplate(): Blob | undefined {
-  try {
-    const file = templateFile();
-    return existsSync(file) ? new Blob([readFileSync(file)]) : undefined;
-  } catch {
-    return undefined;
-  }
+export function templateFile(): string {
+  return `${templateDir()}.tar.gz`;
 }
+
+/** A directory that holds a database (PostgreSQL writes PG_VERSION first and never removes it). */
+export function holdsDatabase(dir: string): boolean {
+  return existsSync(join(dir, 'PG_VERSION'));
+}
+
+/** The installed template; each form undefined when there is none (never made, or node_modules is read-only elsewhere). */
+export const INSTALLED_TEMPLATE: TemplateSource = {
+  dir() {
+    try {
+      const dir = templateDir();
+      return holdsDatabase(dir) ? dir : undefined;
+    } catch {
+      return undefined;
+    }
+  },
+  tarball() {
+    try {
+      const file = templateFile();
+      return existsSync(file) ? new Blob([readFileSync(file)]) : undefined;
+    } catch {
+      return undefined;
+    }
+  },
+};
