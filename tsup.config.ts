@@ -1,10 +1,10 @@
 // `npm run build`: the hub (dist/main.js) and the agent-host CLI
 // (dist/host-cli/main.js, the package's `bin`), the embedded database's
 // template maker (dist/pglite-template.js, see src/db/template.ts), ESM for Node 20. Dependencies
-// stay external (uWS is a native binding; MikroORM and knex load drivers by
-// name) except three pure-ESM ones, bundled: Node loads an ES module file by
-// file, and typebox alone is 700 of them (typebox, jose and @msgpack/msgpack
-// bundled took ≈ 0.3 s of CPU off a restart, bench/RESULTS.md). Worker files
+// stay external (uWS is a native binding) except three pure-ESM ones, bundled: Node loads an ES
+// module file by file, and typebox alone is 700 of them (typebox, jose and @msgpack/msgpack
+// bundled took ≈ 0.3 s of CPU off a restart, bench/RESULTS.md), and MikroORM, required from one
+// CommonJS bundle of its own (dist/vendor/cjs.cjs, scripts/cjs-by-require.mjs). Worker files
 // that other modules load by path are emitted as entries of their own beside them.
 import { existsSync } from 'node:fs';
 import { defineConfig } from 'tsup';
@@ -12,6 +12,8 @@ import { cjsByRequire } from './scripts/cjs-by-require.mjs';
 
 /** CommonJS dependencies whose import Node would lex file by file: the bundle requires them (scripts/cjs-by-require.mjs). */
 const BY_REQUIRE = ['@mikro-orm/postgresql', '@mikro-orm/migrations', 'ioredis', 'ws'];
+/** Of those, the ones required from one CommonJS bundle of them and their dependencies (dist/vendor/cjs.cjs) instead of 736 files. */
+const VENDORED = ['@mikro-orm/postgresql', '@mikro-orm/migrations'];
 
 const entry: Record<string, string> = {
   main: 'src/main.ts',
@@ -34,5 +36,5 @@ export default defineConfig({
   // tsup's own plugin, which runs first, marks dependencies external; the packages loaded by require are
   // left to scripts/cjs-by-require.mjs.
   noExternal: ['typebox', 'jose', '@msgpack/msgpack', ...BY_REQUIRE],
-  esbuildPlugins: [cjsByRequire(BY_REQUIRE)],
+  esbuildPlugins: [cjsByRequire(BY_REQUIRE, VENDORED)],
 });

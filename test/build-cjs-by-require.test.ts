@@ -10,8 +10,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { createRequire } from 'node:module';
 // @ts-expect-error a plain ES module of the build, without types
-import { shimSource } from '../scripts/cjs-by-require.mjs';
+import { shimSource, VENDOR_FILE } from '../scripts/cjs-by-require.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -34,21 +35,43 @@ test('a shim exports what Node would: the default, the plain names (reserved wor
   }
 });
 
-test('the build requires @mikro-orm/postgresql, ioredis and ws instead of importing them, and bundles typebox', () => {
-  const out = mkdtempSync(join(tmpdir(), 'hub-build-'));
+test('the build requires ioredis and ws by name, MikroORM from its one vendored file, and bundles typebox', async () => {
+  // out/vendor/cjs.cjs's `../../package.json` is this decoy: MikroORM's own `require('../../package.json')`
+  // (its version check) must not find it, as it does not from its folder in node_modules.
+  const top = mkdtempSync(join(tmpdir(), 'hub-build-'));
+  const out = join(top, 'out');
+  writeFileSync(join(top, 'package.json'), JSON.stringify({ name: 'decoy', version: '0.0.0-decoy' }));
   try {
     const r = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'tsup', 'dist', 'cli-default.js'), '--silent', '--out-dir', out], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
-    const code = readdirSync(out, { recursive: true, encoding: 'utf8' })
-      .filter((f) => f.endsWith('.js'))
-      .map((f) => readFileSync(join(out, f), 'utf8'))
-      .join('\n');
-    for (const pkg of ['@mikro-orm/postgresql', 'ioredis', 'ws']) {
-      assert.doesNotMatch(code, new RegExp(`from ["']${pkg}["']`), `${pkg} is not imported`);
-      assert.ok(code.includes(`createRequire(import.meta.url)(${JSON.stringify(pkg)})`), `${pkg} is required`);
-    }
-    assert.doesNotMatch(code, /from ["']typebox/, 'typebox is in the bundle');
+    const files = readdirSync(out, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js'));
+    const code = new Map(files.map((f) => [f, readFileSync(join(out, f), 'utf8')]));
+    const all = [...code.values()].join('\n');
+    for (const pkg of ['@mikro-orm/postgresql', '@mikro-orm/migrations', 'ioredis', 'ws']) assert.doesNotMatch(all, new RegExp(`from ["']${pkg}["']`), `${pkg} is not imported`);
+    for (const pkg of ['ioredis', 'ws']) assert.ok(all.includes(`createRequire(import.meta.url)(${JSON.stringify(pkg)})`), `${pkg} is required`);
+    const vendored = `createRequire(import.meta.url)(${JSON.stringify(`./${VENDOR_FILE}`)})(${JSON.stringify('@mikro-orm/postgresql')})`;
+    const loaders = files.filter((f) => code.get(f)!.includes(vendored));
+    assert.ok(loaders.length > 0, 'MikroORM is required from the vendored file');
+    // The shim names the vendored file relative to itself: it must sit at the top of the output.
+    assert.deepEqual(loaders.filter((f) => f.includes('/')), []);
+    assert.doesNotMatch(all, /from ["']typebox/, 'typebox is in the bundle');
+
+    // Loaded as the hub loads it: MikroORM, knex and lodash come from the one file, none from node_modules.
+    const probe = `
+      import Module, { createRequire } from 'node:module';
+      const m = createRequire(${JSON.stringify(join(out, 'x.js'))})('./${VENDOR_FILE}')('@mikro-orm/postgresql');
+      const fromNodeModules = Object.keys(Module._cache).filter((f) => /node_modules[\\\\/](@mikro-orm|knex|lodash|pg)[\\\\/]/.test(f));
+      console.log(JSON.stringify({ names: Object.keys(m).sort(), version: m.Utils.getORMVersion(), checked: m.ConfigurationLoader.checkPackageVersion(), fromNodeModules }));`;
+    const p = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(p.status, 0, p.stderr);
+    const seen = JSON.parse(p.stdout);
+    const require = createRequire(import.meta.url);
+    assert.deepEqual(seen.names, Object.keys(require('@mikro-orm/postgresql')).sort(), 'the same names as the package');
+    const { version } = require('@mikro-orm/core/package.json') as { version: string };
+    assert.equal(seen.version, version, "MikroORM's own version, not the decoy's");
+    assert.equal(seen.checked, version, 'the version check of the @mikro-orm packages passes');
+    assert.deepEqual(seen.fromNodeModules, []);
   } finally {
-    rmSync(out, { recursive: true, force: true });
+    rmSync(top, { recursive: true, force: true });
   }
 });
