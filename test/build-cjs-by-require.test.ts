@@ -56,17 +56,19 @@ test('the build requires ioredis and ws by name, MikroORM from its one vendored 
     assert.deepEqual(loaders.filter((f) => f.includes('/')), []);
     assert.doesNotMatch(all, /from ["']typebox/, 'typebox is in the bundle');
 
-    // Loaded as the hub loads it: MikroORM, knex and lodash come from the one file, none from node_modules.
+    // Loaded as the hub loads it: MikroORM, knex, lodash and prom-client come from the one file, none from node_modules.
     const probe = `
       import Module, { createRequire } from 'node:module';
       const m = createRequire(${JSON.stringify(join(out, 'x.js'))})('./${VENDOR_FILE}')('@mikro-orm/postgresql');
-      const fromNodeModules = Object.keys(Module._cache).filter((f) => /node_modules[\\\\/](@mikro-orm|knex|lodash|pg)[\\\\/]/.test(f));
-      console.log(JSON.stringify({ names: Object.keys(m).sort(), version: m.Utils.getORMVersion(), checked: m.ConfigurationLoader.checkPackageVersion(), fromNodeModules }));`;
+      const fromNodeModules = Object.keys(Module._cache).filter((f) => /node_modules[\\\\/](@mikro-orm|knex|lodash|pg|prom-client|@opentelemetry)[\\\\/]/.test(f));
+      const prom = createRequire(${JSON.stringify(join(out, 'x.js'))})('./${VENDOR_FILE}')('prom-client');
+      console.log(JSON.stringify({ names: Object.keys(m).sort(), promNames: Object.keys(prom).sort(), version: m.Utils.getORMVersion(), checked: m.ConfigurationLoader.checkPackageVersion(), fromNodeModules }));`;
     const p = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(p.status, 0, p.stderr);
     const seen = JSON.parse(p.stdout);
     const require = createRequire(import.meta.url);
     assert.deepEqual(seen.names, Object.keys(require('@mikro-orm/postgresql')).sort(), 'the same names as the package');
+    assert.deepEqual(seen.promNames, Object.keys(require('prom-client')).sort());
     const { version } = require('@mikro-orm/core/package.json') as { version: string };
     assert.equal(seen.version, version, "MikroORM's own version, not the decoy's");
     assert.equal(seen.checked, version, 'the version check of the @mikro-orm packages passes');
