@@ -1,5 +1,6 @@
 // The embedded database's start (src/db/embedded.ts): PGlite's PostgreSQL zero-fills its whole
-// shared-buffer region at every start, so their size is paid by every start and in the hub's RSS.
+// shared-buffer region at every start, so their size is paid by every start and in the hub's RSS;
+// and Node blocks on V8's background work whenever its event loop runs empty during the boot.
 // Embedded PGlite only.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -7,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/db/orm.js';
-import { EMBEDDED_SHARED_BUFFERS } from '../src/db/embedded.js';
+import { EMBEDDED_SHARED_BUFFERS, startEmbedded } from '../src/db/embedded.js';
 import { createLogger } from '../src/log.js';
 
 const skip = process.env.DATABASE_URL ? 'embedded PGlite only (the pass without DATABASE_URL runs it)' : false;
@@ -24,4 +25,17 @@ test(`the embedded database runs with ${EMBEDDED_SHARED_BUFFERS} of shared buffe
       await db.close();
     }
   }
+});
+
+test('the event loop never runs empty while the embedded database boots (Node would block on V8 background compiles)', { skip }, async () => {
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+  const before = timers();
+  const booting = startEmbedded(':memory:');
+  try {
+    await new Promise((r) => setImmediate(r));
+    assert.equal(timers(), before + 1, 'a referenced timer holds the loop during the boot');
+  } finally {
+    await (await booting).close();
+  }
+  assert.equal(timers(), before, 'and is gone once the database is up');
 });

@@ -33,6 +33,19 @@ export const EMBEDDED_SHARED_BUFFERS = '32MB';
  * where a new database comes from (tests pass their own; the template's builder passes none).
  */
 export async function startEmbedded(dataDir: string, log?: Logger, template: TemplateSource = INSTALLED_TEMPLATE): Promise<Embedded> {
+  // Node drains V8's background tasks (PGlite's WebAssembly compiles among them) whenever its event
+  // loop runs out of referenced handles, and nothing else holds the loop while the database boots:
+  // a restart's main thread sat idle 150–250 ms there, behind compiles of code it did not yet need
+  // (bench/RESULTS.md, thirty-eighth session). A referenced timer keeps the loop turning meanwhile.
+  const awake = setInterval(() => {}, 60_000);
+  try {
+    return await boot(dataDir, log, template);
+  } finally {
+    clearInterval(awake);
+  }
+}
+
+async function boot(dataDir: string, log: Logger | undefined, template: TemplateSource): Promise<Embedded> {
   const { PGlite } = await import('@electric-sql/pglite');
   const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`];
   const where = (dir: string | undefined) => ({ ...(dir ? { dataDir: dir } : {}), startParams });
