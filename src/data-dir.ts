@@ -19,11 +19,17 @@ export function restrictUmask(): void {
 
 /** Takes group/world bits off everything under `dir` (files written before the umask held). Symlinks are left alone. */
 export function tightenTree(dir: string): void {
+  chmodTree(dir, (mode) => mode & 0o700);
+}
+
+/** Gives everything under `dir` the mode `modeOf` makes of its current one (a file's or a directory's); symlinks are left alone. */
+export function chmodTree(dir: string, modeOf: (mode: number, isDirectory: boolean) => number): void {
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
     const st = lstatSync(p);
     if (st.isSymbolicLink()) continue;
-    if (st.mode & 0o077) chmodSync(p, st.mode & 0o700);
-    if (st.isDirectory()) tightenTree(p);
+    const mode = modeOf(st.mode & 0o7777, st.isDirectory());
+    if (mode !== (st.mode & 0o7777)) chmodSync(p, mode);
+    if (st.isDirectory()) chmodTree(p, modeOf);
   }
 }

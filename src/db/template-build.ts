@@ -2,7 +2,8 @@
 // database on disk, every migration, kept as a directory and dumped as a
 // gzipped tarball. Run by `npm run build` (and so by `npm ci`'s prepare);
 // `--if-missing` leaves an existing pair alone.
-import { chmodSync, existsSync, lstatSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodTree } from '../data-dir.js';
 import { join } from 'node:path';
 import { createLogger } from '../log.js';
 import { openDatabase } from './orm.js';
@@ -43,8 +44,8 @@ try {
  * every database. A copy of it is made the owner's alone again (db/embedded.ts).
  */
 function readableByAll(path: string): void {
-  const st = lstatSync(path);
-  if (st.isSymbolicLink()) return;
-  chmodSync(path, st.isDirectory() ? 0o755 : 0o644);
-  if (st.isDirectory()) for (const name of readdirSync(path)) readableByAll(join(path, name));
+  const modeOf = (_mode: number, isDirectory: boolean) => (isDirectory ? 0o755 : 0o644);
+  const isDirectory = statSync(path).isDirectory();
+  chmodSync(path, modeOf(0, isDirectory));
+  if (isDirectory) chmodTree(path, modeOf);
 }
