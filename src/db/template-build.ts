@@ -3,8 +3,8 @@
 // gzipped tarball. Run by `npm run build` (and so by `npm ci`'s prepare);
 // `--if-missing` leaves an existing pair alone.
 import { chmodSync, existsSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { chmodTree } from '../data-dir.js';
 import { join } from 'node:path';
+import { chmodTree } from '../data-dir.js';
 import { createLogger } from '../log.js';
 import { openDatabase } from './orm.js';
 import { startEmbedded } from './embedded.js';
