@@ -4,12 +4,12 @@
 // in TIME_WAIT.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestHub } from './helpers/hub.js';
+import { startTestHub, startTestHubOnFixedPort } from './helpers/hub.js';
 import { pairHost, connectFakeHost } from './helpers/host.js';
 
 test('a hub restarted on the same fixed port listens again at once after closing host channels', async () => {
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const a = await startTestHub({ port });
+  const a = await startTestHubOnFixedPort();
+  const port = a.hub.port;
   const u = await a.user();
   const { credential } = await pairHost(a, u.key);
   const host = await connectFakeHost(a, credential, {});

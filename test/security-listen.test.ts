@@ -4,11 +4,11 @@
 // databases. The fixed-port fast restart (test/restart-port.test.ts) still works.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestHub } from './helpers/hub.js';
+import { startTestHub, startTestHubOnFixedPort } from './helpers/hub.js';
 
 test('a second hub on a port already in use fails to start with a clear message', async () => {
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const a = await startTestHub({ port });
+  const a = await startTestHubOnFixedPort();
+  const port = a.hub.port;
   try {
     await assert.rejects(startTestHub({ port }), (e: Error) => {
       assert.match(e.message, new RegExp(`port ${port}`));
