@@ -9,7 +9,7 @@ import { listenExclusive } from './server/listen.js';
 import { HttpApi } from './server/http.js';
 import { Cors } from './server/cors.js';
 import { openDatabase } from './db/orm.js';
-import type { Embedded } from './db/embedded.js';
+import type { EmbeddedBoot } from './db/embedded.js';
 import { LocalBus } from './bus/local.js';
 import type { Bus } from './bus/bus.js';
 import { RateLimits } from './ratelimit/policy.js';
@@ -65,7 +65,7 @@ export interface Hub {
 }
 
 /** `opts.embedded`: the embedded database, already booting (main.ts). */
-export async function buildHub(config: Config, opts: { log?: Logger; embedded?: Promise<Embedded> } = {}): Promise<Hub> {
+export async function buildHub(config: Config, opts: { log?: Logger; embedded?: Promise<EmbeddedBoot> } = {}): Promise<Hub> {
   const log = opts.log ?? createLogger(config.logLevel, { node: config.nodeId });
   const hooks: Array<{ name: string; run: () => Promise<void> | void }> = [];
   const onShutdown = (name: string, run: () => Promise<void> | void) => hooks.push({ name, run });

@@ -15,7 +15,7 @@ const log = createLogger(config.logLevel, { node: config.nodeId });
 // The embedded database boots first, the rest of the hub loads meanwhile: PGlite's WebAssembly
 // compiles on V8's background threads while this thread loads MikroORM and the domains.
 const embedded = config.databaseUrl ? undefined : import('./db/embedded.js').then((m) => m.startEmbedded(config.dataDir, log));
-embedded?.catch(() => {}); // awaited (and reported) by buildHub; this only keeps an early failure from being "unhandled"
+embedded?.catch(() => {}); // awaited (and reported) by buildHub; this only keeps a failed import from being "unhandled"
 try {
   const { buildHub } = await import('./hub.js');
   const hub = await buildHub(config, { log, embedded });

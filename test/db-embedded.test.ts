@@ -35,7 +35,7 @@ test('the event loop never runs empty while the embedded database boots (Node wo
     await new Promise((r) => setImmediate(r));
     assert.equal(timers(), before + 1, 'a referenced timer holds the loop during the boot');
   } finally {
-    await (await booting).close();
+    await (await booting.ready).close();
   }
   assert.equal(timers(), before, 'and is gone once the database is up');
 });

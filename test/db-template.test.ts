@@ -61,7 +61,7 @@ test('a new DATA_DIR copies the template directory (its tarball is not read), an
     dir: () => join(sourceDir, 'pg'),
     tarball: () => assert.fail('the tarball is read only when there is no directory'),
   };
-  const made = await startEmbedded(dir, undefined, template);
+  const made = await startEmbedded(dir, undefined, template).ready;
   assert.equal(made.origin, 'template');
   await made.close();
   assert.deepEqual(readdirSync(dir), ['pg'], 'the copy was renamed into place; no staging folder is left');
@@ -72,7 +72,7 @@ test('a new DATA_DIR copies the template directory (its tarball is not read), an
 
 test('without a template directory (a template made before it had one), a new DATA_DIR loads the tarball', { skip }, async () => {
   const dir = newDataDir('from-tarball');
-  const made = await startEmbedded(dir, undefined, { dir: () => undefined, tarball: () => sourceTarball });
+  const made = await startEmbedded(dir, undefined, { dir: () => undefined, tarball: () => sourceTarball }).ready;
   assert.equal(made.origin, 'template');
   await made.close();
   await assertMigratedExisting(dir);
@@ -87,11 +87,11 @@ for (const [what, make] of [
     make(bad);
     const dir = newDataDir(`from-bad-${what.length}`);
     const { lines, log } = recorder();
-    const e = await startEmbedded(dir, log, { dir: () => bad, tarball: () => undefined });
+    const e = await startEmbedded(dir, log, { dir: () => bad, tarball: () => undefined }).ready;
     try {
       assert.equal(e.origin, 'initdb');
       assert.ok(lines.some((l) => l.level === 'warn' && String(l.msg).includes('template could not be loaded')), JSON.stringify(lines));
-      assert.deepEqual(readdirSync(dir), ['pg'], 'no staging folder is left');
+      assert.deepEqual(readdirSync(dir).sort(), ['pg', 'run'], 'no staging folder is left (run: the socket of the database, open)');
     } finally {
       await e.close();
     }
@@ -108,7 +108,7 @@ for (const [what, make] of [
 test('a damaged tarball is reported and the database is initialised from scratch instead', { skip }, async () => {
   const dir = newDataDir('from-bad-tarball');
   const { lines, log } = recorder();
-  const e = await startEmbedded(dir, log, { dir: () => undefined, tarball: () => new Blob([Buffer.from('not a tarball at all')]) });
+  const e = await startEmbedded(dir, log, { dir: () => undefined, tarball: () => new Blob([Buffer.from('not a tarball at all')]) }).ready;
   try {
     assert.equal(e.origin, 'initdb');
     assert.ok(lines.some((l) => l.level === 'warn' && String(l.msg).includes('template could not be loaded')), JSON.stringify(lines));

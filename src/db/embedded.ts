@@ -1,16 +1,19 @@
 // The zero-setup default: PGlite (PostgreSQL compiled to WASM) in this
-// process, exposed on a loopback port so MikroORM's ordinary PostgreSQL
-// driver talks to it. One SQL dialect everywhere. PGlite serves one
-// connection at a time, hence the pool of one (see db/orm.ts).
+// process, served on a Unix socket so MikroORM's ordinary PostgreSQL driver
+// talks to it. One SQL dialect everywhere. PGlite serves one connection at a
+// time, hence the pool of one (see db/orm.ts).
 // PGlite is imported here on demand: a hub on PostgreSQL never loads it.
-import { cpSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { ensurePrivateDir, restrictUmask, tightenTree } from '../data-dir.js';
 import type { Logger } from '../log.js';
 import { holdsDatabase, INSTALLED_TEMPLATE, type TemplateSource } from './template.js';
 
 export interface Embedded {
+  /** postgresql://postgres@<the socket's directory, percent-encoded>:5432/postgres */
   url: string;
   /** How the data directory came to be: found on disk, copied or loaded from the template (db/template.ts), or made by initdb. */
   origin: 'existing' | 'template' | 'initdb';
@@ -26,35 +29,91 @@ export interface Embedded {
  */
 export const EMBEDDED_SHARED_BUFFERS = '32MB';
 
+/** The embedded database starting: its address is known at once, the database is up when `ready` resolves. */
+export interface EmbeddedBoot {
+  url: string;
+  ready: Promise<Embedded>;
+}
+
+/** The port in the socket file's name (`.s.PGSQL.<port>`, what libpq and node-postgres look for); no TCP port is opened. */
+const SOCKET_PORT = 5432;
+
+/** Longest Unix socket path that binds everywhere (sun_path: 108 bytes on Linux, 104 on macOS, with its NUL). */
+const MAX_SOCKET_PATH = 103;
+
 /**
  * dataDir ':memory:' keeps nothing on disk (tests); it starts from the template's tarball, so a test
  * hub costs no initdb and no migrations. A new DATA_DIR copies the template's directory (its tarball
  * when there is no directory: a checkout whose template predates the directory form). `template`:
  * where a new database comes from (tests pass their own; the template's builder passes none).
+ *
+ * PGlite's socket server authenticates no one, so it listens on a Unix socket in a 0700 directory
+ * (`DATA_DIR/run`, or a temporary one for ':memory:' or a DATA_DIR too deep for a socket path): only
+ * the hub's own user can connect, as only they can read DATA_DIR. A loopback TCP port would let any
+ * local process — another user's, an engine running a stranger's prompt — read and rewrite every row.
+ * The address is fixed before the boot, so the ORM prepares itself meanwhile (db/orm.ts).
  */
-export async function startEmbedded(dataDir: string, log?: Logger, template: TemplateSource = INSTALLED_TEMPLATE): Promise<Embedded> {
+export function startEmbedded(dataDir: string, log?: Logger, template: TemplateSource = INSTALLED_TEMPLATE): EmbeddedBoot {
+  if (dataDir !== ':memory:') {
+    // The database files are the owner's alone: 0700 directories, no group/world bits (data-dir.ts).
+    restrictUmask();
+    ensurePrivateDir(dataDir);
+  }
+  const socket = socketDirFor(dataDir);
   // Node drains V8's background tasks (PGlite's WebAssembly compiles among them) whenever its event
   // loop runs out of referenced handles, and nothing else holds the loop while the database boots:
   // a restart's main thread sat idle 150–250 ms there, behind compiles of code it did not yet need
   // (bench/RESULTS.md, thirty-eighth session). A referenced timer keeps the loop turning meanwhile.
   const awake = setInterval(() => {}, 60_000);
+  const ready = boot(dataDir, socket, log, template).finally(() => clearInterval(awake));
+  ready.catch(() => {}); // the caller awaits it later (after preparing the ORM); a failure meanwhile is not "unhandled"
+  return { url: urlOf(socket), ready };
+}
+
+function urlOf(socket: SocketDir): string {
+  return `postgresql://postgres@${encodeURIComponent(socket.dir)}:${SOCKET_PORT}/postgres`;
+}
+
+interface SocketDir {
+  dir: string;
+  /** A new directory of the system's temporary folder (no other hub can be listening in it). */
+  temporary: boolean;
+}
+
+function socketDirFor(dataDir: string): SocketDir {
+  if (dataDir !== ':memory:') {
+    const dir = join(resolve(dataDir), 'run');
+    if (join(dir, `.s.PGSQL.${SOCKET_PORT}`).length <= MAX_SOCKET_PATH) {
+      ensurePrivateDir(dir);
+      return { dir, temporary: false };
+    }
+  }
+  return { dir: mkdtempSync(join(tmpdir(), 'agent-hub-pg-')), temporary: true }; // mkdtemp: 0700
+}
+
+async function boot(dataDir: string, socket: SocketDir, log: Logger | undefined, template: TemplateSource): Promise<Embedded> {
+  const socketPath = join(socket.dir, `.s.PGSQL.${SOCKET_PORT}`);
   try {
-    return await boot(dataDir, log, template);
-  } finally {
-    clearInterval(awake);
+    return await open(dataDir, socket, socketPath, log, template);
+  } catch (e) {
+    if (socket.temporary) rmSync(socket.dir, { recursive: true, force: true });
+    throw e;
   }
 }
 
-async function boot(dataDir: string, log: Logger | undefined, template: TemplateSource): Promise<Embedded> {
+async function open(dataDir: string, socket: SocketDir, socketPath: string, log: Logger | undefined, template: TemplateSource): Promise<Embedded> {
+  // PGlite takes no lock on its directory: a second hub opening it would corrupt it. The first one's
+  // socket answering says it is running; a socket nobody answers is left from a stop without close.
+  if (!socket.temporary && existsSync(socketPath)) {
+    if (await answers(socketPath)) throw new Error(`DATA_DIR ${dataDir} is in use by another running hub (its embedded database answers on ${socketPath}); stop that hub or choose another DATA_DIR`);
+    rmSync(socketPath, { force: true });
+  }
   const { PGlite } = await import('@electric-sql/pglite');
   const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`];
   const where = (dir: string | undefined) => ({ ...(dir ? { dataDir: dir } : {}), startParams });
   let dir: string | undefined;
   if (dataDir !== ':memory:') {
     dir = join(dataDir, 'pg');
-    // The database files are the owner's alone: 0700 directories, no group/world bits (data-dir.ts).
-    restrictUmask();
-    ensurePrivateDir(dataDir);
     ensurePrivateDir(dir);
     tightenTree(dir);
   }
@@ -84,20 +143,34 @@ async function boot(dataDir: string, log: Logger | undefined, template: Template
   // has written them, and again at close. In between the 0700 directory keeps everyone else out.
   if (dir) tightenTree(dir);
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
-  const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1' });
-  await server.start();
-  const [host, port] = server.getServerConn().split(':');
+  const server = new PGLiteSocketServer({ db, path: socketPath });
+  try {
+    await server.start();
+  } catch (e) {
+    await db.close();
+    throw e;
+  }
   const pg = db;
   return {
-    url: `postgresql://postgres@${host}:${port}/postgres`,
+    url: urlOf(socket),
     origin,
     dump: () => pg.dumpDataDir('gzip'),
     async close() {
       await server.stop();
+      rmSync(socket.dir, { recursive: true, force: true }); // it holds this socket only
       await pg.close();
       if (dir) tightenTree(dir);
     },
   };
+}
+
+/** Whether something accepts connections on the Unix socket at `path`. */
+function answers(path: string): Promise<boolean> {
+  return new Promise((done) => {
+    const s = connect(path);
+    s.once('connect', () => (s.destroy(), done(true)));
+    s.once('error', () => done(false));
+  });
 }
 
 /**

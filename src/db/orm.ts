@@ -3,7 +3,7 @@
 import { MikroORM, type EntitySchema, type Options } from '@mikro-orm/postgresql';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { startEmbedded, type Embedded } from './embedded.js';
+import { startEmbedded, type Embedded, type EmbeddedBoot } from './embedded.js';
 import { migrate } from './migrate.js';
 import { releaseKept } from './direct.js';
 import { allEntities } from './registry.js';
@@ -25,19 +25,21 @@ export interface Database {
 /**
  * `booting`: the embedded database already starting (main.ts starts it before loading the rest of the
  * hub, so PGlite's WebAssembly compiles on V8's background threads while the main thread loads modules).
+ * Its address is known before it is up: MikroORM discovers the entities meanwhile and connects after.
  */
-export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'dbPoolSize'>>, log: Logger, booting?: Promise<Embedded>): Promise<Database> {
+export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'dbPoolSize'>>, log: Logger, booting?: EmbeddedBoot | Promise<EmbeddedBoot>): Promise<Database> {
   // Never the database URL in a line: it may carry a password.
   const t0 = performance.now();
-  const embedded = cfg.databaseUrl ? undefined : await (booting ?? startEmbedded(cfg.dataDir, log));
+  const boot = cfg.databaseUrl ? undefined : await (booting ?? startEmbedded(cfg.dataDir, log));
   const options: Options = {
     entities: allEntities as EntitySchema[],
-    clientUrl: cfg.databaseUrl ? clientUrlOf(cfg.databaseUrl) : embedded!.url,
+    clientUrl: boot ? boot.url : clientUrlOf(cfg.databaseUrl!),
+    connect: !boot,
     // PGlite serves one connection at a time. On PostgreSQL the pool is opened whole at start and
     // kept: a connection made during a burst costs its first requests a connect and cold plans.
     // While PostgreSQL is down a request waits at most DB_ACQUIRE_TIMEOUT_MS for a connection, then
     // answers 503 (server/unavailable.ts), rather than knex's default minute.
-    pool: embedded ? { min: 0, max: 1 } : { min: cfg.dbPoolSize ?? 10, max: cfg.dbPoolSize ?? 10, acquireTimeoutMillis: DB_ACQUIRE_TIMEOUT_MS },
+    pool: boot ? { min: 0, max: 1 } : { min: cfg.dbPoolSize ?? 10, max: cfg.dbPoolSize ?? 10, acquireTimeoutMillis: DB_ACQUIRE_TIMEOUT_MS },
     // The list itself is set by db/migrate.ts when a migration is pending.
     migrations: { transactional: true, allOrNothing: true, snapshot: false, silent: true },
     allowGlobalContext: false,
@@ -48,7 +50,24 @@ export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> 
     forceUtcTimezone: true,
   };
   scopeAsyncContexts(); // before MikroORM opens a store: promise hooks only while one of its contexts is open
-  const orm = await MikroORM.init(options);
+  let orm: MikroORM;
+  let embedded: Embedded | undefined;
+  try {
+    orm = await MikroORM.init(options);
+  } catch (e) {
+    void boot?.ready.then((db) => db.close(), () => {}); // a database nobody will use
+    throw e;
+  }
+  if (boot) {
+    try {
+      embedded = await boot.ready;
+      await orm.connect();
+    } catch (e) {
+      await orm.close(true);
+      await embedded?.close();
+      throw e;
+    }
+  }
   const applied = await migrate(orm, !embedded);
   log.info('migrations applied', { count: applied.length, names: applied, database: embedded ? 'embedded' : 'postgresql', ...(embedded && { origin: embedded.origin }), ms: Math.round(performance.now() - t0) });
   return {
