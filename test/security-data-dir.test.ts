@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, statSync, rmSync, chmodSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { freePort } from './helpers/nodes.js';
+import { freePort } from './helpers/ports.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 

@@ -1,12 +1,12 @@
 // Builds a hub on port 0 with a database of its own: a fresh PostgreSQL
 // database when DATABASE_URL is set (dropped after), else in-memory PGlite.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.js';
 import { buildHub, type Hub } from '../../src/hub.js';
 import type { Logger } from '../../src/log.js';
 import { createClient, type Client } from '../../src/client/index.js';
+import { drawPort } from './ports.js';
 
 export interface ApiResult<T = any> {
   status: number;
@@ -123,18 +123,11 @@ export async function startTestHub(overrides: Partial<Config> = {}, env: NodeJS.
   };
 }
 
-/**
- * A hub on a fixed port (what the port tests need). The port is drawn below
- * the kernel's ephemeral range, so an outgoing connection of a test running
- * beside this one (to PostgreSQL, Redis, a hub) cannot already hold it; a port
- * some other program listens on is skipped for another draw.
- */
+/** A hub on a fixed port (what the port tests need), drawn below the ephemeral range (ports.ts); a port some other program listens on is skipped for another draw. */
 export async function startTestHubOnFixedPort(overrides: Partial<Config> = {}): Promise<TestHub> {
-  const low = 10_000;
-  const high = ephemeralLow() - 1;
   let last: unknown;
   for (let i = 0; i < 8; i++) {
-    const port = low + Math.floor(Math.random() * (high - low));
+    const port = drawPort();
     try {
       return await startTestHub({ ...overrides, port });
     } catch (e) {
@@ -145,13 +138,3 @@ export async function startTestHubOnFixedPort(overrides: Partial<Config> = {}): 
   throw last;
 }
 
-/** The low end of the kernel's ephemeral port range (Linux reads it from /proc; 32768 elsewhere). */
-function ephemeralLow(): number {
-  try {
-    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-    if (Number.isInteger(low) && low > 10_100) return low;
-  } catch {
-    // not Linux: the IANA range's start
-  }
-  return 32_768;
-}

@@ -7,6 +7,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort } from './ports.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -19,14 +20,6 @@ export interface HubNode {
   /** Resolves with the exit code or signal. */
   exited: Promise<number | string>;
   kill(signal: NodeJS.Signals): void;
-}
-
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 /** Starts a hub process and resolves once GET /api/v1/health answers 200. */

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './nodes.js';
+import { freePort } from './ports.js';
 
 export interface PrivatePostgres {
   url: string;

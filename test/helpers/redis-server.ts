@@ -2,7 +2,7 @@
 // saved), for fault tests that kill and restart it: never the shared Redis.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import { freePort } from './nodes.js';
+import { freePort } from './ports.js';
 import { eventually } from './host.js';
 
 export const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
