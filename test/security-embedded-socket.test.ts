@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
@@ -92,12 +92,15 @@ test('a second hub on a DATA_DIR in use refuses to start (PGlite takes no lock);
   const killed = spawnSync(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(socketPath)}, () => process.kill(process.pid, 'SIGKILL'))`]);
   assert.equal(killed.signal, 'SIGKILL');
   assert.ok(existsSync(socketPath), 'a stale socket file');
+  writeFileSync(join(dir, 'run', 'notes.txt'), 'not the hub\'s'); // a file someone else put there
   const again = await startEmbedded(dir, createLogger('silent')).ready;
   try {
     assert.equal(((await queryOver(again.url, 'select 2 as two')) as Array<{ two: number }>)[0].two, 2);
   } finally {
     await again.close();
   }
+  assert.ok(!existsSync(socketPath), 'the socket is removed at close');
+  assert.ok(existsSync(join(dir, 'run', 'notes.txt')), 'what the hub did not put in run/ stays');
 });
 
 async function retrying<T>(f: () => Promise<T>): Promise<T> {

@@ -3,7 +3,7 @@
 // talks to it. One SQL dialect everywhere. PGlite serves one connection at a
 // time, hence the pool of one (see db/orm.ts).
 // PGlite is imported here on demand: a hub on PostgreSQL never loads it.
-import { cpSync, existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, renameSync, rmdirSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -96,8 +96,18 @@ async function boot(dataDir: string, socket: SocketDir, log: Logger | undefined,
   try {
     return await open(dataDir, socket, socketPath, log, template);
   } catch (e) {
-    if (socket.temporary) rmSync(socket.dir, { recursive: true, force: true });
+    if (socket.temporary) removeSocketDir(socket);
     throw e;
+  }
+}
+
+/** A temporary socket directory goes whole; DATA_DIR/run only when empty (never files someone else put there). */
+function removeSocketDir(socket: SocketDir): void {
+  if (socket.temporary) return rmSync(socket.dir, { recursive: true, force: true });
+  try {
+    rmdirSync(socket.dir);
+  } catch {
+    // not empty, or gone already
   }
 }
 
@@ -157,7 +167,8 @@ async function open(dataDir: string, socket: SocketDir, socketPath: string, log:
     dump: () => pg.dumpDataDir('gzip'),
     async close() {
       await server.stop();
-      rmSync(socket.dir, { recursive: true, force: true }); // it holds this socket only
+      rmSync(socketPath, { force: true });
+      removeSocketDir(socket);
       await pg.close();
       if (dir) tightenTree(dir);
     },

@@ -137,4 +137,3 @@ export async function startTestHubOnFixedPort(overrides: Partial<Config> = {}): 
   }
   throw last;
 }
-

@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 const LOWEST = 10_000;
 
 /** The low end of the kernel's ephemeral port range (Linux reads it from /proc; the IANA range's start elsewhere). */
-export function ephemeralLow(): number {
+function ephemeralLow(): number {
   try {
     const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
     if (Number.isInteger(low) && low > LOWEST + 100) return low;
