@@ -100,7 +100,7 @@ function busyMs(p: Profile): number {
 }
 
 /** The profile without its first sample, which carries the profiler's own start (the inspector's `dispatch`). */
-function withoutStart(p: Profile): Profile {
+export function withoutStart(p: Profile): Profile {
   if (!p.samples.length) return p;
   return { ...p, samples: p.samples.slice(1), timeDeltas: p.timeDeltas.slice(1), startTime: (p.startTime ?? 0) + (p.timeDeltas[0] ?? 0) };
 }
