@@ -27,7 +27,9 @@ const PACKAGES = ['typebox', 'jose'];
 /** A package's exported subpaths without wildcards, as specifiers ('typebox', 'typebox/compile', …). */
 function entriesOf(pkg) {
   const manifest = JSON.parse(readFileSync(join(root, 'node_modules', pkg, 'package.json'), 'utf8'));
-  const exports = typeof manifest.exports === 'object' && !('.' in manifest.exports) ? { '.': manifest.exports } : manifest.exports ?? { '.': manifest.module ?? manifest.main };
+  const e = manifest.exports ?? manifest.module ?? manifest.main;
+  // A string or a conditions object is the package's root alone.
+  const exports = typeof e === 'object' && Object.keys(e).some((k) => k.startsWith('.')) ? e : { '.': e };
   const specs = Object.keys(exports).filter((k) => !k.includes('*') && !k.endsWith('.json'));
   return { version: manifest.version, specs: specs.map((k) => (k === '.' ? pkg : `${pkg}/${k.slice(2)}`)) };
 }
@@ -56,7 +58,13 @@ if (!existsSync(join(dir, 'done'))) {
   try {
     renameSync(tmp, dir);
   } catch {
-    rmSync(tmp, { recursive: true, force: true }); // another process made it first
+    // Another process made it first, or an unfinished one is in the way: that one goes.
+    if (!existsSync(join(dir, 'done'))) rmSync(dir, { recursive: true, force: true });
+    try {
+      renameSync(tmp, dir);
+    } catch {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   }
 }
 
