@@ -18,13 +18,14 @@ test('typebox and jose resolve to the bundle; a schema built by one subpath is c
     const C = Compile(Type.Object({ n: Type.Integer({ minimum: 1 }) }));
     console.log(JSON.stringify({
       typebox: import.meta.resolve('typebox'), compile: import.meta.resolve('typebox/compile'), jose: import.meta.resolve('jose'),
-      ok: C.Check({ n: 2 }), bad: C.Check({ n: 0 }), value: Value.Check(Type.String(), 'x'), jose: typeof jose.jwtVerify,
+      ok: C.Check({ n: 2 }), bad: C.Check({ n: 0 }), value: Value.Check(Type.String(), 'x'), jwtVerify: typeof jose.jwtVerify,
     }));
   `);
   assert.equal(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout);
-  for (const k of ['typebox', 'compile']) assert.match(out[k], /node_modules\/\.cache\/agent-hub-test\/typebox-/, `${k} from the bundle`);
-  assert.deepEqual([out.ok, out.bad, out.value, out.jose], [true, false, true, 'function']);
+  for (const k of ['typebox', 'compile', 'jose']) assert.match(out[k], /node_modules\/\.cache\/agent-hub-test\/typebox-[^/]*\/[a-z-]+\.mjs$/, `${k} from the bundle`);
+  assert.match(out.jose, /\/jose\.mjs$/);
+  assert.deepEqual([out.ok, out.bad, out.value, out.jwtVerify], [true, false, true, 'function']);
 });
 
 test('a subpath the bundle lacks is refused, not loaded as a second copy', () => {
