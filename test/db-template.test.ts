@@ -163,3 +163,9 @@ test('the installed template (npm ci made it, both forms) holds no account and n
     }
   }
 });
+
+test('the installed tarball is handed to PGlite already unpacked (Node\'s zlib, not PGlite\'s slower DecompressionStream)', { skip: skip || installed }, async () => {
+  const bytes = new Uint8Array(await INSTALLED_TEMPLATE.tarball()!.arrayBuffer());
+  assert.notDeepEqual([...bytes.subarray(0, 2)], [0x1f, 0x8b], 'not gzip');
+  assert.equal(Buffer.from(bytes.subarray(257, 262)).toString('latin1'), 'ustar', 'a tar archive');
+});
