@@ -64,7 +64,7 @@ export const INSTALLED_TEMPLATE: TemplateSource = {
     }
   },
   tarball() {
-    let packed: Buffer;
+    let packed: Buffer<ArrayBuffer>;
     try {
       const file = templateFile();
       if (!existsSync(file)) return undefined;
@@ -75,7 +75,8 @@ export const INSTALLED_TEMPLATE: TemplateSource = {
     // Unpacked here by Node's zlib: PGlite would unpack it through a DecompressionStream, ≈ 0.2 s more
     // of every in-memory start (each test hub). Bytes that are not gzip go as they are: PGlite reports them.
     try {
-      return new Blob([gunzipSync(packed)]);
+      const tar = gunzipSync(packed);
+      return new Blob([new Uint8Array(tar.buffer as ArrayBuffer, tar.byteOffset, tar.byteLength)]);
     } catch {
       return new Blob([packed]);
     }
