@@ -8,16 +8,7 @@
 // that other modules load by path are emitted as entries of their own beside them.
 import { existsSync } from 'node:fs';
 import { defineConfig } from 'tsup';
-import { cjsByRequire } from './scripts/cjs-by-require.mjs';
-
-/** CommonJS dependencies whose import Node would lex file by file: the bundle requires them (scripts/cjs-by-require.mjs). */
-const BY_REQUIRE = ['@mikro-orm/postgresql', '@mikro-orm/migrations', 'prom-client', 'ioredis', 'ws'];
-/**
- * Of those, the ones required from one CommonJS bundle of them and their dependencies
- * (dist/vendor/cjs.cjs) instead of 736 + 88 files. Not a package that finds files beside its own
- * (`__dirname`): piscina starts its workers from one.
- */
-const VENDORED = ['@mikro-orm/postgresql', '@mikro-orm/migrations', 'prom-client'];
+import { BY_REQUIRE, VENDORED, cjsByRequire } from './scripts/cjs-by-require.mjs';
 
 const entry: Record<string, string> = {
   main: 'src/main.ts',

@@ -1,20 +1,28 @@
-// `npm test`'s loader: tsx for the TypeScript sources, and typebox and jose
-// each loaded as one pre-bundled copy instead of file by file.
+// `npm test`'s loader: tsx for the TypeScript sources, and the packages the
+// build bundles loaded as the build loads them: typebox and jose each as one
+// pre-bundled copy instead of file by file, and the CommonJS packages the build
+// requires (scripts/cjs-by-require.mjs) required, MikroORM and prom-client from
+// one vendored CommonJS file.
 //
 // Why: on Node 20 every ES module a test process imports makes a round trip
 // to the loader-hooks thread, and typebox alone is 683 modules (jose 46) of
-// the 929 that importing the hub loads — about half of a test process's
-// import time (bench/RESULTS.md, "Fortieth session"). The build (tsup) bundles
-// the same packages into dist/, so the tests now load them as the hub does.
+// the 929 that importing the hub loads; and importing a CommonJS package
+// from ESM lexes it and everything it re-exports for names (MikroORM's index
+// re-exports hundreds of files), ≈ 0.3 s more CPU than requiring it from the
+// vendored file (bench/RESULTS.md, "Fortieth session", "Forty-first session").
 //
-// The bundle is made once per installed version (esbuild, code splitting, so
-// every exported subpath of a package shares one copy of its module state) in
-// node_modules/.cache, which `npm ci` clears. An import of a subpath the
-// bundle lacks is refused rather than loaded as a second copy.
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+// The bundles are made once per installed version (esbuild; typebox and jose
+// with code splitting, so every exported subpath of a package shares one copy
+// of its module state) in node_modules/.cache, which `npm ci` clears. An
+// import of a subpath a bundle lacks is refused rather than loaded as a second
+// copy.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { BY_REQUIRE, VENDORED, VENDOR_FILE, buildVendor, shimSource } from '../../scripts/cjs-by-require.mjs';
 
 // tsx's ES module hooks only: the sources are ES modules, and its CommonJS hook would
 // also sit in front of every require() of node_modules' CommonJS packages.
@@ -22,38 +30,61 @@ const { register: registerTsx } = await import('tsx/esm/api');
 registerTsx();
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const PACKAGES = ['typebox', 'jose'];
+const ESM_BUNDLED = ['typebox', 'jose'];
+// Tests also import @mikro-orm/core (TransactionContext): the copy the vendored MikroORM uses.
+const TEST_VENDORED = [...VENDORED, '@mikro-orm/core'];
+const REQUIRED = [...new Set([...BY_REQUIRE, ...TEST_VENDORED])];
+
+const manifestOf = (pkg) => JSON.parse(readFileSync(join(root, 'node_modules', pkg, 'package.json'), 'utf8'));
 
 /** A package's exported subpaths without wildcards, as specifiers ('typebox', 'typebox/compile', …). */
 function entriesOf(pkg) {
-  const manifest = JSON.parse(readFileSync(join(root, 'node_modules', pkg, 'package.json'), 'utf8'));
+  const manifest = manifestOf(pkg);
   const e = manifest.exports ?? manifest.module ?? manifest.main;
   // A string or a conditions object is the package's root alone.
   const exports = typeof e === 'object' && Object.keys(e).some((k) => k.startsWith('.')) ? e : { '.': e };
   const specs = Object.keys(exports).filter((k) => !k.includes('*') && !k.endsWith('.json'));
-  return { version: manifest.version, specs: specs.map((k) => (k === '.' ? pkg : `${pkg}/${k.slice(2)}`)) };
+  return specs.map((k) => (k === '.' ? pkg : `${pkg}/${k.slice(2)}`));
 }
 
-const packages = PACKAGES.map((pkg) => ({ pkg, ...entriesOf(pkg) }));
-const dir = join(root, 'node_modules', '.cache', 'agent-hub-test', packages.map((p) => `${p.pkg}-${p.version}`).join('_'));
+// One folder per set of installed versions and per version of the rules that make it.
+const key = createHash('sha256')
+  .update(JSON.stringify([...ESM_BUNDLED, ...REQUIRED].map((p) => [p, manifestOf(p).version])))
+  .update(readFileSync(fileURLToPath(import.meta.url)))
+  .update(readFileSync(join(root, 'scripts', 'cjs-by-require.mjs')))
+  .digest('hex')
+  .slice(0, 16);
+const dir = join(root, 'node_modules', '.cache', 'agent-hub-test', key);
 const fileOf = (spec) => spec.replace(/[^A-Za-z0-9]+/g, '-');
-const specs = packages.flatMap((p) => p.specs);
+const esmSpecs = ESM_BUNDLED.flatMap(entriesOf);
 
 if (!existsSync(join(dir, 'done'))) {
   const { buildSync } = await import('esbuild');
   const tmp = `${dir}.${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
   const require = createRequire(join(root, 'package.json'));
   buildSync({
-    entryPoints: Object.fromEntries(specs.map((s) => [fileOf(s), require.resolve(s)])),
+    entryPoints: Object.fromEntries(esmSpecs.map((s) => [fileOf(s), require.resolve(s)])),
     bundle: true,
     splitting: true,
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    outdir: tmp,
+    outdir: join(tmp, 'esm'),
     outExtension: { '.js': '.mjs' },
     logLevel: 'silent',
   });
+  await buildVendor(TEST_VENDORED, join(tmp, VENDOR_FILE));
+  // Each required package as the build's shim: an ES module requiring it (from the vendored file or
+  // node_modules) and naming what it exports. The names are read from the copy the shim loads.
+  // Read in a child process: loading them here would leave a second copy of each in this one.
+  const probe = `const v = require(${JSON.stringify(join(tmp, VENDOR_FILE))}); const vendored = ${JSON.stringify(TEST_VENDORED)};
+    console.log(JSON.stringify(Object.fromEntries(${JSON.stringify(REQUIRED)}.map((p) => [p, Object.keys(vendored.includes(p) ? v(p) : require(p))]))));`;
+  const names = JSON.parse(execFileSync(process.execPath, ['-e', probe], { cwd: root, encoding: 'utf8' }));
+  mkdirSync(join(tmp, 'cjs'), { recursive: true });
+  for (const pkg of REQUIRED) {
+    writeFileSync(join(tmp, 'cjs', `${fileOf(pkg)}.mjs`), shimSource(pkg, names[pkg], TEST_VENDORED.includes(pkg) ? `../${VENDOR_FILE}` : undefined));
+  }
   writeFileSync(join(tmp, 'done'), ''); // complete: a directory without it is made again
   try {
     renameSync(tmp, dir);
@@ -68,5 +99,8 @@ if (!existsSync(join(dir, 'done'))) {
   }
 }
 
-const map = Object.fromEntries(specs.map((s) => [s, pathToFileURL(join(dir, `${fileOf(s)}.mjs`)).href]));
-register(new URL('./loader-hooks.mjs', import.meta.url), { data: { map, packages: PACKAGES } });
+const map = Object.fromEntries([
+  ...esmSpecs.map((s) => [s, pathToFileURL(join(dir, 'esm', `${fileOf(s)}.mjs`)).href]),
+  ...REQUIRED.map((p) => [p, pathToFileURL(join(dir, 'cjs', `${fileOf(p)}.mjs`)).href]),
+]);
+register(new URL('./loader-hooks.mjs', import.meta.url), { data: { map, packages: [...ESM_BUNDLED, ...REQUIRED] } });
