@@ -6,14 +6,15 @@
 // column as a bind value, in chunks of a few thousand keys: each statement's text is the same short one.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
-import { startTestHub } from './helpers/hub.js';
+import type pg from 'pg';
+import { hubPgClient, startTestHub } from './helpers/hub.js';
 
 const KEYS = 10_000;
 
 test('the batched last-use write of API keys binds its ids and times, stores each, and keeps odd ids intact', { timeout: 120_000 }, async () => {
   const t = await startTestHub();
-  const query = pg.Client.prototype.query;
+  const Client = hubPgClient(t.hub);
+  const query = Client.prototype.query;
   try {
     const u = await t.user('touches');
     const conn = t.hub.ctx.em().getConnection();
@@ -28,13 +29,13 @@ test('the batched last-use write of API keys binds its ids and times, stores eac
     auth.touched.set('key_gone', at); // no such key: written nowhere, breaks nothing
 
     const seen: Array<{ text: string; values: unknown[] }> = [];
-    pg.Client.prototype.query = function (this: pg.Client, ...a: any[]) {
+    Client.prototype.query = function (this: pg.Client, ...a: any[]) {
       const text: string = typeof a[0] === 'string' ? a[0] : a[0]?.text ?? '';
       if (/update api_keys/.test(text)) seen.push({ text, values: (Array.isArray(a[1]) ? a[1] : a[0]?.values) ?? [] });
       return (query as any).apply(this, a);
     } as typeof query;
     await auth.flushTouches();
-    pg.Client.prototype.query = query;
+    Client.prototype.query = query;
 
     assert.ok(seen.length >= 1 && seen.length <= 3, `${seen.length} statements for ${KEYS} keys (in chunks of thousands)`);
     for (const q of seen) {
@@ -48,7 +49,7 @@ test('the batched last-use write of API keys binds its ids and times, stores eac
     const [o] = await conn.execute(`select last_used_at from api_keys where id = ?`, [odd]);
     assert.equal(new Date(o.last_used_at).getTime(), at);
   } finally {
-    pg.Client.prototype.query = query;
+    Client.prototype.query = query;
     await t.close();
   }
 });

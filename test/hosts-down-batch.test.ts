@@ -4,7 +4,8 @@
 // bench/hosts-cluster.ts, and upgrades then failed on the pool timeout.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
+import type pg from 'pg';
+import { hubPgClient } from './helpers/hub.js';
 import { hubWithHosts } from './helpers/hosts-hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
@@ -19,13 +20,14 @@ const s = hubWithHosts();
  * called (every statement, through knex or not, is a node-postgres Client's query).
  */
 function onDownLookup(wrap: (run: () => Promise<unknown>) => Promise<unknown>): () => void {
-  const query = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...a: any[]) {
+  const Client = hubPgClient(s.t.hub);
+  const query = Client.prototype.query;
+  Client.prototype.query = function (this: pg.Client, ...a: any[]) {
     const sql: string = typeof a[0] === 'string' ? a[0] : a[0]?.text ?? '';
     const run = () => (query as any).apply(this, a) as Promise<unknown>;
     return /select id, host_id, session_id, agent_id, engine from session_tasks\s+where host_id = any/.test(sql) ? wrap(run) : run();
   } as typeof query;
-  return () => void (pg.Client.prototype.query = query);
+  return () => void (Client.prototype.query = query);
 }
 
 test('channels closing together end their runs with one lookup per batch of hosts', { timeout: 90_000 }, async () => {

@@ -51,6 +51,15 @@ export async function createTestDatabase<B extends string | undefined = string |
   };
 }
 
+/**
+ * The node-postgres Client class the hub's pool makes its connections from: every statement the hub
+ * sends, through knex or not, is one of its queries. MikroORM's own copy of node-postgres — vendored
+ * by the build and by npm test's loader (test/helpers/loader.mjs) — not the `pg` a test imports.
+ */
+export function hubPgClient(hub: Hub): typeof pg.Client {
+  return (hub.ctx.orm.em.getConnection().getKnex().client as unknown as { driver: typeof pg }).driver.Client;
+}
+
 /** `opts.log`: the hub's logger (a test that reads the hub's lines passes one writing where it can see them). */
 export async function startTestHub(overrides: Partial<Config> = {}, env: NodeJS.ProcessEnv = {}, opts: { log?: Logger } = {}): Promise<TestHub> {
   const db = overrides.databaseUrl ? { url: overrides.databaseUrl, drop: async () => {} } : await createTestDatabase();
