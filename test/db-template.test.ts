@@ -169,3 +169,12 @@ test('the installed tarball is handed to PGlite already unpacked (Node\'s zlib, 
   assert.notDeepEqual([...bytes.subarray(0, 2)], [0x1f, 0x8b], 'not gzip');
   assert.equal(Buffer.from(bytes.subarray(257, 262)).toString('latin1'), 'ustar', 'a tar archive');
 });
+
+test('the installed tarball answers arrayBuffer() with the bytes it holds (no chunked read of 40 MB), and is a whole Blob besides', { skip: skip || installed }, async () => {
+  const blob = INSTALLED_TEMPLATE.tarball()!;
+  const [a, b] = [await blob.arrayBuffer(), await blob.arrayBuffer()];
+  assert.ok(a === b, 'the same buffer: held, not read again');
+  assert.equal(blob.size, a.byteLength);
+  const head = new Uint8Array(await new Response(blob.slice(0, 512)).arrayBuffer());
+  assert.ok(Buffer.from(head).equals(new Uint8Array(a, 0, 512)), 'its stream carries the same bytes');
+});

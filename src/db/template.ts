@@ -64,7 +64,7 @@ export const INSTALLED_TEMPLATE: TemplateSource = {
     }
   },
   tarball() {
-    let packed: Buffer<ArrayBuffer>;
+    let packed: Buffer;
     try {
       const file = templateFile();
       if (!existsSync(file)) return undefined;
@@ -75,10 +75,27 @@ export const INSTALLED_TEMPLATE: TemplateSource = {
     // Unpacked here by Node's zlib: PGlite would unpack it through a DecompressionStream, ≈ 0.2 s more
     // of every in-memory start (each test hub). Bytes that are not gzip go as they are: PGlite reports them.
     try {
-      const tar = gunzipSync(packed);
-      return new Blob([new Uint8Array(tar.buffer as ArrayBuffer, tar.byteOffset, tar.byteLength)]);
+      return new HeldBlob(gunzipSync(packed));
     } catch {
-      return new Blob([packed]);
+      return new HeldBlob(packed);
     }
   },
 };
+
+/**
+ * A Blob that answers arrayBuffer() with the bytes it was made from. PGlite reads the template with
+ * arrayBuffer(), which Node's Blob serves through a chunked stream and a concatenation: for the 40 MB
+ * tar, ≈ 0.1–0.2 s of CPU and two more copies on every in-memory start (bench/RESULTS.md, forty-first session).
+ */
+class HeldBlob extends Blob {
+  readonly #bytes: ArrayBuffer;
+  constructor(bytes: Uint8Array) {
+    const buffer = bytes.buffer as ArrayBuffer; // zlib and readFileSync never answer with shared memory
+    const view = new Uint8Array(buffer, bytes.byteOffset, bytes.byteLength);
+    super([view]);
+    this.#bytes = bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength ? buffer : view.slice().buffer;
+  }
+  override arrayBuffer(): Promise<ArrayBuffer> {
+    return Promise.resolve(this.#bytes);
+  }
+}
