@@ -18,7 +18,7 @@
 // copy.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -47,9 +47,11 @@ function entriesOf(pkg) {
   return specs.map((k) => (k === '.' ? pkg : `${pkg}/${k.slice(2)}`));
 }
 
-// One folder per set of installed versions and per version of the rules that make it.
+// One folder per installed tree (package-lock.json: the vendored file holds knex, lodash, node-postgres
+// too) and per version of the rules that make it.
 const key = createHash('sha256')
   .update(JSON.stringify([...ESM_BUNDLED, ...REQUIRED].map((p) => [p, manifestOf(p).version])))
+  .update(readFileSync(join(root, 'package-lock.json')))
   .update(readFileSync(fileURLToPath(import.meta.url)))
   .update(readFileSync(join(root, 'scripts', 'cjs-by-require.mjs')))
   .digest('hex')
@@ -96,6 +98,10 @@ if (!existsSync(join(dir, 'done'))) {
     } catch {
       rmSync(tmp, { recursive: true, force: true });
     }
+  }
+  // What earlier trees or rules made is stale now; a folder still being made (`<key>.<pid>`) is left alone.
+  for (const old of readdirSync(join(dir, '..'))) {
+    if (old !== key && !/^[0-9a-f]{16}\.\d+$/.test(old)) rmSync(join(dir, '..', old), { recursive: true, force: true });
   }
 }
 
