@@ -18,7 +18,7 @@
 // copy.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -78,11 +78,11 @@ if (!existsSync(join(dir, 'done'))) {
   });
   await buildVendor(TEST_VENDORED, join(tmp, VENDOR_FILE));
   // Each required package as the build's shim: an ES module requiring it (from the vendored file or
-  // node_modules) and naming what it exports. The names are read from the copy the shim loads.
-  // Read in a child process: loading them here would leave a second copy of each in this one.
+  // node_modules) and naming what it exports, read from the copy the shim loads — in a child process
+  // (without NODE_OPTIONS, which could name this loader), so this one never holds a second copy.
   const probe = `const v = require(${JSON.stringify(join(tmp, VENDOR_FILE))}); const vendored = ${JSON.stringify(TEST_VENDORED)};
     console.log(JSON.stringify(Object.fromEntries(${JSON.stringify(REQUIRED)}.map((p) => [p, Object.keys(vendored.includes(p) ? v(p) : require(p))]))));`;
-  const names = JSON.parse(execFileSync(process.execPath, ['-e', probe], { cwd: root, encoding: 'utf8' }));
+  const names = JSON.parse(execFileSync(process.execPath, ['-e', probe], { cwd: root, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } }));
   mkdirSync(join(tmp, 'cjs'), { recursive: true });
   for (const pkg of REQUIRED) {
     writeFileSync(join(tmp, 'cjs', `${fileOf(pkg)}.mjs`), shimSource(pkg, names[pkg], TEST_VENDORED.includes(pkg) ? `../${VENDOR_FILE}` : undefined));
@@ -99,9 +99,15 @@ if (!existsSync(join(dir, 'done'))) {
       rmSync(tmp, { recursive: true, force: true });
     }
   }
-  // What earlier trees or rules made is stale now; a folder still being made (`<key>.<pid>`) is left alone.
+  // What earlier trees or rules made is stale now: removed once an hour old, so a test run still using
+  // one (the loader edited during it) keeps it.
   for (const old of readdirSync(join(dir, '..'))) {
-    if (old !== key && !/^[0-9a-f]{16}\.\d+$/.test(old)) rmSync(join(dir, '..', old), { recursive: true, force: true });
+    const path = join(dir, '..', old);
+    try {
+      if (old !== key && statSync(path).mtimeMs < Date.now() - 3_600_000) rmSync(path, { recursive: true, force: true });
+    } catch {
+      // gone already: another process cleared it
+    }
   }
 }
 
