@@ -5,7 +5,9 @@
 // and importing it cost ≈ 300 ms more CPU than requiring it (bench/RESULTS.md).
 // Each package becomes a small ES module that requires it and re-exports its
 // names, read at build time from the same node_modules the bundle runs on
-// (scripts/start.mjs rebuilds when package-lock.json changes).
+// (scripts/start.mjs rebuilds when package-lock.json changes). npm test's
+// loader (test/helpers/loader.mjs) makes the same shims and vendored file from
+// the lists below, so the tests load these packages as the hub does.
 //
 // The packages given as `vendored` are also bundled, with everything they
 // require, into one CommonJS file beside the bundle (dist/vendor/cjs.cjs):
