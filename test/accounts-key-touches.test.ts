@@ -6,15 +6,13 @@
 // column as a bind value, in chunks of a few thousand keys: each statement's text is the same short one.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type pg from 'pg';
-import { hubPgClient, startTestHub } from './helpers/hub.js';
+import { startTestHub, wrapHubQueries } from './helpers/hub.js';
 
 const KEYS = 10_000;
 
 test('the batched last-use write of API keys binds its ids and times, stores each, and keeps odd ids intact', { timeout: 120_000 }, async () => {
   const t = await startTestHub();
-  const Client = hubPgClient(t.hub);
-  const query = Client.prototype.query;
+  let restore = () => {};
   try {
     const u = await t.user('touches');
     const conn = t.hub.ctx.em().getConnection();
@@ -29,13 +27,12 @@ test('the batched last-use write of API keys binds its ids and times, stores eac
     auth.touched.set('key_gone', at); // no such key: written nowhere, breaks nothing
 
     const seen: Array<{ text: string; values: unknown[] }> = [];
-    Client.prototype.query = function (this: pg.Client, ...a: any[]) {
-      const text: string = typeof a[0] === 'string' ? a[0] : a[0]?.text ?? '';
-      if (/update api_keys/.test(text)) seen.push({ text, values: (Array.isArray(a[1]) ? a[1] : a[0]?.values) ?? [] });
-      return (query as any).apply(this, a);
-    } as typeof query;
+    restore = wrapHubQueries(t.hub, (q, send) => {
+      if (/update api_keys/.test(q.text)) seen.push(q);
+      return send();
+    });
     await auth.flushTouches();
-    Client.prototype.query = query;
+    restore();
 
     assert.ok(seen.length >= 1 && seen.length <= 3, `${seen.length} statements for ${KEYS} keys (in chunks of thousands)`);
     for (const q of seen) {
@@ -49,7 +46,7 @@ test('the batched last-use write of API keys binds its ids and times, stores eac
     const [o] = await conn.execute(`select last_used_at from api_keys where id = ?`, [odd]);
     assert.equal(new Date(o.last_used_at).getTime(), at);
   } finally {
-    Client.prototype.query = query;
+    restore();
     await t.close();
   }
 });

@@ -4,8 +4,7 @@
 // bench/hosts-cluster.ts, and upgrades then failed on the pool timeout.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type pg from 'pg';
-import { hubPgClient } from './helpers/hub.js';
+import { wrapHubQueries } from './helpers/hub.js';
 import { hubWithHosts } from './helpers/hosts-hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
@@ -20,14 +19,8 @@ const s = hubWithHosts();
  * called (every statement, through knex or not, is a node-postgres Client's query).
  */
 function onDownLookup(wrap: (run: () => Promise<unknown>) => Promise<unknown>): () => void {
-  const Client = hubPgClient(s.t.hub);
-  const query = Client.prototype.query;
-  Client.prototype.query = function (this: pg.Client, ...a: any[]) {
-    const sql: string = typeof a[0] === 'string' ? a[0] : a[0]?.text ?? '';
-    const run = () => (query as any).apply(this, a) as Promise<unknown>;
-    return /select id, host_id, session_id, agent_id, engine from session_tasks\s+where host_id = any/.test(sql) ? wrap(run) : run();
-  } as typeof query;
-  return () => void (Client.prototype.query = query);
+  return wrapHubQueries(s.t.hub, (q, send) =>
+    /select id, host_id, session_id, agent_id, engine from session_tasks\s+where host_id = any/.test(q.text) ? wrap(send as () => Promise<unknown>) : send());
 }
 
 test('channels closing together end their runs with one lookup per batch of hosts', { timeout: 90_000 }, async () => {

@@ -3,9 +3,8 @@
 // runs were lost while the host was away (sessions/scheduler.ts hostsUp). The
 // drain comes after the channel is admitted, so it knows its capacity.
 import { test, after, before } from 'node:test';
-import type pg from 'pg';
 import assert from 'node:assert/strict';
-import { startTestHub, type TestHub, hubPgClient } from './helpers/hub.js';
+import { startTestHub, type TestHub, wrapHubQueries } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import type { SessionView } from '../src/client/index.js';
 import { CloseCodes } from '../host-protocol/version.js';
@@ -23,16 +22,13 @@ after(async () => {
 
 /** Counts the queries that read the open tasks of hosts that said hello (every query, through knex or not, is a node-postgres Client's). */
 function countTaskLookups(): { count: () => number; stop: () => void } {
-  const Client = hubPgClient(t.hub);
-  const query = Client.prototype.query;
   let n = 0;
-  Client.prototype.query = function (this: pg.Client, ...a: any[]) {
-    const sql = typeof a[0] === 'string' ? a[0] : a[0]?.text ?? '';
-    // The hello's look-up (before: the open runs, `id, host_id`, and a second one for waiting work and lost runs).
-    if (/^select id, (status, host_id, session_id, agent_id, engine|host_id) from session_tasks\s+where host_id (in \([^)]*\)|= any\(\$1::text\[\]\)) and status in /.test(sql)) n++;
-    return (query as any).apply(this, a);
-  } as typeof query;
-  return { count: () => n, stop: () => void (Client.prototype.query = query) };
+  // The hello's look-up (before: the open runs, `id, host_id`, and a second one for waiting work and lost runs).
+  const stop = wrapHubQueries(t.hub, (q, send) => {
+    if (/^select id, (status, host_id, session_id, agent_id, engine|host_id) from session_tasks\s+where host_id (in \([^)]*\)|= any\(\$1::text\[\]\)) and status in /.test(q.text)) n++;
+    return send();
+  });
+  return { count: () => n, stop };
 }
 
 test('a hello reads its host\'s tasks once; the channel speaks for its open run, and the host\'s waiting work starts', { timeout: 60_000 }, async () => {

@@ -5,8 +5,7 @@
 // messages/s a window of 20 ms cost 0.08 queries per message (bench/RESULTS.md, twenty-fourth session).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type pg from 'pg';
-import { hubPgClient } from './helpers/hub.js';
+import { wrapHubQueries } from './helpers/hub.js';
 import { hubWithHosts } from './helpers/hosts-hub.js';
 import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
 import { RECOUNT_DELAY_MS } from '../src/sessions/scheduler.js';
@@ -21,14 +20,11 @@ const s = hubWithHosts();
 
 /** Counts the running-count statements (every statement, through knex or not, is a node-postgres Client's query). */
 function countRecounts(): { n: number; restore(): void } {
-  const Client = hubPgClient(s.t.hub);
-  const query = Client.prototype.query;
-  const out = { n: 0, restore: () => void (Client.prototype.query = query) };
-  Client.prototype.query = function (this: pg.Client, ...a: any[]) {
-    const sql: string = typeof a[0] === 'string' ? a[0] : a[0]?.text ?? '';
-    if (/select host_id, count\(\*\) as c from session_tasks/.test(sql)) out.n++;
-    return (query as any).apply(this, a);
-  } as typeof query;
+  const out = { n: 0, restore: () => {} };
+  out.restore = wrapHubQueries(s.t.hub, (q, send) => {
+    if (/select host_id, count\(\*\) as c from session_tasks/.test(q.text)) out.n++;
+    return send();
+  });
   return out;
 }
 

@@ -52,12 +52,20 @@ export async function createTestDatabase<B extends string | undefined = string |
 }
 
 /**
- * The node-postgres Client class the hub's pool makes its connections from: every statement the hub
- * sends, through knex or not, is one of its queries. MikroORM's own copy of node-postgres — vendored
- * by the build and by npm test's loader (test/helpers/loader.mjs) — not the `pg` a test imports.
+ * Hands every statement the hub sends — through knex or not, each is a query of its node-postgres
+ * Client — to `wrap`, with its text, its bound values and the call that sends it, until the returned
+ * restore is called. The Client is MikroORM's own copy of node-postgres (vendored by the build and by
+ * npm test's loader, test/helpers/loader.mjs), not the `pg` a test imports.
  */
-export function hubPgClient(hub: Hub): typeof pg.Client {
-  return (hub.ctx.orm.em.getConnection().getKnex().client as unknown as { driver: typeof pg }).driver.Client;
+export function wrapHubQueries(hub: Hub, wrap: (q: { text: string; values: unknown[] }, send: () => unknown) => unknown): () => void {
+  const Client = (hub.ctx.orm.em.getConnection().getKnex().client as unknown as { driver: typeof pg }).driver.Client;
+  const query = Client.prototype.query;
+  Client.prototype.query = function (this: pg.Client, ...a: any[]) {
+    const text: string = typeof a[0] === 'string' ? a[0] : a[0]?.text ?? '';
+    const values: unknown[] = (Array.isArray(a[1]) ? a[1] : a[0]?.values) ?? [];
+    return wrap({ text, values }, () => (query as any).apply(this, a));
+  } as typeof query;
+  return () => void (Client.prototype.query = query);
 }
 
 /** `opts.log`: the hub's logger (a test that reads the hub's lines passes one writing where it can see them). */
