@@ -66,6 +66,10 @@ test('a subpath the bundle lacks is refused, not loaded as a second copy', () =>
   const r = run(`await import('typebox/build/type/index.mjs')`);
   assert.notEqual(r.status, 0);
   assert.match(r.stderr, /typebox\/build\/type\/index\.mjs is not in the tests' bundle/);
+  // A file of a vendored CommonJS package would be a second copy beside the vendored one.
+  const cjs = run(`await import('prom-client/lib/registry.js')`);
+  assert.notEqual(cjs.status, 0);
+  assert.match(cjs.stderr, /prom-client\/lib\/registry\.js is not in the tests' bundle/);
 });
 
 test('TypeScript sources still load through tsx', () => {
