@@ -114,14 +114,22 @@ test('a child hub profiles its main thread between two calls: a real V8 profile 
   const hub = await forkHub();
   try {
     await hub.cpu!.start();
-    for (let i = 0; i < 200; i++) assert.equal((await hub.api('GET', '/api/v1/agents', { token: hub.key })).status, 200);
+    // Enough reads that the default 1 ms sampling lands in them: 200 one after another kept the hub busy
+    // only ≈ 10 ms (a signed-in page is served from memory), and one CI run's samples fell all in
+    // PGlite and the collector. 1,000 in bursts of 25 keep its main thread busy for tens of ms.
+    for (let i = 0; i < 40; i++) {
+      const statuses = await Promise.all(Array.from({ length: 25 }, () => hub.api('GET', '/api/v1/agents', { token: hub.key }).then((r) => r.status)));
+      assert.ok(statuses.every((s) => s === 200), String(statuses));
+    }
     const p = await hub.cpu!.stop();
     assert.ok(p.samples.length > 0 && p.samples.length === p.timeDeltas.length);
     // Without its first sample, as a missed target's round reads it: on a loaded machine the
     // profiler's own start (the inspector's `dispatch`) can fill that sample for half a second.
     const text = profileText(withoutStart(p));
     assert.match(text, /^self \(of \d+ ms busy; idle \d+ ms more\)/);
-    assert.match(text, /src\/server\//, 'the hub\'s own request handling appears in it');
+    // Any of the hub's own modules (src/…, not a package's): on a busy machine the few samples can all
+    // fall in the page's code (src/agents/) and PGlite rather than in src/server/.
+    assert.match(text, / src\/[\w-]+\//, 'the hub\'s own request handling appears in it');
     // As a module's missed target has it: the round's text, with the hub's main-thread CPU beside the samples.
     const round = await profiledRound('More reads.', [{ name: 'hub', profiler: hub.cpu! }], async () => {
       for (let i = 0; i < 200; i++) await hub.api('GET', '/api/v1/agents', { token: hub.key });
