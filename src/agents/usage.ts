@@ -113,6 +113,32 @@ export function requireMode(a: ModeFacts, userId: string, mode: string | undefin
   throw fail('MODE_NOT_ALLOWED', `mode "${mode}" is not allowed on this agent: its owner lets other users use modes up to "${ceilingFor(a, userId)}"`);
 }
 
+/** What a run needs at dispatch: the agent's mode facts, or why its user may no longer use it. */
+export type RunFacts = ModeFacts | { unusable: string };
+
+/**
+ * Whether `userId` may still run `agentId` now — the rule a new message is held to
+ * (resolveUsableAgent) — and the agent's mode facts when they may. Asked again at
+ * dispatch, so a message queued while its user could use the agent never starts
+ * after the owner removed them, disabled the agent or took it out of the market.
+ * In this turn when the catalog knows the agent and the user's shares now.
+ */
+export function runFactsOf(ctx: HubContext, userId: string, agentId: string): RunFacts | Promise<RunFacts> {
+  try {
+    const now = usableNow(ctx, userId, agentId);
+    if (now) return { ownerId: now.ownerId, maxGuestMode: now.maxGuestMode };
+  } catch (e) {
+    return unusableFrom(e);
+  }
+  return resolveLater(ctx, userId, agentId).then((a) => ({ ownerId: a.ownerId, maxGuestMode: a.maxGuestMode }), unusableFrom);
+}
+
+/** A refusal of the rule as a reason; any other failure (the database) also refuses: nothing starts unchecked. */
+function unusableFrom(e: unknown): { unusable: string } {
+  if (e instanceof HubError) return { unusable: e.kind === 'NOT_FOUND' ? 'the agent is not available to you any more' : `the agent cannot run: ${e.message}` };
+  return { unusable: 'the agent could not be checked; send the message again' };
+}
+
 /**
  * The agent's owner and ceiling, from this node's catalog (kept true by the
  * `agents` Bus events, so the dispatch path makes no database round trip),

@@ -11,7 +11,7 @@ import type { RunTracker } from './runs.js';
 import { HostDownPass } from './host-down.js';
 import { LostRunSweep } from './lost-runs.js';
 import { isEngineSessionId } from '../../host-protocol/engine-values.js';
-import { capMode, modeFactsOf, type ModeFacts } from '../agents/usage.js';
+import { capMode, runFactsOf, type ModeFacts } from '../agents/usage.js';
 import type { FrameOf, HubToHost } from '../../host-protocol/frames.js';
 import type { HelloRuns } from '../hosts/channel-runs.js';
 
@@ -82,9 +82,12 @@ export class Scheduler {
     // The node holding the host's channel tracks the run: here, or wherever the run.start goes (onRunStarting).
     this.runs().started(t, this.gateway.heldCapacity(t.hostId) !== undefined);
     try {
+      // The user may have lost the agent since the message was accepted (removed, disabled, unlisted).
+      const asked = runFactsOf(this.ctx, t.userId, t.agentId);
+      const facts = asked instanceof Promise ? await asked : asked;
+      if ('unusable' in facts) return await this.refused(t, facts.unusable);
       // Counted into presence by the node holding the channel, as its run.start goes out (onRunStarting).
-      const frame = this.startFrame(t);
-      await this.gateway.send(t.hostId, frame instanceof Promise ? await frame : frame, { agentId: t.agentId }, t.via);
+      await this.gateway.send(t.hostId, this.frameWith(t, facts), { agentId: t.agentId }, t.via);
       if (t.acceptedAt !== undefined) this.ctx.metrics.dispatchSeconds.observe((performance.now() - t.acceptedAt) / 1000);
     } catch (e) {
       this.ctx.log.warn('dispatch failed', { runId: t.id, hostId: t.hostId, err: e }); // the error itself: a database error's values stay out (log.ts)
@@ -98,13 +101,14 @@ export class Scheduler {
       { sessionId: t.sessionId, hostId: t.hostId, agentId: t.agentId, engine: t.engine });
   }
 
-  /** The frame in this turn when the agent's ceiling is in the catalog now (every run.start asks). */
-  private startFrame(t: ClaimedTask): FrameOf<HubToHost, 'run.start'> | Promise<FrameOf<HubToHost, 'run.start'>> {
-    const facts = modeFactsOf(this.ctx, t.agentId);
-    return facts instanceof Promise ? facts.then((f) => this.frameWith(t, f), () => this.frameWith(t, undefined)) : this.frameWith(t, facts);
+  /** A run its user may no longer start: it ends AGENT_UNAVAILABLE, nothing reaches the host (its end frees the slot). */
+  private refused(t: ClaimedTask, why: string): Promise<void> {
+    this.ctx.log.info('run refused at dispatch: its user may no longer use the agent', { runId: t.id, agentId: t.agentId });
+    return this.runs().end(t.id, { ok: false, error: { code: 'AGENT_UNAVAILABLE', message: why } },
+      { sessionId: t.sessionId, hostId: t.hostId, agentId: t.agentId, engine: t.engine });
   }
 
-  private frameWith(t: ClaimedTask, facts: ModeFacts | undefined): FrameOf<HubToHost, 'run.start'> {
+  private frameWith(t: ClaimedTask, facts: ModeFacts): FrameOf<HubToHost, 'run.start'> {
     return {
       t: 'run.start', runId: t.id, sessionId: t.sessionId, engine: t.engine, prompt: t.prompt, workDir: t.workDir,
       // A value stored before it was checked (runs.ts) never reaches the engine's argv.
@@ -116,10 +120,10 @@ export class Scheduler {
   /**
    * The task's mode capped to the agent's current ceiling for the task's user (agents/modes.ts):
    * a session, or a message queued, while the ceiling was higher never runs above it now.
-   * Served from the in-process agents catalog; an agent that cannot be found gets the lowest mode.
+   * Served from the in-process agents catalog.
    */
-  private runMode(t: ClaimedTask, facts: ModeFacts | undefined): string {
-    const mode = capMode(facts ?? { ownerId: '', maxGuestMode: 'plan' }, t.userId, t.mode);
+  private runMode(t: ClaimedTask, facts: ModeFacts): string {
+    const mode = capMode(facts, t.userId, t.mode);
     if (mode !== t.mode) this.ctx.log.info('run mode capped to the agent\'s ceiling', { runId: t.id, asked: t.mode, mode });
     return mode;
   }
@@ -340,7 +344,12 @@ export class Scheduler {
       if (!lost.length) continue;
       for (const t of await readClaimed(this.em(), lost.map((x) => x.id))) {
         if (this.gateway.carries(t.hostId, t.id) || this.runs().heardFrom(t.id)) continue; // arrived meanwhile
-        if (!this.gateway.resend(t.hostId, await this.startFrame(t))) continue;
+        const facts = await runFactsOf(this.ctx, t.userId, t.agentId);
+        if ('unusable' in facts) {
+          await this.refused(t, facts.unusable);
+          continue;
+        }
+        if (!this.gateway.resend(t.hostId, this.frameWith(t, facts))) continue;
         sent++;
         this.ctx.log.warn('run.start never reached the host\'s channel: sent again', { runId: t.id, hostId: t.hostId, sessionId: t.sessionId });
       }
