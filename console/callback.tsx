@@ -20,7 +20,9 @@ export function Callback(p: { onSignedIn: () => void }) {
     if (!code || !state) return setError(new Error('This address is where the identity provider returns after signing in; it was opened without a code.'));
     if (sent.has(state)) return;
     sent.add(state);
-    client().auth.callback(code, state).then(
+    // A link is finished signed in (the hub takes it only from the account that started it); a
+    // plain sign-in goes anonymous, so a stale bearer in this tab cannot get it refused.
+    (linking ? client() : createClient({ baseUrl: '' })).auth.callback(code, state).then(
       async (r) => {
         if (r.linked) {
           // A link from the Account page: the console stays signed in as it was. The hub

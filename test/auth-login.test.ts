@@ -134,7 +134,8 @@ test('linking: a signed-in user links a provider identity, signs in with it, and
   await assert.rejects(anon.linkIdentity('oidc'), apiError(401));
   const l = await c.auth.linkIdentity('oidc');
   assert.equal(new URL(l.url).searchParams.get('state'), l.state);
-  const cb = await anon.callback(idp.authorize(l.url, { sub: 'frank-idp', name: 'Frank F' }), l.state);
+  // The link is finished signed in as the account that started it (the console's callback page sends its bearer).
+  const cb = await c.auth.callback(idp.authorize(l.url, { sub: 'frank-idp', name: 'Frank F' }), l.state);
   assert.deepEqual([cb.user.id, cb.linked], [u.id, 'oidc']);
 
   const b = await c.bindings.get();
@@ -144,7 +145,7 @@ test('linking: a signed-in user links a provider identity, signs in with it, and
   // An identity that already belongs to another account cannot be linked.
   const g = await t.user('grace');
   const l2 = await t.client(g.key).auth.linkIdentity('oidc');
-  await assert.rejects(anon.callback(idp.authorize(l2.url, { sub: 'frank-idp' }), l2.state), apiError(409));
+  await assert.rejects(t.client(g.key).auth.callback(idp.authorize(l2.url, { sub: 'frank-idp' }), l2.state), apiError(409));
 
   assert.deepEqual(await c.auth.unlinkIdentity('oidc'), { deleted: true });
   await assert.rejects(c.auth.unlinkIdentity('oidc'), apiError(404));
@@ -155,6 +156,28 @@ test('linking: a signed-in user links a provider identity, signs in with it, and
 
   // The only way into a login-created account cannot be unlinked.
   await assert.rejects(t.client(fresh.accessToken).auth.unlinkIdentity('oidc'), apiError(409));
+});
+
+test('a link is finished only by the account that started it: anonymous or another account → 400, nothing linked, the attempt spent', async () => {
+  // Link CSRF: an attacker starts a link for their own account and gets a victim's browser to finish it
+  // (the provider's page, then the console's callback posting code and state). Were it accepted, the
+  // victim's provider identity would sign them in to the attacker's account from then on.
+  const attacker = await t.user('link-attacker');
+  const victim = await t.user('link-victim');
+  const mallory = t.client(attacker.key);
+  for (const finisher of [t.client(), t.client(victim.key)]) {
+    const l = await mallory.auth.linkIdentity('oidc');
+    const code = idp.authorize(l.url, { sub: 'victim-idp', name: 'Victim' });
+    await assert.rejects(finisher.auth.callback(code, l.state), apiError(400));
+    // The attempt is spent: not even its own account can finish it now.
+    await assert.rejects(mallory.auth.callback(idp.authorize(l.url, { sub: 'victim-idp' }), l.state), apiError(400));
+  }
+  assert.equal((await mallory.bindings.get()).identities.length, 0, 'nothing was linked to the attacker');
+  const own = await login({ sub: 'victim-idp' });
+  assert.notEqual(own.user.id, attacker.id, 'the victim\'s identity signs in to an account of its own');
+  // Another account's bearer does not change a plain sign-in: it signs in whom the provider names.
+  const s = await t.client().auth.login();
+  assert.equal((await t.client(victim.key).auth.callback(idp.authorize(s.url, { sub: 'victim-idp' }), s.state)).user.id, own.user.id);
 });
 
 test('an expired access token → 401 with code 4011', async () => {

@@ -116,7 +116,7 @@ test('Account → Bindings: a user signed in with an API key links the provider 
     idp.browserUser = taken;
     const start = await t.client(other.key).auth.linkIdentity('oidc');
     const code = idp.authorize(start.url, taken);
-    await t.client().auth.callback(code, start.state);
+    await t.client(other.key).auth.callback(code, start.state);
     const nav = page.getByRole('navigation', { name: 'Main' });
     await nav.getByRole('link', { name: 'Account', exact: true }).click();
     const card = page.locator('section[aria-labelledby="bindings-h"]');

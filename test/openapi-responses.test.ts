@@ -172,7 +172,7 @@ test('every route of the router answers a real request that validates against it
   await call('POST', '/api/v1/auth/logout', '/api/v1/auth/logout', 200, { token: refreshed.accessToken });
   await call('GET', '/api/v1/auth/sso-logout', '/api/v1/auth/sso-logout', 200);
   const link = await call('POST', '/api/v1/me/idem/oidc/link', '/api/v1/me/idem/:provider/link', 200, { token: u.key });
-  await call('POST', '/api/v1/auth/callback', '/api/v1/auth/callback', 200, { body: { code: idp.authorize(link.url, { sub: 'doc-2' }), state: link.state } });
+  await call('POST', '/api/v1/auth/callback', '/api/v1/auth/callback', 200, { token: u.key, body: { code: idp.authorize(link.url, { sub: 'doc-2' }), state: link.state } });
   await call('GET', '/api/v1/me/bindings', '/api/v1/me/bindings', 200, { token: u.key });
   await call('DELETE', '/api/v1/me/idem/oidc', '/api/v1/me/idem/:provider', 200, { token: u.key });
 

@@ -24,7 +24,9 @@ export function loginRoutes(api: HttpApi, login: LoginService, bindings: Binding
   // An addition to the spec: lets the console offer "Sign in with <provider>" only when the hub has one.
   api.route({ method: 'GET', path: '/api/v1/auth/providers', auth: 'none', data: V.Providers, handler: () => login.providers() });
   api.route({ method: 'GET', path: '/api/v1/auth/login', auth: 'none', query: LoginQuery, data: V.LoginStart, handler: (r) => login.start({ from: r.query.from }) });
-  api.route({ method: 'POST', path: '/api/v1/auth/callback', auth: 'none', body: CallbackBody, data: V.LoginDone, handler: (r) => login.callback(r.body.code, r.body.state) });
+  // `optional`: a plain sign-in needs no bearer (a stale one is ignored); a link must be finished by
+  // the account that started it, so its bearer is read here (login.ts, callback).
+  api.route({ method: 'POST', path: '/api/v1/auth/callback', auth: 'optional', body: CallbackBody, data: V.LoginDone, handler: (r) => login.callback(r.body.code, r.body.state, r.principal?.userId) });
   api.route({ method: 'POST', path: '/api/v1/auth/refresh', auth: 'none', body: RefreshBody, data: V.LoginTokens, handler: (r) => login.refresh(r.body.refresh_token) });
   api.route({ method: 'POST', path: '/api/v1/auth/logout', auth: 'user', data: V.LoggedOut, handler: (r) => login.logout(r.bearer) });
   api.route({ method: 'GET', path: '/api/v1/auth/sso-logout', auth: 'optional', data: V.SsoLogout, handler: (r) => login.ssoLogout(r.principal?.via === 'jwt' ? r.bearer : undefined) });

@@ -55,13 +55,17 @@ export class LoginService {
     return { url, state: attempt.state, expiresAt: expiresAt.toISOString() };
   }
 
-  async callback(code: string, state: string) {
+  /** `callerId`: the signed-in caller finishing the flow, if any (a link needs the account that started it). */
+  async callback(code: string, state: string, callerId?: string) {
     const client = this.provider();
     const em = this.ctx.em();
     // Consume the attempt first: a replayed or raced callback finds nothing.
     const rows = await em.execute(`delete from login_states where hash = ? returning purpose, user_id, from_path, expires_at, code_verifier, nonce`, [hashSecret(state)]);
     if (!rows.length || new Date(rows[0].expires_at).getTime() <= Date.now()) throw fail('VALIDATION', 'body/state: unknown, expired or already used');
     const st = rows[0];
+    // Link CSRF: a link started by one account and finished in another's browser would hand that
+    // person's identity to the first. The attempt stays spent; the code is never redeemed.
+    if (st.purpose === 'link' && callerId !== st.user_id) throw fail('VALIDATION', 'body/state: a link is finished signed in as the account that started it');
     // Nothing is created or issued unless the ID token verifies.
     const who = await client.exchange(code, st.code_verifier, st.nonce);
     const userId = st.purpose === 'link' ? await this.link(st.user_id, who.sub, who.name) : await this.findOrCreate(who);
