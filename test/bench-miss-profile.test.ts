@@ -110,6 +110,24 @@ test('a miss is what each table calls "NOT met": a baseline that can judge it, a
   assert.equal(crossMissed(cross(fig(12), fig(20))), false, 'the same-node baseline saturated: no verdict');
 });
 
+/** Samples with a frame whose script URL matches `url` on their stack. */
+function samplesUnder(p: Profile, url: RegExp): number {
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const hit = new Map<number, boolean>();
+  const under = (id: number): boolean => {
+    let v = hit.get(id);
+    if (v === undefined) {
+      const up = parent.get(id);
+      v = url.test(byId.get(id)?.callFrame.url ?? '') || (up !== undefined && under(up));
+      hit.set(id, v);
+    }
+    return v;
+  };
+  return p.samples.filter(under).length;
+}
+
 test('a child hub profiles its main thread between two calls: a real V8 profile of the requests it served', { timeout: 120_000 }, async () => {
   const hub = await forkHub();
   try {
@@ -127,9 +145,10 @@ test('a child hub profiles its main thread between two calls: a real V8 profile 
     // profiler's own start (the inspector's `dispatch`) can fill that sample for half a second.
     const text = profileText(withoutStart(p));
     assert.match(text, /^self \(of \d+ ms busy; idle \d+ ms more\)/);
-    // Any of the hub's own modules (src/…, not a package's): on a busy machine the few samples can all
-    // fall in the page's code (src/agents/) and PGlite rather than in src/server/.
-    assert.match(text, / src\/[\w-]+\//, 'the hub\'s own request handling appears in it');
+    // The hub's own request handling is in its samples. Asked of the profile, not of the text: on the
+    // embedded database PGlite's frames can fill the text's top lines (a CI run: 651 ms busy, none of
+    // the top 15 the hub's own).
+    assert.ok(samplesUnder(p, /\/src\/server\//) > 0, 'the hub\'s own request handling appears in it');
     // As a module's missed target has it: the round's text, with the hub's main-thread CPU beside the samples.
     const round = await profiledRound('More reads.', [{ name: 'hub', profiler: hub.cpu! }], async () => {
       for (let i = 0; i < 200; i++) await hub.api('GET', '/api/v1/agents', { token: hub.key });
