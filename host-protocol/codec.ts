@@ -25,27 +25,60 @@ export function encodeFrame(frame: HostToHub | HubToHost): Uint8Array {
 }
 
 /**
- * Replaces U+0000 with U+FFFD in every string and key of a decoded frame, in place. PostgreSQL
- * refuses NUL in text and JSON, so a host's text holding one (a tool result read from a binary
- * file, or a hostile host) made its run's rows and end unwritable: the run stayed running, its end
- * retried forever. Invalid UTF-8 already decodes to U+FFFD; NUL now reads the same.
+ * How deep a frame may nest (the frame itself is 1; a tool input sits at 4). A real tool input is a
+ * few levels deep; thousands of levels (≈ 10 KB of MessagePack) overflowed JSON.stringify's stack in
+ * the hub, and the Bus's encoder stops at 100.
  */
-function replaceNul(root: object): void {
+export const MAX_FRAME_DEPTH = 64;
+
+/**
+ * One pass over a decoded frame, in place: refuses nesting past MAX_FRAME_DEPTH (the error), and
+ * makes every string and key one PostgreSQL takes. U+0000 becomes U+FFFD: PostgreSQL refuses NUL in
+ * text and JSON, so a host's text holding one (a tool result read from a binary file, or a hostile
+ * host) made its run's rows and end unwritable. A key the library decoded as a lone surrogate (its
+ * lenient key decoder reads CESU-8) becomes well-formed: PostgreSQL's JSON refuses `"\ud800"`, and a
+ * hello holding one failed the write of every host in its batch. Values are decoded by Node's UTF-8
+ * decoder (native-strings.ts): invalid bytes are U+FFFD already.
+ */
+function checkAndRepair(root: object): string | undefined {
   const stack: object[] = [root];
-  for (let o = stack.pop(); o; o = stack.pop()) {
+  const depths: number[] = [1];
+  for (let o = stack.pop(), depth = depths.pop()!; o; o = stack.pop(), depth = depths.pop()!) {
     if (o instanceof Uint8Array) continue;
+    if (depth > MAX_FRAME_DEPTH) return `frame nested deeper than ${MAX_FRAME_DEPTH} levels`;
     const rec = o as Record<string, unknown>;
     for (const k of Object.keys(rec)) {
       let v = rec[k];
       if (typeof v === 'string') {
         if (v.includes('\u0000')) rec[k] = v = v.replaceAll('\u0000', '\ufffd');
-      } else if (v !== null && typeof v === 'object') stack.push(v);
-      if (k.includes('\u0000')) {
+      } else if (v !== null && typeof v === 'object') {
+        stack.push(v);
+        depths.push(depth + 1);
+      }
+      if (k.includes('\u0000') || !k.isWellFormed()) {
         delete rec[k];
-        rec[k.replaceAll('\u0000', '\ufffd')] = v;
+        rec[k.replaceAll('\u0000', '\ufffd').toWellFormed()] = v;
       }
     }
   }
+  return undefined;
+}
+
+/** MAX_FRAME_DEPTH alone, for frames that are not repaired (the hub's, read by the host). */
+function depthError(root: object): string | undefined {
+  const stack: object[] = [root];
+  const depths: number[] = [1];
+  for (let o = stack.pop(), depth = depths.pop()!; o; o = stack.pop(), depth = depths.pop()!) {
+    if (o instanceof Uint8Array) continue;
+    if (depth > MAX_FRAME_DEPTH) return `frame nested deeper than ${MAX_FRAME_DEPTH} levels`;
+    for (const v of Object.values(o)) {
+      if (v !== null && typeof v === 'object') {
+        stack.push(v);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return undefined;
 }
 
 function decodeWith<T>(bytes: ArrayBuffer | Uint8Array, check: { Check(v: unknown): boolean }, scrub = false): Decoded<T> {
@@ -64,7 +97,11 @@ function decodeWith<T>(bytes: ArrayBuffer | Uint8Array, check: { Check(v: unknow
     return { error: `not MessagePack: ${(e as Error).message}` };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { error: 'frame must be a map' };
-  if (scrub && !plain) replaceNul(value);
+  // Both directions: a frame too deep is refused whoever sent it; a hub's frames are not repaired.
+  if (!plain) {
+    const bad = scrub ? checkAndRepair(value) : depthError(value);
+    if (bad) return { error: bad };
+  }
   try {
     if (!check.Check(value)) return { error: `invalid frame ${JSON.stringify(String((value as any).t)).slice(0, 60)}` };
   } catch (e) {

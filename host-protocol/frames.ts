@@ -7,11 +7,13 @@ const Str = (max = 10_000) => Type.String({ maxLength: max });
 const Id = Type.String({ minLength: 1, maxLength: 128 });
 const ReqId = Type.Integer({ minimum: 1 });
 
+// Closed: an engine's extra fields were kept (per distinct list in memory, in presence and in the
+// hosts row) and served back, megabytes of them from one host.
 export const Engine = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 80, pattern: '^[A-Za-z0-9._-]+$' }),
   displayName: Str(120),
   version: Type.Optional(Str(120)),
-});
+}, { additionalProperties: false });
 export type Engine = Static<typeof Engine>;
 
 /** One normalized content block of an engine message (see SPEC: Message object). */

@@ -12,7 +12,7 @@ import type { Engine, FrameOf, HostToHub, HubToHost } from '../../host-protocol/
 import { CloseCodes, PROTOCOL_VERSION } from '../../host-protocol/version.js';
 import { publishObj, subscribeObj } from '../bus/bus.js';
 import type { HostGateway, HostPresence, RequestFrame, RunFrame, RunStartMeta } from './gateway.js';
-import type { Presence, PresenceEntry, Written } from './presence.js';
+import { INTERNED_LIST_MAX_CHARS, type Presence, type PresenceEntry, type Written } from './presence.js';
 import type { HostStore } from './store.js';
 import { HostConnection, type ChannelOwner } from './connection.js';
 import { RequestForwarding } from './forwarding.js';
@@ -363,6 +363,8 @@ export class HostChannels implements HostGateway, ChannelOwner {
 
   private intern(engines: Engine[]): Engine[] {
     const key = JSON.stringify(engines);
+    // Bounded in bytes too: only lists of a usual size are shared (a host can send thousands of distinct large ones).
+    if (key.length > INTERNED_LIST_MAX_CHARS) return engines;
     let list = this.engineLists.get(key);
     if (!list) {
       if (this.engineLists.size > 10_000) this.engineLists.clear();

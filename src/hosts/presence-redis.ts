@@ -16,7 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Engine } from '../../host-protocol/frames.js';
-import type { Presence, PresenceEntry, Refreshed, Written } from './presence.js';
+import { INTERNED_LIST_MAX_CHARS, parsedEngines, type Presence, type PresenceEntry, type Refreshed, type Written } from './presence.js';
 import type { Logger } from '../log.js';
 
 /** A node's liveness key lives this long without renewal. */
@@ -350,13 +350,10 @@ export class RedisPresence implements Presence {
 
   private parseEngines(raw: string | null): Engine[] {
     if (!raw) return [];
+    if (raw.length > INTERNED_LIST_MAX_CHARS) return parsedEngines(raw); // not kept: the cache is bounded in bytes too
     let list = this.engines.get(raw);
     if (!list) {
-      try {
-        list = JSON.parse(raw) as Engine[];
-      } catch {
-        list = [];
-      }
+      list = parsedEngines(raw);
       if (this.engines.size > 10_000) this.engines.clear();
       this.engines.set(raw, list);
     }

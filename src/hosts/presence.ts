@@ -122,3 +122,19 @@ export class LocalPresence implements Presence {
     return e;
   }
 }
+
+/**
+ * Engine lists longer than this (as JSON) are not interned by the gateway or presence: a usual list is
+ * ≈ 60 characters and shared by many hosts; one host can send thousands of distinct large ones, and a
+ * cache bounded only in entries would keep them all.
+ */
+export const INTERNED_LIST_MAX_CHARS = 2048;
+
+/** A presence entry's engines field, parsed; malformed reads as none. */
+export function parsedEngines(raw: string): Engine[] {
+  try {
+    return JSON.parse(raw) as Engine[];
+  } catch {
+    return [];
+  }
+}

@@ -207,7 +207,8 @@ export class HostStore {
 
   /** Writes what is pending; one statement per kind, whatever the number of hosts. */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.flushNow());
+    // Never rejects: callers fire and forget (`void this.flush()`), and the next flush chains on it.
+    this.flushing = this.flushing.then(() => this.flushNow()).catch((e) => this.ctx.log.error('could not record host state', { err: e }));
     return this.flushing;
   }
 

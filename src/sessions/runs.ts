@@ -112,7 +112,8 @@ export class RunTracker {
       st.heard = true;
       this.states.set(f.runId, st);
       st.backlog.push(f);
-      void this.adopt(st);
+      // Its frames are applied after an await: a throw there would be a rejection nothing handles.
+      this.adopt(st).catch((e) => this.ctx.log.error('run frames could not be applied', { runId: f.runId, err: e }));
       return;
     }
     if (!st.ready) return this.hold(st, f);
