@@ -159,6 +159,30 @@ test('card reveal: an account with a bound phone must pass a fresh phone code as
   await assert.rejects(c.billing.cards(r.id, lastCodeFor('13600000005')), apiError(403), 'the code was consumed');
 });
 
+test('phone: changing a bound phone needs a fresh code of the current one (verifyToken); a stolen key alone cannot move the step-up', async () => {
+  // Without it, a stolen API key could bind the attacker's phone over the owner's and then pass the
+  // card reveal's step-up with codes sent to that phone.
+  const u = await t.user();
+  const c = t.client(u.key);
+  const [mine, theirs] = ['13500000011', '13500000012'];
+  await c.bindings.sendPhoneCode(mine);
+  await c.bindings.bindPhone(mine, lastCodeFor(mine));
+
+  await c.bindings.sendPhoneCode(theirs); // another number: no wait behind the first number's code
+  const newCode = lastCodeFor(theirs);
+  await assert.rejects(c.bindings.bindPhone(theirs, newCode), apiError(403));
+  await assert.rejects(c.bindings.bindPhone(theirs, newCode, undefined, '000000'), apiError(403));
+  assert.equal((await c.me()).phone, '135****0011', 'still the owner\'s phone');
+
+  await c.bindings.sendPhoneCode(mine);
+  const ok = await c.bindings.bindPhone(theirs, newCode, undefined, lastCodeFor(mine));
+  assert.deepEqual(ok.phone, { countryCode: '+86', number: '135****0012' });
+  // Binding the number already bound again needs no second code (nothing moves).
+  await ageCodes();
+  await c.bindings.sendPhoneCode(theirs);
+  await c.bindings.bindPhone(theirs, lastCodeFor(theirs));
+});
+
 test('without SMS_WEBHOOK_URL / CHATAPP_WEBHOOK_SECRET: 503 NOT_CONFIGURED', async () => {
   const bare = await startTestHub();
   try {

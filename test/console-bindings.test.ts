@@ -117,3 +117,25 @@ test('a delivered redemption: cards revealed after a code to the bound phone, th
   assert.equal((await me.billing.redemption(r.id)).read, true);
   assert.deepEqual(tab.pageErrors, []);
 });
+
+test('changing the phone: a code to the phone bound now, then the new number\'s code', { skip }, async () => {
+  const b = bindings();
+  await b.getByRole('button', { name: 'Change phone' }).click();
+  const form = b.getByRole('form', { name: 'Bind a phone' });
+  const NEW = '13800000008';
+  const cur = form.getByRole('group', { name: 'Current phone' });
+  await cur.getByLabel('Current phone number').fill(PHONE);
+  await cur.getByRole('button', { name: 'Send code to current phone' }).click();
+  const curCode = cur.getByLabel('Code sent to your current phone');
+  await curCode.waitFor();
+  await curCode.fill(sms.lastCodeFor(PHONE));
+  await form.getByLabel('Phone number', { exact: true }).fill(NEW);
+  await form.getByRole('button', { name: 'Send code', exact: true }).click();
+  const newCode = form.getByLabel(`Code sent to +86 ${NEW}`);
+  await newCode.waitFor();
+  await newCode.fill(sms.lastCodeFor(NEW));
+  await form.getByRole('button', { name: 'Bind phone' }).click();
+  await b.locator('[data-phone="138****0008"]').waitFor();
+  assert.deepEqual((await t.client(u.key).bindings.get()).phone, { countryCode: '+86', number: '138****0008' });
+  assert.deepEqual(tab.pageErrors, []);
+});

@@ -8,12 +8,37 @@ import { useLoad } from '../use-load.js';
 import { useTick } from '../use-poll.js';
 import { ChatappBind } from './chatapp.js';
 
-/** Send code → enter code → bound. */
-function PhoneBind(p: { onBound: () => void }) {
+/**
+ * A code to the phone bound now, for changing it (the hub's `verifyToken`): without it a stolen key
+ * could move the step-up of card reveals to another phone.
+ */
+function CurrentPhoneCode(p: { code: string; onCode: (code: string) => void }) {
+  const [phone, setPhone] = useState('');
+  const [cc, setCc] = useState('+86');
+  const [sent, setSent] = useState(false);
+  const act = useAction();
+  const send = async () => {
+    if (await act.run(() => client().bindings.sendPhoneCode(phone.trim(), cc.trim() || undefined))) setSent(true);
+  };
+  return (
+    <fieldset aria-label="Current phone">
+      <legend>First confirm the phone bound now</legend>
+      <label>Its country code <input size={5} maxLength={6} value={cc} disabled={sent} onInput={(e) => setCc(e.currentTarget.value)} /></label>
+      <label>Current phone number <input inputMode="numeric" maxLength={20} value={phone} disabled={sent} onInput={(e) => setPhone(e.currentTarget.value)} /></label>
+      {!sent && <button type="button" class="secondary" disabled={act.busy || !phone.trim()} onClick={() => void send()}>{act.busy ? 'Sending…' : 'Send code to current phone'}</button>}
+      {sent && <label>Code sent to your current phone <input required inputMode="numeric" maxLength={6} autoComplete="one-time-code" value={p.code} onInput={(e) => p.onCode(e.currentTarget.value)} /></label>}
+      <ErrorBox error={act.error} />
+    </fieldset>
+  );
+}
+
+/** Send code → enter code → bound; changing a bound phone also takes a code of the current one. */
+function PhoneBind(p: { onBound: () => void; changing: boolean }) {
   const [phone, setPhone] = useState('');
   const [cc, setCc] = useState('+86');
   const [sentTo, setSentTo] = useState<string>();
   const [code, setCode] = useState('');
+  const [current, setCurrent] = useState('');
   const act = useAction();
   const send = async (e: Event) => {
     e.preventDefault();
@@ -22,7 +47,7 @@ function PhoneBind(p: { onBound: () => void }) {
   };
   const bind = async (e: Event) => {
     e.preventDefault();
-    if (await act.run(() => client().bindings.bindPhone(phone.trim(), code.trim(), cc.trim() || undefined))) {
+    if (await act.run(() => client().bindings.bindPhone(phone.trim(), code.trim(), cc.trim() || undefined, current.trim() || undefined))) {
       setSentTo(undefined);
       setCode('');
       p.onBound();
@@ -30,13 +55,14 @@ function PhoneBind(p: { onBound: () => void }) {
   };
   return (
     <form class="filters" aria-label="Bind a phone" onSubmit={sentTo ? bind : send}>
+      {p.changing && <CurrentPhoneCode code={current} onCode={setCurrent} />}
       <label>Country code <input size={5} maxLength={6} value={cc} disabled={!!sentTo} onInput={(e) => setCc(e.currentTarget.value)} /></label>
       <label>Phone number <input required inputMode="numeric" maxLength={20} value={phone} disabled={!!sentTo} onInput={(e) => setPhone(e.currentTarget.value)} /></label>
       {!sentTo && <button type="submit" disabled={act.busy || !phone.trim()}>{act.busy ? 'Sending…' : 'Send code'}</button>}
       {sentTo && (
         <>
           <label>Code sent to {sentTo} <input required inputMode="numeric" maxLength={6} autoComplete="one-time-code" value={code} onInput={(e) => setCode(e.currentTarget.value)} /></label>
-          <button type="submit" disabled={act.busy || !code.trim()}>{act.busy ? 'Binding…' : 'Bind phone'}</button>
+          <button type="submit" disabled={act.busy || !code.trim() || (p.changing && !current.trim())}>{act.busy ? 'Binding…' : 'Bind phone'}</button>
           <button type="button" class="secondary" disabled={act.busy} onClick={() => { setSentTo(undefined); setCode(''); }}>Change number</button>
         </>
       )}
@@ -99,7 +125,7 @@ export function BindingsCard() {
           <dd data-phone={d.phone?.number ?? ''}>
             {d.phone ? `${d.phone.countryCode ?? ''} ${d.phone.number}` : 'No phone bound.'}{' '}
             {!phoneForm && <button type="button" class="secondary" onClick={() => setPhoneForm(true)}>{d.phone ? 'Change phone' : 'Bind a phone'}</button>}
-            {phoneForm && <PhoneBind onBound={() => { setPhoneForm(false); reload(); }} />}
+            {phoneForm && <PhoneBind changing={!!d.phone} onBound={() => { setPhoneForm(false); reload(); }} />}
           </dd>
           <dt>Identities</dt><dd><Identities identities={d.identities} onChange={reload} /></dd>
           <dt>Chat platform</dt><dd><ChatappBind binding={d.chatapp} onChange={reload} /></dd>

@@ -13,7 +13,7 @@ const closed = { additionalProperties: false } as const;
 const phone = Type.String({ pattern: '^[0-9]{4,20}$' });
 const countryCode = Type.Optional(Type.String({ pattern: '^\\+?[0-9]{1,4}$' }));
 const SendCode = compileBody(Type.Object({ phone, countryCode }, closed));
-const Bind = compileBody(Type.Object({ phone, countryCode, code: Type.String({ minLength: 1, maxLength: 16 }) }, closed));
+const Bind = compileBody(Type.Object({ phone, countryCode, code: Type.String({ minLength: 1, maxLength: 16 }), verifyToken: Type.Optional(Type.String({ minLength: 1, maxLength: 16 })) }, closed));
 const Confirm = compileBody(
   Type.Object(
     { code: Type.String({ minLength: 1, maxLength: 32 }), chatUserId: Type.String({ minLength: 1, maxLength: 128 }), displayName: Type.Optional(Type.String({ maxLength: 100 })) },
@@ -34,7 +34,7 @@ export function bindingRoutes(api: HttpApi, s: { bindings: BindingService; phone
   api.route({
     method: 'POST', path: '/api/v1/me/phone/bind', auth: 'user', body: Bind, data: V.Bindings,
     handler: async (r) => {
-      await codes.bind(r.principal.userId, r.body.phone, normalizeCountryCode(r.body.countryCode), r.body.code);
+      await codes.bind(r.principal.userId, r.body.phone, normalizeCountryCode(r.body.countryCode), r.body.code, r.body.verifyToken);
       return bindings.bindings(r.principal.userId);
     },
   });

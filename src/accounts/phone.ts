@@ -37,7 +37,8 @@ export class PhoneCodes {
     const em = this.ctx.em();
     const taken = await em.findOne(User, { phone, countryCode, id: { $ne: userId } });
     if (taken) throw fail('CONFLICT', 'this phone number is bound to another account');
-    const last = await em.execute(`select extract(epoch from now() - max(created_at))::float8 as age from phone_codes where user_id = ?`, [userId]);
+    // Per number: changing a bound phone takes a code of each (bind); the hourly limit bounds them all.
+    const last = await em.execute(`select extract(epoch from now() - max(created_at))::float8 as age from phone_codes where user_id = ? and country_code = ? and phone = ?`, [userId, countryCode, phone]);
     const age = last[0]?.age;
     if (age !== null && age !== undefined && age < RESEND_AFTER_S) {
       const wait = Math.ceil(RESEND_AFTER_S - age);
@@ -46,8 +47,8 @@ export class PhoneCodes {
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const id = newId('pcd');
     const expiresAt = new Date(Date.now() + CODE_TTL_MS);
-    // Only the newest code of an account is valid.
-    await em.execute(`delete from phone_codes where user_id = ?`, [userId]);
+    // Only the newest code of a number is valid.
+    await em.execute(`delete from phone_codes where user_id = ? and country_code = ? and phone = ?`, [userId, countryCode, phone]);
     await em.execute(
       `insert into phone_codes (id, user_id, country_code, phone, code_hash, expires_at) values (?, ?, ?, ?, ?, ?)`,
       [id, userId, countryCode, phone, this.hash(userId, countryCode, phone, code), expiresAt],
@@ -83,7 +84,17 @@ export class PhoneCodes {
     return del.length ? 'ok' : 'locked';
   }
 
-  async bind(userId: string, phone: string, countryCode: string, code: string) {
+  /**
+   * Binds the number the code was sent to. Over another bound number it also needs `verifyToken`, a
+   * fresh code of that one (the step-up below): else a stolen API key could move the step-up of card
+   * reveals to the thief's phone.
+   */
+  async bind(userId: string, phone: string, countryCode: string, code: string, verifyToken?: string) {
+    const u = await this.ctx.em().findOne(User, { id: userId });
+    if (u?.phone && (u.phone !== phone || u.countryCode !== countryCode)) {
+      if (!verifyToken) throw fail('FORBIDDEN', 'verifyToken required: a phone is bound; send a code to it (POST /api/v1/me/phone/send-code) and pass it to bind another number');
+      await this.stepUp(userId, verifyToken);
+    }
     const v = await this.consume(userId, countryCode, phone, code);
     if (v === 'none') throw fail('VALIDATION', 'no valid code for this phone number; request one first');
     if (v === 'locked') throw fail('VALIDATION', 'too many wrong codes; request a new one');

@@ -255,7 +255,8 @@ export function createClient(opts: ClientOptions) {
     bindings: {
       get: () => call<Bindings>('GET', '/me/bindings'),
       sendPhoneCode: (phone: string, countryCode?: string) => call<CodeSent>('POST', '/me/phone/send-code', { body: { phone, countryCode } }),
-      bindPhone: (phone: string, code: string, countryCode?: string) => call<Bindings>('POST', '/me/phone/bind', { body: { phone, code, countryCode } }),
+      /** `verifyToken`: a fresh code sent to the phone bound now, needed to bind another number over it. */
+      bindPhone: (phone: string, code: string, countryCode?: string, verifyToken?: string) => call<Bindings>('POST', '/me/phone/bind', { body: { phone, code, countryCode, verifyToken } }),
       chatappAttempt: () => call<ChatappAttempt>('POST', '/me/chatapp/binding-attempts'),
       chatappAttemptState: (id: string) => call<ChatappAttemptState>('GET', `/me/chatapp/binding-attempts/${seg(id)}`),
       chatapp: () => call<ChatappBinding>('GET', '/me/chatapp/binding'),
