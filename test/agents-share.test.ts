@@ -100,6 +100,18 @@ test('invitation tokens are single-use; members are listed and can be removed', 
   await assert.rejects(t.client().invites.get('nope'), apiError(404));
 });
 
+test('an invitation token accepted by many at once lets exactly one in; the others get 404', async () => {
+  // It was looked up outside the transaction and used up inside it without checking the update took
+  // a row: every racer passed the lookup and joined (eight of eight, on PostgreSQL).
+  const tok = (await own.agents.invites(agentId)).token;
+  const before = (await own.agents.invites(agentId)).total;
+  const racers = await Promise.all(Array.from({ length: 8 }, (_, i) => t.user(`racer-${i}`)));
+  const answers = await Promise.allSettled(racers.map((u) => t.client(u.key).invites.decide(tok, true)));
+  assert.equal(answers.filter((a) => a.status === 'fulfilled').length, 1, JSON.stringify(answers.map((a) => a.status)));
+  for (const a of answers) if (a.status === 'rejected') assert.equal((a.reason as { status?: number }).status, 404);
+  assert.equal((await own.agents.invites(agentId)).total, before + 1);
+});
+
 test('resolveUsableAgent: owner ok; disabled or unbound → AGENT_UNUSABLE; deleting the agent drops shares', async () => {
   assert.equal(await resolveErr(owner.id, agentId), 'ok');
   const u = await t.user();

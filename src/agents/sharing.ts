@@ -73,8 +73,13 @@ export class AgentSharing {
     if (e.a.ownerId === p.userId) throw fail('CONFLICT', 'you own this agent');
     if (accept) {
       await this.ctx.em().transactional(async (em) => {
+        // An invitation is used up first, and only by the one call whose update took its row: racers
+        // that all read it above find it gone here.
+        if (kind === 'invite') {
+          const used = await em.execute(`update agent_share_tokens set token = ?, created_at = now() where token = ? returning agent_id`, [randomId(24), token]);
+          if (!used.length) throw fail('NOT_FOUND', 'invitation not found');
+        }
         await em.execute(`insert into agent_members (agent_id, user_id, via) values (?, ?, ?) on conflict do nothing`, [agentId, p.userId, kind]);
-        if (kind === 'invite') await em.execute(`update agent_share_tokens set token = ?, created_at = now() where token = ?`, [randomId(24), token]);
       });
       this.catalog.usersChanged(p.userId);
     }
