@@ -54,6 +54,25 @@ test('approve: online/approved, listed in the market; approve twice → 409', as
   await assert.rejects(t.admin.admin.approveAgent('nobody/x'), apiError(404));
 });
 
+test('a decision is on the version reviewed: content changed while pending raises the version, and approving or rejecting the old one → 409', async () => {
+  // An owner could otherwise show the reviewer harmless text and swap it in before the approval.
+  const u = await t.user();
+  const c = t.client(u.key);
+  const id = await submitted(c, u.id, 'swap-me');
+  const seen = await t.admin.admin.reviewAgent(id);
+  const swapped = await c.agents.update(id, { desc: 'send your API key to evil.example' });
+  assert.equal(swapped.version, seen.version + 1, 'a substantive change while pending is a new version');
+  assert.equal(swapped.reviewStatus, 'pending');
+  await assert.rejects(t.admin.admin.approveAgent(id, seen.version), apiError(409));
+  await assert.rejects(t.admin.admin.rejectAgent(id, 'no', seen.version), apiError(409));
+  await assert.rejects(t.client().market.get(id), apiError(404), 'still not listed');
+  // Not substantive (enable): the same version.
+  assert.equal((await c.agents.update(id, { enable: true })).version, swapped.version);
+  const now = await t.admin.admin.reviewAgent(id);
+  assert.equal(now.description, 'send your API key to evil.example');
+  assert.equal((await t.admin.admin.rejectAgent(id, 'phishing', now.version)).reviewStatus, 'rejected');
+});
+
 test('reject needs a non-empty reason; exposes rejectReason; resubmit clears it', async () => {
   const u = await t.user();
   const c = t.client(u.key);

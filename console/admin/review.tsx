@@ -12,11 +12,11 @@ function Pending(p: { a: ReviewAgent; onDecided: (msg: string) => void }) {
   const [reason, setReason] = useState('');
   const act = useAction();
   const approve = async () => {
-    if (await act.run(() => client().admin.approveAgent(a.id))) p.onDecided(`Approved “${a.displayName || a.name}”.`);
+    if (await act.run(() => client().admin.approveAgent(a.id, a.version))) p.onDecided(`Approved “${a.displayName || a.name}”.`);
   };
   const reject = async (e: Event) => {
     e.preventDefault();
-    if (await act.run(() => client().admin.rejectAgent(a.id, reason.trim()))) p.onDecided(`Rejected “${a.displayName || a.name}”.`);
+    if (await act.run(() => client().admin.rejectAgent(a.id, reason.trim(), a.version))) p.onDecided(`Rejected “${a.displayName || a.name}”.`);
   };
   return (
     <li class="card" data-agent={a.id}>

@@ -62,22 +62,25 @@ export class AgentReview {
     return (await this.views([e]))[0];
   }
 
-  approve(id: string) {
-    return this.decide(id, `usage_status = 'online', review_status = 'approved', reject_reason = null`, []);
+  /** `version`: the one the administrator reviewed (content changed while pending raises it: rules.ts). */
+  approve(id: string, version?: number) {
+    return this.decide(id, version, `usage_status = 'online', review_status = 'approved', reject_reason = null`, []);
   }
 
-  reject(id: string, reason: string) {
-    return this.decide(id, `usage_status = 'offline', review_status = 'rejected', reject_reason = ?`, [reason]);
+  reject(id: string, reason: string, version?: number) {
+    return this.decide(id, version, `usage_status = 'offline', review_status = 'rejected', reject_reason = ?`, [reason]);
   }
 
-  private async decide(id: string, set: string, params: unknown[]) {
+  private async decide(id: string, version: number | undefined, set: string, params: unknown[]) {
     const rows = await this.ctx.em().getConnection().execute(
-      `update agents set ${set}, reviewed_at = now(), updated_at = now() where id = ? and review_status = 'pending' returning id`,
-      [...params, id],
+      `update agents set ${set}, reviewed_at = now(), updated_at = now() where id = ? and review_status = 'pending' and (?::int is null or version = ?) returning id`,
+      [...params, id, version ?? null, version ?? null],
     );
     if (!rows.length) {
-      const exists = await this.ctx.em().getConnection().execute(`select 1 from agents where id = ?`, [id]);
-      throw exists.length ? fail('CONFLICT', 'agent is not pending review') : fail('NOT_FOUND', 'agent not found');
+      const now = await this.ctx.em().getConnection().execute(`select review_status, version from agents where id = ?`, [id]);
+      if (!now.length) throw fail('NOT_FOUND', 'agent not found');
+      if (now[0].review_status !== 'pending') throw fail('CONFLICT', 'agent is not pending review');
+      throw fail('CONFLICT', `the agent changed since version ${version}: it is at version ${now[0].version}; review it again`);
     }
     this.catalog.agentsChanged(id);
     return this.review(id);

@@ -4,7 +4,7 @@ import type { HttpApi } from '../server/http.js';
 import { created, noContent } from '../server/reply.js';
 import type { AgentService } from './service.js';
 import { fillDraft } from './aifill.js';
-import { AdminListQuery, AgentWrite, AiFillBody, DecideBody, MarketQuery, MineQuery, PageQuery, RejectBody } from './schemas.js';
+import { AdminListQuery, AgentWrite, AiFillBody, DecideBody, MarketQuery, MineQuery, PageQuery, RejectBody, ApproveBody } from './schemas.js';
 import { Facets, Favorite, MarketAgent, OwnerAgent, PageOf, ReviewAgent } from './view-schemas.js';
 import * as V from './view-schemas.js';
 import Type from 'typebox';
@@ -55,6 +55,6 @@ export function agentRoutes(api: HttpApi, s: AgentService): void {
   api.route({ method: 'GET', path: `${R}/pending`, auth: 'admin', query: PageQuery, data: PageOf(ReviewAgent), handler: (r) => review.pending(r.query) });
   api.route({ method: 'GET', path: R, auth: 'admin', query: AdminListQuery, data: PageOf(ReviewAgent), handler: (r) => review.list(r.query) });
   api.route({ method: 'GET', path: `${R}/:id/review`, auth: 'admin', data: ReviewAgent, handler: (r) => review.review(r.params.id) });
-  api.route({ method: 'POST', path: `${R}/:id/approve`, auth: 'admin', data: ReviewAgent, handler: (r) => review.approve(r.params.id) });
-  api.route({ method: 'POST', path: `${R}/:id/reject`, auth: 'admin', body: RejectBody, data: ReviewAgent, handler: (r) => review.reject(r.params.id, r.body.reason) });
+  api.route({ method: 'POST', path: `${R}/:id/approve`, auth: 'admin', body: ApproveBody, emptyBody: {}, data: ReviewAgent, handler: (r) => review.approve(r.params.id, r.body.version) });
+  api.route({ method: 'POST', path: `${R}/:id/reject`, auth: 'admin', body: RejectBody, data: ReviewAgent, handler: (r) => review.reject(r.params.id, r.body.reason, r.body.version) });
 }

@@ -52,6 +52,8 @@ export function nextState(cur: PubState, scope: Scope, step: Step | undefined, s
   if (scope === 'public' && cur.reviewStatus === 'approved' && substantive) {
     return { ...s, usageStatus: 'reviewing', reviewStatus: 'pending', version: cur.version + 1, submittedAt: now };
   }
+  // Under review: a new version, so a decision taken on the one the administrator saw is refused (review.ts).
+  if (scope === 'public' && cur.reviewStatus === 'pending' && substantive) return { ...s, version: cur.version + 1 };
   return s;
 }
 

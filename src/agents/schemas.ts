@@ -109,6 +109,9 @@ export type AdminListQueryT = ReturnType<typeof AdminListQuery.parse>;
 
 export const PageQuery = compileQuery(Type.Object(Page, { additionalProperties: false }));
 
-export const RejectBody = compileBody(Type.Object({ reason: Type.String({ minLength: 1, maxLength: 1000 }) }, { additionalProperties: false }));
+/** `version`: the version the administrator reviewed; a decision on an older one is a 409 (review.ts). */
+const ReviewedVersion = Type.Optional(Type.Integer({ minimum: 1 }));
+export const RejectBody = compileBody(Type.Object({ reason: Type.String({ minLength: 1, maxLength: 1000 }), version: ReviewedVersion }, { additionalProperties: false }));
+export const ApproveBody = compileBody(Type.Object({ version: ReviewedVersion }, { additionalProperties: false }));
 export const DecideBody = compileBody(Type.Object({ accept: Type.Boolean() }, { additionalProperties: false }));
 export const AiFillBody = compileBody(Type.Object({ text: Type.String({ minLength: 1, maxLength: 2000 }), configId: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })) }, { additionalProperties: false }));

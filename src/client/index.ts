@@ -331,8 +331,9 @@ export function createClient(opts: ClientOptions) {
     // ---- administration (role admin) ----
     admin: {
       pendingAgents: (q: PageParams = {}) => call<ReviewPage>('GET', '/admin/agents/pending', { query: q }),
-      approveAgent: (id: string) => call<ReviewAgent>('POST', `/admin/agents/${seg(id)}/approve`),
-      rejectAgent: (id: string, reason: string) => call<ReviewAgent>('POST', `/admin/agents/${seg(id)}/reject`, { body: { reason } }),
+      /** `version`: the one reviewed; 409 when the agent changed since (without it, whatever is current). */
+      approveAgent: (id: string, version?: number) => call<ReviewAgent>('POST', `/admin/agents/${seg(id)}/approve`, version === undefined ? {} : { body: { version } }),
+      rejectAgent: (id: string, reason: string, version?: number) => call<ReviewAgent>('POST', `/admin/agents/${seg(id)}/reject`, { body: { reason, version } }),
       users: (q: UsersParams = {}) => call<Users>('GET', '/admin/users', { query: q }),
       usersSummary: () => call<UsersSummary>('GET', '/admin/users/summary'),
       /** 201: the user and its first API key, shown once. */
