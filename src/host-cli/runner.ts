@@ -31,9 +31,13 @@ export interface RunOptions {
   killGraceMs?: number;
 }
 
-/** The hub's session modes → Claude Code `--permission-mode` values (null: the flag is omitted). */
-export const PERMISSION_MODES: ReadonlyMap<string, string | null> = new Map([
-  ['default', null],
+/**
+ * The hub's session modes → Claude Code `--permission-mode` values. Always passed, `default` too:
+ * without the flag the engine starts in `permissions.defaultMode` of the owner's settings, which
+ * may be above the mode the hub allowed a guest.
+ */
+export const PERMISSION_MODES: ReadonlyMap<string, string> = new Map([
+  ['default', 'default'],
   ['accept-edits', 'acceptEdits'],
   ['auto', 'bypassPermissions'],
   ['plan', 'plan'],
@@ -89,7 +93,7 @@ export function claudeArgs(frame: RunStartFrame): string[] {
   }
   const pm = PERMISSION_MODES.get(frame.mode);
   if (pm === undefined) throw new BadRunError(`mode ${JSON.stringify(frame.mode.slice(0, 40))} is not allowed`);
-  if (pm) args.push(flag('--permission-mode', pm));
+  args.push(flag('--permission-mode', pm));
   if (frame.effort !== undefined && !EFFORT_THINKING_TOKENS.has(frame.effort)) throw new BadRunError(`effort ${JSON.stringify(frame.effort.slice(0, 40))} is not allowed`);
   return args;
 }
