@@ -139,6 +139,7 @@ async function cmdRun(argv: string[]): Promise<number> {
   process.on('SIGTERM', () => void stop(state, channel));
   channel.start();
   const end = await channel.done;
+  killRuns(state); // runs still going here (the stop's wait ran out, or the hub said pair again) would outlive agent-host
   return end.code === 0 ? 0 : 1;
 }
 

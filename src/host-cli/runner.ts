@@ -104,6 +104,19 @@ function flag(name: string, value: string): string {
   return `${name}=${value}`;
 }
 
+/** Engines run in a process group of their own where there are groups (not on Windows). */
+const GROUPS = process.platform !== 'win32';
+
+/** Signals the engine's whole process group (the engine alone where there are none); a group already gone is fine. */
+function signalEngine(child: ChildProcess, sig: NodeJS.Signals): void {
+  if (!GROUPS || child.pid === undefined) return void child.kill(sig);
+  try {
+    process.kill(-child.pid, sig);
+  } catch {
+    // ESRCH: every process of the group has exited
+  }
+}
+
 /**
  * Starts the engine; emits run.init / run.delta / run.message and exactly one run.end through `emit`,
  * each a frame the hub accepts (bounds.ts). Output that cannot be sent, or a throw while handling it,
@@ -135,11 +148,11 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
       resolveDone();
     }
   };
-  /** Stops the engine: SIGINT, then SIGKILL after the grace. */
+  /** Stops the engine and what it started: SIGINT to its group, then SIGKILL after the grace. */
   const stop = () => {
-    child!.kill('SIGINT');
+    signalEngine(child!, 'SIGINT');
     killTimer = setTimeout(() => {
-      if (child!.exitCode === null && child!.signalCode === null) child!.kill('SIGKILL');
+      if (child!.exitCode === null && child!.signalCode === null) signalEngine(child!, 'SIGKILL');
     }, opts.killGraceMs ?? 3000);
     killTimer.unref?.();
   };
@@ -179,7 +192,8 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
   if (thinking) env.MAX_THINKING_TOKENS = thinking;
   let stderrTail = '';
   try {
-    child = spawn(opts.claudeBin, argv, { cwd: cwd!, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    // A process group of its own (detached), so a stop reaches the tools' processes too.
+    child = spawn(opts.claudeBin, argv, { cwd: cwd!, env, stdio: ['pipe', 'pipe', 'pipe'], detached: GROUPS });
   } catch (e) {
     queueMicrotask(() => end({ ok: false, error: { code: 'ENGINE_UNAVAILABLE', message: (e as Error).message } }));
     return { abort() {}, kill() {}, done };
@@ -210,6 +224,9 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
   // 'close' fires after the process exited AND its stdio closed: every line is parsed by then.
   child.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
     if (ended) return;
+    // A stopped run is over only when nothing it started runs on: the group's survivors (those
+    // that outlived SIGINT, or a grace cut short by the engine's exit) get SIGKILL, which they cannot ignore.
+    if (aborted || failure !== undefined) signalEngine(child!, 'SIGKILL');
     const r = parser.result;
     const common = { usage: r?.usage, engineSessionId: parser.engineSessionId, model: parser.model };
     if (aborted) return end({ ok: false, aborted: true, ...common });
@@ -228,7 +245,7 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
       if (failure === undefined) stop();
     },
     kill() {
-      if (!ended && child) child.kill('SIGKILL');
+      if (!ended && child) signalEngine(child, 'SIGKILL');
     },
     done,
   };
