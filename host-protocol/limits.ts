@@ -18,3 +18,5 @@ export const BLOCKS_MAX = 500;
 export const NAME_MAX_CHARS = 200;
 /** Longest run.end error message (characters). */
 export const ERROR_MAX_CHARS = 4000;
+/** Frames per second the hub admits from one host by default (HOST_FRAMES_PER_SECOND; burst twice that, then close 4430). */
+export const HOST_FRAMES_PER_SECOND_DEFAULT = 2000;

@@ -1,10 +1,12 @@
 // A minimal hub for host CLI tests: one WebSocket server that judges each host
 // frame as the real hub does (the frame limit, then decodeHostFrame) and closes
-// the channel 4400 on one it would refuse, recording what it admitted.
+// the channel 4400 on one it would refuse, recording what it admitted; with
+// `frameRate`, it also holds the channel to the hub's token bucket (4430 past it).
 import { WebSocketServer, type WebSocket } from 'ws';
 import { encodeFrame, decodeHostFrame, type HostToHub, type HubToHost } from '../../host-protocol/index.js';
 import { FRAME_MAX_BYTES } from '../../host-protocol/limits.js';
 import { Arrivals } from './waiters.js';
+import { TokenBucket, limitsOf } from '../../src/limits.js';
 
 export interface MiniHub {
   url: string;
@@ -21,6 +23,8 @@ export interface MiniHub {
 export interface MiniHubOptions {
   /** Sent in welcome (default 5000). */
   heartbeatMs?: number;
+  /** Frames per second the hub admits per channel, as HOST_FRAMES_PER_SECOND (burst twice that). */
+  frameRate?: number;
   /** Called for each admitted frame, after it is recorded. */
   onFrame?: (f: HostToHub, hub: MiniHub) => void;
 }
@@ -42,9 +46,16 @@ export async function startMiniHub(opts: MiniHubOptions = {}): Promise<MiniHub> 
   };
   wss.on('connection', (ws) => {
     current = ws;
+    const rate = opts.frameRate === undefined ? undefined : limitsOf({ hostFramesPerSecond: opts.frameRate, runOutputMaxBytes: 8 << 20 });
+    const bucket = rate && new TokenBucket(rate.hostFramesPerSecond, rate.hostFrameBurst);
     ws.on('error', () => {}); // a frame over maxPayload closes 1009 on its own
     ws.on('close', (code) => code === 1009 && hub.refused.push('frame over the limit'));
     ws.on('message', (data: Buffer) => {
+      if (ws.readyState !== ws.OPEN) return;
+      if (bucket && !bucket.take()) {
+        hub.refused.push('too many frames');
+        return ws.close(4430, 'too many frames');
+      }
       const d = decodeHostFrame(data);
       if (d.error !== undefined) {
         hub.refused.push(d.error);
