@@ -33,6 +33,12 @@ const BACKOFF_MAX_MS = 30_000;
  */
 const FLUSH_INTERVAL_MS = 100;
 const FLUSH_BATCH = (HOST_FRAMES_PER_SECOND_DEFAULT / 2) * (FLUSH_INTERVAL_MS / 1000);
+/**
+ * Longest ping interval the host keeps, whatever welcome.heartbeatMs says: Node runs a setInterval of
+ * 2^31 ms or more every millisecond. Pinging more often than asked is always safe (the hub answers each).
+ */
+export const HEARTBEAT_MAX_MS = 60_000;
+export const pingIntervalMs = (heartbeatMs: number) => Math.min(heartbeatMs, HEARTBEAT_MAX_MS);
 /** Close codes after which this credential will never work again (host or account deleted, credential revoked). */
 const PAIR_AGAIN = new Set<number>([CloseCodes.UNAUTHORIZED.code, CloseCodes.HOST_DELETED.code]);
 
@@ -157,7 +163,7 @@ export class Channel {
     const f = d.frame;
     switch (f.t) {
       case 'welcome':
-        return this.welcome(f.hostId, f.heartbeatMs);
+        return this.welcome(f.hostId, pingIntervalMs(f.heartbeatMs));
       case 'ping':
         return this.send({ t: 'pong', id: f.id, ts: f.ts });
       case 'pong':
