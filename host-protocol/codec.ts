@@ -5,6 +5,7 @@ import { nativeStringDecoder } from './native-strings.js';
 import { decodeFlatStringMap } from './flat-map.js';
 import { Compile } from 'typebox/compile';
 import { HostToHub, HubToHost } from './frames.js';
+import { ARRAY_MAX_ITEMS, DEPTH_MAX, FRAME_MAX_BYTES, MAP_MAX_KEYS, STR_MAX_BYTES } from './limits.js';
 
 const checkHostToHub = Compile(HostToHub);
 const checkHubToHost = Compile(HubToHost);
@@ -14,9 +15,8 @@ const checkHubToHost = Compile(HubToHost);
  * of deltas a second is most of a frame's garbage (strings: native-strings.ts). Both are reentrant (they clone themselves
  * when entered twice); the encoder's buffer grows to the largest frame sent and stays.
  */
-const encoder = new Encoder({ ignoreUndefined: true });
-const MAX_STR_BYTES = 1_000_000;
-const decoder = nativeStringDecoder({ maxStrLength: MAX_STR_BYTES, maxArrayLength: 10_000, maxMapLength: 1_000, maxBinLength: 1_000_000, maxExtLength: 0 });
+const encoder = new Encoder({ ignoreUndefined: true, maxDepth: DEPTH_MAX });
+const decoder = nativeStringDecoder({ maxStrLength: STR_MAX_BYTES, maxArrayLength: ARRAY_MAX_ITEMS, maxMapLength: MAP_MAX_KEYS, maxBinLength: STR_MAX_BYTES, maxExtLength: 0 });
 
 export type Decoded<T> = { frame: T; error?: undefined } | { frame?: undefined; error: string };
 
@@ -87,7 +87,7 @@ function decodeWith<T>(bytes: ArrayBuffer | Uint8Array, check: { Check(v: unknow
   try {
     const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
     // run.delta and the like (a map of strings) without the library; anything else, and every error, with it.
-    const flat = decodeFlatStringMap(u8, MAX_STR_BYTES);
+    const flat = decodeFlatStringMap(u8, STR_MAX_BYTES);
     // Such a map's strings all come from Node's UTF-8 decoder, which reads only the byte 0x00 as U+0000
     // (an overlong form is U+FFFD): without that byte the frame holds no NUL, and the walk is skipped.
     // The library's own decoder reads short keys leniently (C0 80 is U+0000), so its frames are walked.
@@ -114,3 +114,20 @@ function decodeWith<T>(bytes: ArrayBuffer | Uint8Array, check: { Check(v: unknow
 export const decodeHostFrame = (bytes: ArrayBuffer | Uint8Array) => decodeWith<HostToHub>(bytes, checkHostToHub, true);
 /** Used by the host CLI for frames from the hub. */
 export const decodeHubFrame = (bytes: ArrayBuffer | Uint8Array) => decodeWith<HubToHost>(bytes, checkHubToHost);
+
+/**
+ * A host frame's bytes, or why the hub would refuse it: too deep to encode, over FRAME_MAX_BYTES,
+ * or refused by the hub's own decoder and schema. The hub closes a channel on such a frame, with
+ * every run on it, so the host CLI sends only frames this accepts.
+ */
+export function encodeHostFrame(frame: HostToHub): { bytes: Uint8Array; error?: undefined } | { bytes?: undefined; error: string } {
+  let bytes: Uint8Array;
+  try {
+    bytes = encoder.encode(frame);
+  } catch (e) {
+    return { error: `cannot encode: ${(e as Error).message}` };
+  }
+  if (bytes.byteLength > FRAME_MAX_BYTES) return { error: `frame of ${bytes.byteLength} bytes is over ${FRAME_MAX_BYTES}` };
+  const d = decodeHostFrame(bytes);
+  return d.error !== undefined ? { error: d.error } : { bytes };
+}

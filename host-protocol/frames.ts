@@ -2,6 +2,7 @@
 // direction on the `t` field. `id` pairs a reply with its request; frames
 // without `id` need no answer.
 import Type, { type Static } from 'typebox';
+import { BLOCKS_MAX, ERROR_MAX_CHARS, NAME_MAX_CHARS } from './limits.js';
 
 const Str = (max = 10_000) => Type.String({ maxLength: max });
 const Id = Type.String({ minLength: 1, maxLength: 128 });
@@ -20,8 +21,8 @@ export type Engine = Static<typeof Engine>;
 export const Block = Type.Object({
   kind: Type.Union([Type.Literal('text'), Type.Literal('thinking'), Type.Literal('tool_use'), Type.Literal('tool_result')]),
   content: Type.Optional(Type.String()),
-  toolName: Type.Optional(Str(200)),
-  toolId: Type.Optional(Str(200)),
+  toolName: Type.Optional(Str(NAME_MAX_CHARS)),
+  toolId: Type.Optional(Str(NAME_MAX_CHARS)),
   toolInput: Type.Optional(Type.Unknown()),
   toolResult: Type.Optional(Type.Object({ content: Type.Unknown(), isError: Type.Boolean() })),
 });
@@ -50,7 +51,7 @@ export const Hello = Type.Object({
 });
 
 /** Engine session started: its own session id (for --resume) and the actual model. */
-export const RunInit = Type.Object({ t: Type.Literal('run.init'), runId: Id, engineSessionId: Type.Optional(Str(200)), model: Type.Optional(Str(200)) });
+export const RunInit = Type.Object({ t: Type.Literal('run.init'), runId: Id, engineSessionId: Type.Optional(Str(NAME_MAX_CHARS)), model: Type.Optional(Str(NAME_MAX_CHARS)) });
 /** Incremental assistant text (partial messages). */
 export const RunDelta = Type.Object({ t: Type.Literal('run.delta'), runId: Id, text: Type.String() });
 /** A complete engine message, already normalized into blocks. */
@@ -58,7 +59,7 @@ export const RunMessage = Type.Object({
   t: Type.Literal('run.message'),
   runId: Id,
   role: Type.Union([Type.Literal('assistant'), Type.Literal('user')]),
-  blocks: Type.Array(Block, { maxItems: 500 }),
+  blocks: Type.Array(Block, { maxItems: BLOCKS_MAX }),
 });
 /** The turn ended (success, failure, or aborted). Sent exactly once per run. */
 export const RunEnd = Type.Object({
@@ -67,9 +68,9 @@ export const RunEnd = Type.Object({
   ok: Type.Boolean(),
   aborted: Type.Optional(Type.Boolean()),
   usage: Type.Optional(Usage),
-  engineSessionId: Type.Optional(Str(200)),
-  model: Type.Optional(Str(200)),
-  error: Type.Optional(Type.Object({ code: Str(40), message: Str(4000) })),
+  engineSessionId: Type.Optional(Str(NAME_MAX_CHARS)),
+  model: Type.Optional(Str(NAME_MAX_CHARS)),
+  error: Type.Optional(Type.Object({ code: Str(40), message: Str(ERROR_MAX_CHARS) })),
 });
 /** Answer to a request frame carrying `id`. */
 export const Reply = Type.Object({

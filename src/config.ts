@@ -1,5 +1,6 @@
 // The one place the environment is read. Everything else receives a Config.
 import { resolve } from 'node:path';
+import { HOST_FRAMES_PER_SECOND_DEFAULT } from '../host-protocol/limits.js';
 
 export interface Config {
   port: number;
@@ -218,7 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ownerShare: int(env, 'OWNER_SHARE', 0.2),
     planQuotas: env.PLAN_QUOTAS !== 'off',
     planGrantSweepMs: int(env, 'PLAN_GRANT_SWEEP_MS', 5 * 60_000),
-    hostFramesPerSecond: Math.max(1, int(env, 'HOST_FRAMES_PER_SECOND', 2000)),
+    hostFramesPerSecond: Math.max(1, int(env, 'HOST_FRAMES_PER_SECOND', HOST_FRAMES_PER_SECOND_DEFAULT)),
     runOutputMaxBytes: Math.max(64 * 1024, int(env, 'RUN_OUTPUT_MAX_BYTES', 8 * 1024 * 1024)),
     payments: loadPayments(env),
   };

@@ -41,7 +41,7 @@ test('a turn: prompt on stdin, stream-json argv, cwd under the work root, normal
   const frames = await run(frame({ prompt: 'hi [tools] [thinking] [deltas:4]' }));
   const last = logs().at(-1);
   assert.equal(last.prompt, 'hi [tools] [thinking] [deltas:4]');
-  assert.deepEqual(last.argv, ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages']);
+  assert.deepEqual(last.argv, ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--permission-mode=default']);
   assert.equal(last.cwd, join(root, 'proj'));
   assert.equal(frames[0].t, 'run.init');
   assert.equal((frames[0] as any).model, 'claude-fake-1');

@@ -44,11 +44,18 @@ test('engine session ids: only UUIDs pass', () => {
 test('claudeArgs: --resume=<uuid>, --permission-mode=<whitelisted>, no value starts with "-"', () => {
   const a = claudeArgs(frame({ resume: UUID, mode: 'auto' }));
   assert.deepEqual(a.slice(5), [`--resume=${UUID}`, '--permission-mode=bypassPermissions']);
-  assert.deepEqual(claudeArgs(frame({ mode: 'default' })).slice(5), []);
+  // Always explicit: with no flag the engine would start in the owner's settings `permissions.defaultMode`.
+  assert.deepEqual(claudeArgs(frame({ mode: 'default' })).slice(5), ['--permission-mode=default']);
   assert.deepEqual(claudeArgs(frame({ mode: 'plan' })).slice(5), ['--permission-mode=plan']);
   assert.deepEqual(claudeArgs(frame({ mode: 'accept-edits' })).slice(5), ['--permission-mode=acceptEdits']);
   // Every element is either a fixed flag or `--flag=value`: nothing the hub sends is a separate argv element.
   for (const x of a) assert.ok(x === '-p' || x.startsWith('--') || x === 'stream-json', x);
+});
+
+test('every mode the hub sends becomes an explicit --permission-mode, so the owner\'s settings defaultMode never applies to a guest', () => {
+  for (const mode of ['default', 'accept-edits', 'auto', 'plan']) {
+    assert.equal(claudeArgs(frame({ mode })).filter((a) => a.startsWith('--permission-mode=')).length, 1, mode);
+  }
 });
 
 test('claudeArgs refuses a hostile resume, mode or effort instead of passing it on', () => {

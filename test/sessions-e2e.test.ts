@@ -107,7 +107,7 @@ test('first message: SSE frames in order, the answer persisted and readable, eng
   assert.equal(h[1].seq, h[2].seq);
   const run = await runOf('hello [tools] [deltas:4]');
   assert.equal(run.cwd, join(workRoot, 'proj'));
-  assert.deepEqual(run.argv, ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages']);
+  assert.deepEqual(run.argv, ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--permission-mode=default']);
   assert.equal((await get(first)).model, 'claude-fake-1');
 });
 

@@ -7,6 +7,8 @@ import { encodeFrame, decodeHubFrame, type HostToHub, type HubToHost } from '../
 import { CloseCodes, HOST_WS_PATH, PROTOCOL_VERSION, closeCodeInfo } from '../../host-protocol/version.js';
 import { ReplyCodes, type Engine } from '../../host-protocol/frames.js';
 import { CLI_VERSION } from './version.js';
+import { Outbox } from './outbox.js';
+import { HOST_FRAMES_PER_SECOND_DEFAULT } from '../../host-protocol/limits.js';
 
 export interface ChannelOptions {
   hub: string;
@@ -25,8 +27,18 @@ export interface ChannelOptions {
 
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
-/** Frames produced while disconnected wait here (run output), up to this many. */
-const OUTBOX_MAX = 10_000;
+/**
+ * The outbox is flushed this many frames a tick: half the hub's default frame rate, so a flush after
+ * an outage never trips its limit (which closes the channel with every run on it).
+ */
+const FLUSH_INTERVAL_MS = 100;
+const FLUSH_BATCH = (HOST_FRAMES_PER_SECOND_DEFAULT / 2) * (FLUSH_INTERVAL_MS / 1000);
+/**
+ * Longest ping interval the host keeps, whatever welcome.heartbeatMs says: Node runs a setInterval of
+ * 2^31 ms or more every millisecond. Pinging more often than asked is always safe (the hub answers each).
+ */
+export const HEARTBEAT_MAX_MS = 60_000;
+export const pingIntervalMs = (heartbeatMs: number) => Math.min(heartbeatMs, HEARTBEAT_MAX_MS);
 /** Close codes after which this credential will never work again (host or account deleted, credential revoked). */
 const PAIR_AGAIN = new Set<number>([CloseCodes.UNAUTHORIZED.code, CloseCodes.HOST_DELETED.code]);
 
@@ -39,7 +51,8 @@ export class Channel {
   private pingId = 0;
   private ready = false;
   private stopped = false;
-  private outbox: HostToHub[] = [];
+  private readonly outbox = new Outbox();
+  private flushTimer: NodeJS.Timeout | undefined;
   private readonly pongWaiters = new Map<number, () => void>();
   private finished!: (reason: { code: number; message: string }) => void;
   /** Resolves when the channel stops for good (stop(), or a close code that says not to reconnect). */
@@ -73,16 +86,22 @@ export class Channel {
     return false;
   }
 
-  /** Sends now, or keeps the frame until the next welcome. */
+  /**
+   * Sends now, or queues the frame behind those still waiting (in order: a reply to run.abort must
+   * follow the run's end). Pings and pongs skip the queue and, like replies, are dropped while down.
+   */
   send(f: HostToHub): void {
-    if (this.ready && this.ws?.readyState === WebSocket.OPEN) this.ws.send(encodeFrame(f));
-    else if (f.t !== 'ping' && f.t !== 'pong' && f.t !== 'reply' && this.outbox.length < OUTBOX_MAX) this.outbox.push(f);
+    const open = this.ready && this.ws?.readyState === WebSocket.OPEN;
+    const heartbeat = f.t === 'ping' || f.t === 'pong';
+    if (open && (heartbeat || !this.outbox.length)) this.ws!.send(encodeFrame(f));
+    else if (open || (!heartbeat && f.t !== 'reply')) this.outbox.push(f);
   }
 
   stop(): void {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     clearInterval(this.pingTimer);
+    clearTimeout(this.flushTimer);
     this.ws?.close(1000);
     this.finished({ code: 0, message: 'stopped' });
   }
@@ -144,7 +163,7 @@ export class Channel {
     const f = d.frame;
     switch (f.t) {
       case 'welcome':
-        return this.welcome(f.hostId, f.heartbeatMs);
+        return this.welcome(f.hostId, pingIntervalMs(f.heartbeatMs));
       case 'ping':
         return this.send({ t: 'pong', id: f.id, ts: f.ts });
       case 'pong':
@@ -167,13 +186,21 @@ export class Channel {
     if (Number.isInteger(id) && (id as number) > 0) this.send({ t: 'reply', id: id as number, ok: false, code: ReplyCodes.UNSUPPORTED, error: 'frame not supported by this agent-host version' });
   }
 
+  /** Sends the queue a batch a tick while the channel is up; frames sent meanwhile queue behind it. */
+  private flush(): void {
+    clearTimeout(this.flushTimer);
+    if (!this.ready || this.ws?.readyState !== WebSocket.OPEN) return; // the next welcome resumes
+    for (const f of this.outbox.take(FLUSH_BATCH)) this.ws.send(encodeFrame(f));
+    if (this.outbox.length) this.flushTimer = setTimeout(() => this.flush(), FLUSH_INTERVAL_MS);
+  }
+
   private welcome(hostId: string, heartbeatMs: number): void {
     this.ready = true;
     this.attempt = 0;
     const engines = this.opts.engines().map((e) => e.id).join(', ') || 'no engines';
     this.opts.status(`connected to ${this.opts.hub} as ${hostId} (${engines}; capacity ${this.opts.capacity})`);
     this.opts.onUp?.(hostId);
-    for (const f of this.outbox.splice(0)) this.send(f);
+    this.flush();
     clearInterval(this.pingTimer);
     this.pingTimer = setInterval(() => {
       // The hub answers every ping: three beats of silence mean the connection is dead.

@@ -117,6 +117,12 @@ async function cmdRun(argv: string[]): Promise<number> {
   if (!state.claudeBin) out('no claude executable found (CLAUDE_BIN or PATH): no engine to offer');
   state.activity = new Activity({ hub: pairing.hub, name: pairing.name, verbose: v.verbose === true, out });
   process.once('exit', () => removeStatus());
+  // Last resort: a bug must not leave engines running that nothing can stop any more.
+  process.on('uncaughtException', (e) => {
+    process.stderr.write(`agent-host: fatal: ${(e as Error)?.stack ?? String(e)}\n`);
+    killRuns(state);
+    process.exit(1);
+  });
   const channel = new Channel({
     hub: pairing.hub,
     credential: pairing.credential,
@@ -133,6 +139,7 @@ async function cmdRun(argv: string[]): Promise<number> {
   process.on('SIGTERM', () => void stop(state, channel));
   channel.start();
   const end = await channel.done;
+  killRuns(state); // runs still going here (the stop's wait ran out, or the hub said pair again) would outlive agent-host
   return end.code === 0 ? 0 : 1;
 }
 
@@ -144,6 +151,7 @@ async function cmdRun(argv: string[]): Promise<number> {
 async function stop(state: HostState, channel: Channel): Promise<void> {
   if (state.stopping) {
     out('forced exit');
+    killRuns(state);
     process.exit(130);
   }
   state.stopping = true;
@@ -158,6 +166,11 @@ async function stop(state: HostState, channel: Channel): Promise<void> {
   const delivered = await channel.flushed(deadline - Date.now());
   if (state.runs.size || !delivered) process.stderr.write(`agent-host: stopped after ${STOP_WAIT_MS / 1000}s; the hub may not have heard the end of every run\n`);
   channel.stop();
+}
+
+/** Kills every engine at once (no grace): for exits that cannot wait for the runs to end. */
+function killRuns(state: HostState): void {
+  for (const r of state.runs.values()) r.kill();
 }
 
 function cmdStatus(argv: string[]): number {

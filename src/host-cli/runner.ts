@@ -8,12 +8,16 @@ import { createInterface } from 'node:readline';
 import type { FrameOf, HubToHost, HostToHub } from '../../host-protocol/frames.js';
 import { ClaudeStream } from './claude-stream.js';
 import { isEngineSessionId } from '../../host-protocol/engine-values.js';
+import { encodeHostFrame } from '../../host-protocol/codec.js';
+import { boundRunFrame } from './bounds.js';
 
 export type RunStartFrame = FrameOf<HubToHost, 'run.start'>;
 
 export interface RunHandle {
   /** SIGINT, then SIGKILL after a short grace; the run still ends with one run.end (aborted: true). */
   abort(): void;
+  /** SIGKILL at once, no grace: agent-host's own last resort before it exits. */
+  kill(): void;
   /** Resolves after run.end has been emitted. */
   done: Promise<void>;
 }
@@ -27,9 +31,13 @@ export interface RunOptions {
   killGraceMs?: number;
 }
 
-/** The hub's session modes → Claude Code `--permission-mode` values (null: the flag is omitted). */
-export const PERMISSION_MODES: ReadonlyMap<string, string | null> = new Map([
-  ['default', null],
+/**
+ * The hub's session modes → Claude Code `--permission-mode` values. Always passed, `default` too:
+ * without the flag the engine starts in `permissions.defaultMode` of the owner's settings, which
+ * may be above the mode the hub allowed a guest.
+ */
+export const PERMISSION_MODES: ReadonlyMap<string, string> = new Map([
+  ['default', 'default'],
   ['accept-edits', 'acceptEdits'],
   ['auto', 'bypassPermissions'],
   ['plan', 'plan'],
@@ -85,7 +93,7 @@ export function claudeArgs(frame: RunStartFrame): string[] {
   }
   const pm = PERMISSION_MODES.get(frame.mode);
   if (pm === undefined) throw new BadRunError(`mode ${JSON.stringify(frame.mode.slice(0, 40))} is not allowed`);
-  if (pm) args.push(flag('--permission-mode', pm));
+  args.push(flag('--permission-mode', pm));
   if (frame.effort !== undefined && !EFFORT_THINKING_TOKENS.has(frame.effort)) throw new BadRunError(`effort ${JSON.stringify(frame.effort.slice(0, 40))} is not allowed`);
   return args;
 }
@@ -96,12 +104,31 @@ function flag(name: string, value: string): string {
   return `${name}=${value}`;
 }
 
-/** Starts the engine; emits run.init / run.delta / run.message and exactly one run.end through `emit`. */
+/** Engines run in a process group of their own where there are groups (not on Windows). */
+const GROUPS = process.platform !== 'win32';
+
+/** Signals the engine's whole process group (the engine alone where there are none); a group already gone is fine. */
+function signalEngine(child: ChildProcess, sig: NodeJS.Signals): void {
+  if (!GROUPS || child.pid === undefined) return void child.kill(sig);
+  try {
+    process.kill(-child.pid, sig);
+  } catch {
+    // ESRCH: every process of the group has exited
+  }
+}
+
+/**
+ * Starts the engine; emits run.init / run.delta / run.message and exactly one run.end through `emit`,
+ * each a frame the hub accepts (bounds.ts). Output that cannot be sent, or a throw while handling it,
+ * ends this run ENGINE_FAILED (the engine is stopped first); it never escapes to the process.
+ */
 export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostToHub) => void): RunHandle {
   const runId = frame.runId;
   const parser = new ClaudeStream(runId);
   let ended = false;
   let aborted = false;
+  /** Why this run fails on the host's side (its output could not be sent); the engine is being stopped. */
+  let failure: string | undefined;
   let child: ChildProcess | undefined;
   let killTimer: NodeJS.Timeout | undefined;
   let resolveDone!: () => void;
@@ -112,20 +139,44 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
     ended = true;
     if (killTimer) clearTimeout(killTimer);
     try {
-      emit({ t: 'run.end', runId, ...f });
+      const [out] = boundRunFrame({ t: 'run.end', runId, ...f });
+      const refused = encodeHostFrame(out).error;
+      emit(refused === undefined ? out : { t: 'run.end', runId, ok: false, error: { code: 'ENGINE_FAILED', message: `the run's end could not be sent: ${refused}`.slice(0, 4000) } });
+    } catch (e) {
+      process.stderr.write(`agent-host: run ${runId}: sending its end failed: ${(e as Error).message}\n`);
     } finally {
       resolveDone();
     }
   };
-  const safeEmit = (f: HostToHub) => {
-    if (!ended) emit(f);
+  /** Stops the engine and what it started: SIGINT to its group, then SIGKILL after the grace. */
+  const stop = () => {
+    signalEngine(child!, 'SIGINT');
+    killTimer = setTimeout(() => {
+      if (child!.exitCode === null && child!.signalCode === null) signalEngine(child!, 'SIGKILL');
+    }, opts.killGraceMs ?? 3000);
+    killTimer.unref?.();
+  };
+  /** Ends the run ENGINE_FAILED once the engine is gone; nothing more of its output is sent. */
+  const fail = (why: string) => {
+    if (ended || failure !== undefined) return;
+    failure = why.slice(0, 4000);
+    if (!aborted) stop();
+  };
+  /** Each frame bounded, then judged as the hub will judge it: a frame it would refuse fails this run only. */
+  const send = (f: HostToHub) => {
+    for (const out of boundRunFrame(f)) {
+      if (ended || failure !== undefined) return;
+      const refused = encodeHostFrame(out).error;
+      if (refused !== undefined) return fail(`the engine's output could not be sent (${out.t}): ${refused}`);
+      emit(out);
+    }
   };
 
   const cwd = confineWorkDir(opts.workRoot, frame.workDir);
   const why = !cwd ? 'workDir escapes the work root' : !isDir(cwd) ? `workDir ${JSON.stringify(frame.workDir)} does not exist on this host` : undefined;
   if (why) {
     queueMicrotask(() => end({ ok: false, error: { code: 'BAD_WORKDIR', message: why } }));
-    return { abort() {}, done };
+    return { abort() {}, kill() {}, done };
   }
 
   let argv: string[];
@@ -134,17 +185,18 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
   } catch (e) {
     if (!(e instanceof BadRunError)) throw e;
     queueMicrotask(() => end({ ok: false, error: { code: 'BAD_RUN', message: `refused: ${e.message}` } }));
-    return { abort() {}, done };
+    return { abort() {}, kill() {}, done };
   }
   const env: NodeJS.ProcessEnv = { ...process.env };
   const thinking = frame.effort ? EFFORT_THINKING_TOKENS.get(frame.effort) : undefined;
   if (thinking) env.MAX_THINKING_TOKENS = thinking;
   let stderrTail = '';
   try {
-    child = spawn(opts.claudeBin, argv, { cwd: cwd!, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    // A process group of its own (detached), so a stop reaches the tools' processes too.
+    child = spawn(opts.claudeBin, argv, { cwd: cwd!, env, stdio: ['pipe', 'pipe', 'pipe'], detached: GROUPS });
   } catch (e) {
     queueMicrotask(() => end({ ok: false, error: { code: 'ENGINE_UNAVAILABLE', message: (e as Error).message } }));
-    return { abort() {}, done };
+    return { abort() {}, kill() {}, done };
   }
   child.on('error', (e) => {
     // Spawn failure (ENOENT, EACCES, bad cwd): no 'close' may follow.
@@ -158,7 +210,12 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
   });
   const lines = createInterface({ input: child.stdout!, crlfDelay: Infinity });
   lines.on('line', (l) => {
-    for (const f of parser.line(l)) safeEmit(f);
+    if (ended || failure !== undefined) return;
+    try {
+      for (const f of parser.line(l)) send(f);
+    } catch (e) {
+      fail(`handling the engine's output failed: ${(e as Error).message}`);
+    }
   });
   // A tool subprocess that inherited stdout can keep 'close' from firing: after exit, wait briefly.
   child.on('exit', () => {
@@ -167,9 +224,13 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
   // 'close' fires after the process exited AND its stdio closed: every line is parsed by then.
   child.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
     if (ended) return;
+    // A stopped run is over only when nothing it started runs on: the group's survivors (those
+    // that outlived SIGINT, or a grace cut short by the engine's exit) get SIGKILL, which they cannot ignore.
+    if (aborted || failure !== undefined) signalEngine(child!, 'SIGKILL');
     const r = parser.result;
     const common = { usage: r?.usage, engineSessionId: parser.engineSessionId, model: parser.model };
     if (aborted) return end({ ok: false, aborted: true, ...common });
+    if (failure !== undefined) return end({ ok: false, ...common, error: { code: 'ENGINE_FAILED', message: failure } });
     if (r && !r.isError && code === 0) return end({ ok: true, ...common });
     const message = r?.isError
       ? r.message || `engine reported ${r.subtype || 'an error'}`
@@ -181,11 +242,10 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
     abort() {
       if (ended || aborted || !child) return;
       aborted = true;
-      child.kill('SIGINT');
-      killTimer = setTimeout(() => {
-        if (child!.exitCode === null && child!.signalCode === null) child!.kill('SIGKILL');
-      }, opts.killGraceMs ?? 3000);
-      killTimer.unref?.();
+      if (failure === undefined) stop();
+    },
+    kill() {
+      if (!ended && child) signalEngine(child, 'SIGKILL');
     },
     done,
   };

@@ -6,20 +6,18 @@ import type { TemplatedApp } from '../server/uws.js';
 import { decodeHostFrame } from '../../host-protocol/codec.js';
 import { isPlainPing } from '../../host-protocol/ping.js';
 import { CloseCodes, HOST_WS_PATH } from '../../host-protocol/version.js';
+import { FRAME_MAX_BYTES } from '../../host-protocol/limits.js';
 import type { Logger } from '../log.js';
 import type { HostConnection } from './connection.js';
 import type { HostChannels } from './gateway-impl.js';
 import type { HostStore } from './store.js';
 import type { FailedAuth } from '../ratelimit/failures.js';
 
-/** Largest frame a host may send (a run.message with big tool output). */
-const MAX_FRAME = 4 * 1024 * 1024;
-
 export function attachHostSocket(app: TemplatedApp, channels: HostChannels, store: HostStore, log: Logger, failures?: FailedAuth): void {
   // uWS copies the upgrade's user data into its own object (own fields only, no
   // prototype), so the connection travels as a field.
   app.ws<{ c: HostConnection }>(HOST_WS_PATH, {
-    maxPayloadLength: MAX_FRAME,
+    maxPayloadLength: FRAME_MAX_BYTES,
     // Liveness is the channel sweep's job (app-level pings); uWS's own timer stays off.
     idleTimeout: 0,
     sendPingsAutomatically: false,

@@ -246,13 +246,20 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false>, ti
   }
 }
 
-/** Whether a process (an engine the fake host CLI started) still exists. */
+/**
+ * Whether a process (an engine the fake host CLI started, or one it started) still runs. A zombie
+ * does not: an orphan killed here may wait a while for an init that does not reap it.
+ */
 export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').at(-1)![0] !== 'Z';
+  } catch {
+    return true; // no /proc (macOS): kill's answer stands
   }
 }
 
