@@ -25,14 +25,7 @@ export function encodeFrame(frame: HostToHub | HubToHost): Uint8Array {
 }
 
 /**
- * How deep a frame may nest (the frame itself is 1; a tool input sits at 4). A real tool input is a
- * few levels deep; thousands of levels (≈ 10 KB of MessagePack) overflowed JSON.stringify's stack in
- * the hub, and the Bus's encoder stops at 100.
- */
-export const MAX_FRAME_DEPTH = 64;
-
-/**
- * One pass over a decoded frame, in place: refuses nesting past MAX_FRAME_DEPTH (the error), and
+ * One pass over a decoded frame, in place: refuses nesting past DEPTH_MAX (the error), and
  * makes every string and key one PostgreSQL takes. U+0000 becomes U+FFFD: PostgreSQL refuses NUL in
  * text and JSON, so a host's text holding one (a tool result read from a binary file, or a hostile
  * host) made its run's rows and end unwritable. A key the library decoded as a lone surrogate (its
@@ -45,7 +38,7 @@ function checkAndRepair(root: object): string | undefined {
   const depths: number[] = [1];
   for (let o = stack.pop(), depth = depths.pop()!; o; o = stack.pop(), depth = depths.pop()!) {
     if (o instanceof Uint8Array) continue;
-    if (depth > MAX_FRAME_DEPTH) return `frame nested deeper than ${MAX_FRAME_DEPTH} levels`;
+    if (depth > DEPTH_MAX) return `frame nested deeper than ${DEPTH_MAX} levels`;
     const rec = o as Record<string, unknown>;
     for (const k of Object.keys(rec)) {
       let v = rec[k];
@@ -64,13 +57,13 @@ function checkAndRepair(root: object): string | undefined {
   return undefined;
 }
 
-/** MAX_FRAME_DEPTH alone, for frames that are not repaired (the hub's, read by the host). */
+/** DEPTH_MAX alone, for frames that are not repaired (the hub's, read by the host). */
 function depthError(root: object): string | undefined {
   const stack: object[] = [root];
   const depths: number[] = [1];
   for (let o = stack.pop(), depth = depths.pop()!; o; o = stack.pop(), depth = depths.pop()!) {
     if (o instanceof Uint8Array) continue;
-    if (depth > MAX_FRAME_DEPTH) return `frame nested deeper than ${MAX_FRAME_DEPTH} levels`;
+    if (depth > DEPTH_MAX) return `frame nested deeper than ${DEPTH_MAX} levels`;
     for (const v of Object.values(o)) {
       if (v !== null && typeof v === 'object') {
         stack.push(v);

@@ -10,8 +10,12 @@ export const STR_MAX_BYTES = 1_000_000;
 /** Most items in one array, and keys in one map, of a frame. */
 export const ARRAY_MAX_ITEMS = 10_000;
 export const MAP_MAX_KEYS = 1_000;
-/** Deepest nesting of maps and arrays the encoder writes (@msgpack/msgpack's default, made explicit). */
-export const DEPTH_MAX = 100;
+/**
+ * Deepest nesting of maps and arrays in a frame (the frame itself is 1; a tool input sits at 4), for
+ * the decoder and the encoder alike. A real tool input is a few levels deep; thousands of levels
+ * (≈ 10 KB) overflowed JSON.stringify's stack in the hub, and the Bus's encoder stops at 100.
+ */
+export const DEPTH_MAX = 64;
 /** Most blocks in one run.message. */
 export const BLOCKS_MAX = 500;
 /** Longest model name, engine session id, tool name or tool id (characters). */

@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { encode } from '@msgpack/msgpack';
-import { decodeHostFrame, encodeFrame, MAX_FRAME_DEPTH } from '../host-protocol/index.js';
+import { decodeHostFrame, encodeFrame, DEPTH_MAX } from '../host-protocol/index.js';
 import { CloseCodes, PROTOCOL_VERSION } from '../host-protocol/version.js';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, CLAUDE_ENGINE } from './helpers/host.js';
@@ -29,15 +29,15 @@ function messageWithInput(inputBytes: Buffer): Buffer {
 }
 const helloOf = (engine: object) => encodeFrame({ t: 'hello', v: PROTOCOL_VERSION, cli: 'x-1', name: 'h', capacity: 1, engines: [engine as typeof CLAUDE_ENGINE] });
 
-test('a frame nested deeper than MAX_FRAME_DEPTH is refused at decoding; a real tool input\'s depth passes', () => {
+test('a frame nested deeper than DEPTH_MAX is refused at decoding; a real tool input\'s depth passes', () => {
   assert.equal(decodeHostFrame(messageWithInput(Buffer.from(encode(nested(20))))).error, undefined);
-  for (const depth of [MAX_FRAME_DEPTH, 1000, 10_000, 100_000]) {
+  for (const depth of [DEPTH_MAX, 1000, 10_000, 100_000]) {
     const d = decodeHostFrame(messageWithInput(nestedBytes(depth)));
     assert.match(d.error ?? '', /nested deeper than/, `depth ${depth}`);
   }
   // Maps count as arrays do.
   let deepMap: unknown = 1;
-  for (let i = 0; i < MAX_FRAME_DEPTH; i++) deepMap = { k: deepMap };
+  for (let i = 0; i < DEPTH_MAX; i++) deepMap = { k: deepMap };
   assert.match(decodeHostFrame(messageWithInput(Buffer.from(encode(deepMap, { maxDepth: 1000 })))).error ?? '', /nested deeper than/);
 });
 
