@@ -61,8 +61,20 @@ test('sessions per day: at the bound opened, one past it → 429 4092, nothing s
   await assert.rejects(c.sessions.create({ agentId, content: 'hi' }), apiError(429, '4092'));
   assert.equal((await c.sessions.list()).total, 3);
   // Yesterday's sessions do not count against today.
-  await t.hub.ctx.em().execute(`update sessions set created_at = now() - interval '1 day' where user_id = ?`, [u.id]);
+  await t.hub.ctx.em().execute(`update session_opens set day = day - 1 where user_id = ?`, [u.id]);
   assert.ok('id' in (await c.sessions.create({ agentId })));
+});
+
+test('sessions per day count the sessions opened, not those still there: deleting them gives nothing back', async () => {
+  const u = await t.user();
+  const c = t.client(u.key);
+  const agentId = (await c.agents.create(agentBody(await seedHost(t, u.id), 'd'))).id;
+  for (let i = 0; i < 3; i++) {
+    const s = await c.sessions.create({ agentId });
+    await c.sessions.remove((s as { id: string }).id);
+  }
+  assert.equal((await c.sessions.list()).total, 0);
+  await assert.rejects(c.sessions.create({ agentId }), apiError(429, '4092'));
 });
 
 test('administrators are exempt', async () => {

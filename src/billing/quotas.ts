@@ -20,8 +20,22 @@ const LABEL: Record<QuotaKind, string> = {
 const USED: Record<QuotaKind, string> = {
   hosts: `(select count(*) from hosts h where h.user_id = u.id)`,
   agents: `(select count(*) from agents a where a.owner_id = u.id)`,
-  sessionsPerDay: `(select count(*) from sessions s where s.user_id = u.id and s.created_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc')`,
+  // Opened today, deleted or not (countSessionToday below).
+  sessionsPerDay: `coalesce((select o.n from session_opens o where o.user_id = u.id and o.day = (now() at time zone 'utc')::date), 0)`,
 };
+
+/**
+ * Counts a session opened today, in the transaction that inserts it; the user's earlier days go in
+ * the same statement. What sessionsPerDay reads: a deleted session still counts.
+ */
+export async function countSessionToday(em: { execute(sql: string, params: unknown[]): Promise<unknown> }, userId: string): Promise<void> {
+  await em.execute(
+    `with gone as (delete from session_opens where user_id = ? and day < (now() at time zone 'utc')::date)
+     insert into session_opens (user_id, day, n) values (?, (now() at time zone 'utc')::date, 1)
+     on conflict (user_id, day) do update set n = session_opens.n + 1`,
+    [userId, userId],
+  );
+}
 
 /** Throws QUOTA_EXHAUSTED (429, 4092) naming the quota when one more `kind` would exceed the user's plan. */
 export async function enforceQuota(ctx: HubContext, userId: string, kind: QuotaKind): Promise<void> {

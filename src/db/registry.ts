@@ -50,4 +50,5 @@ export const allMigrations: readonly LazyMigration[] = [
   { name: '0010u_billing_ledger_ref', load: async () => (await import('../billing/migration-ledger-ref.js')).BillingLedgerRefMigration },
   { name: '0010v_sessions_end_partial_once', load: async () => (await import('../sessions/migration-end-partial-once.js')).SessionsEndPartialOnceMigration },
   { name: '0010w_billing_charge_one_statement', load: async () => (await import('../billing/migration-charge-one-statement.js')).BillingChargeOneStatementMigration },
+  { name: '0010x_billing_session_opens', load: async () => (await import('../billing/migration-session-opens.js')).BillingSessionOpensMigration },
 ];

@@ -3,7 +3,7 @@
 // by user: another account's session reads as absent (404).
 import type { HubContext } from '../context.js';
 import { fail } from '../errors.js';
-import { enforceQuota } from '../billing/quotas.js';
+import { countSessionToday, enforceQuota } from '../billing/quotas.js';
 import { newId } from '../ids.js';
 import { pageOf, offsetOf } from '../paging.js';
 import { resolveUsableAgent, recordSessionOpened, notifyAgentChanged, requireMode, defaultModeFor, modeFactsOf, type UsableAgent } from '../agents/usage.js';
@@ -87,6 +87,7 @@ export class SessionService {
         `insert into sessions (id, user_id, agent_id, agent_name, title, mode, effort, last_active_at) values (?, ?, ?, ?, ?, ?, ?, now())`,
         [id, userId, agent.id, agent.displayName, input.title ?? titleFrom(input.content), mode, input.effort ?? 'default']);
       await recordSessionOpened(t, agent.id, userId);
+      await countSessionToday(t, userId);
     };
     try {
       if (input.content === undefined) {
