@@ -9,6 +9,8 @@ const MiB = 1024 * 1024;
 export interface Limits {
   /** A run's streamed text not yet covered by a complete message, plus rows not yet written: over it the run ends (OUTPUT_TOO_LARGE). */
   runOutputBytes: number;
+  /** The same, for all of one host's runs on a node together: the run that would pass it ends (OUTPUT_TOO_LARGE). */
+  hostOutputBytes: number;
   /** Frames held for a run while it is loaded from the database (it was dispatched by another node). */
   runBacklogBytes: number;
   /** Frames a channel holds while its runs are looked up after hello; over it the channel is closed (FRAME_RATE). */
@@ -39,9 +41,18 @@ export const RUN_END_BATCH_MAX_BYTES = 1 * MiB;
  */
 export const ACCEPT_BATCH_MAX_BYTES = 4 * MiB;
 
+/**
+ * A host's runs together hold at most this many runs' worth of output (`hostOutputBytes`): each run is
+ * bounded, but a host chooses its capacity and may keep many runs open, streaming, at once.
+ */
+export const HOST_OUTPUT_RUNS = 8;
+/** A run holding more than this (or than its own bound, if less) is checked against its host's bound too. */
+export const HOST_CHECK_FROM_BYTES = 64 * 1024;
+
 export function limitsOf(config: Pick<Config, 'hostFramesPerSecond' | 'runOutputMaxBytes'>): Limits {
   return {
     runOutputBytes: config.runOutputMaxBytes,
+    hostOutputBytes: HOST_OUTPUT_RUNS * config.runOutputMaxBytes,
     runBacklogBytes: RUN_BACKLOG_MAX_BYTES,
     channelHeldBytes: CHANNEL_HELD_MAX_BYTES,
     ringBytes: RING_MAX_BYTES,

@@ -9,7 +9,7 @@ import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import { SessionEvents } from '../src/sessions/events.js';
 import { LocalBus } from '../src/bus/local.js';
-import { RING_MAX_BYTES, RUN_END_BATCH_MAX_BYTES } from '../src/limits.js';
+import { HOST_OUTPUT_RUNS, RING_MAX_BYTES, RUN_END_BATCH_MAX_BYTES } from '../src/limits.js';
 import { CloseCodes } from '../host-protocol/version.js';
 import { injectDbFaults } from './helpers/db-faults.js';
 import type { AcceptedRun, Client } from '../src/client/index.js';
@@ -74,6 +74,32 @@ test('a run streaming more than RUN_OUTPUT_MAX_BYTES is aborted and ends with OU
   // The host's late run.end (aborted) is still accepted on its channel; the channel stays up.
   host.send({ t: 'run.end', runId: start.runId, ok: false, aborted: true, usage: { inputTokens: 2, outputTokens: 2 } });
   assert.ok(await host.ping() >= 0);
+});
+
+test('a host\'s runs together hold at most HOST_OUTPUT_RUNS × RUN_OUTPUT_MAX_BYTES: the run that would pass it ends OUTPUT_TOO_LARGE, the others go on', async () => {
+  // Each run under its own bound, but many of them open at once on one host (its capacity is the host's
+  // word) held ≈ 16 MiB each with the defaults, for as long as the host liked (found by an audit).
+  const u = await t.user();
+  const { hostId, credential } = await pairHost(t, u.key, 'many-runs');
+  const n = HOST_OUTPUT_RUNS + 2;
+  const host = await connectFakeHost(t, credential, { capacity: n });
+  hosts.push(host);
+  const c = t.client(u.key);
+  const agent = await eventually(() => c.agents.create({ name: 'many-runs', hostId, engine: 'claude-code', workDir: 'w' }));
+  const runs: string[] = [];
+  for (let i = 0; i < n; i++) {
+    await startSession(c, agent.id, `run ${i}`);
+    runs.push((await host.next((f) => f.t === 'run.start' && !runs.includes((f as any).runId)) as any).runId);
+  }
+  // Each run holds 90 % of its own bound: the first HOST_OUTPUT_RUNS fit, the next one passes the host's.
+  const chunk = 'h'.repeat(Math.floor((LIMIT * 0.9) / 8));
+  for (const runId of runs) for (let i = 0; i < 8; i++) host.send({ t: 'run.delta', runId, text: chunk });
+  const abort: any = await host.next((f) => f.t === 'run.abort');
+  assert.equal(abort.runId, runs[HOST_OUTPUT_RUNS], 'the run that passed the host\'s bound');
+  await eventually(async () => (await task(runs[HOST_OUTPUT_RUNS])).error_code === 'OUTPUT_TOO_LARGE', 10_000, 25);
+  for (const runId of runs.slice(0, HOST_OUTPUT_RUNS)) assert.equal((await task(runId)).status, 'running', 'within the bound: untouched');
+  for (const runId of runs) host.send({ t: 'run.end', runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+  await eventually(async () => (await Promise.all(runs.map(task))).every((r) => r.status !== 'running'), 10_000, 25);
 });
 
 test('complete messages count too: rows held unwritten are bounded', async () => {

@@ -14,7 +14,7 @@ import { AgentChangeNotices } from './agent-notices.js';
 import type { SessionEvents } from './events.js';
 import type { Claim, ClaimedTask } from './queue.js';
 import { engineSessionIdOf } from './engine-session.js';
-import { frameBytes, limitsOf, type Limits } from '../limits.js';
+import { frameBytes, HOST_CHECK_FROM_BYTES, limitsOf, type Limits } from '../limits.js';
 import { ErrorCatalogue } from '../errors.js';
 import { engineFailure } from './engine-failure.js';
 import { PartialText } from './partial-text.js';
@@ -26,6 +26,8 @@ const FLUSH_RETRY_MS = 1000;
 export class RunTracker {
   /** Runs not yet ended here, and ended ones until their end is written (a ChurnMap: a run's state dies young). */
   private states = new ChurnMap<string, RunState>();
+  /** The states of each host's runs (the host's bound on what they hold: over()). */
+  private byHost = new Map<string, Set<RunState>>();
   /** Runs whose end is written, for a minute (closed-runs.ts). */
   private readonly retired = new ClosedRuns();
   private readonly limits: Limits;
@@ -219,9 +221,33 @@ export class RunTracker {
    * with OUTPUT_TOO_LARGE (issue 10, hole 4).
    */
   private over(st: RunState, n: number): boolean {
-    if (st.partial.bytes + st.pendingBytes + n <= this.limits.runOutputBytes) return false;
+    const held = st.partial.bytes + st.pendingBytes + n;
+    if (held <= this.limits.runOutputBytes && (held <= HOST_CHECK_FROM_BYTES || this.heldOnHost(st.hostId) + n <= this.limits.hostOutputBytes)) return false;
     this.tooLarge(st);
     return true;
+  }
+
+  /**
+   * What the host's runs on this node hold together. Summed only for a run holding more than
+   * HOST_CHECK_FROM_BYTES (a streaming turn's text is usually covered by its message long before),
+   * from each run's own counts, so nothing drifts; a host's runs total at most the host's bound plus
+   * that much for each of its runs.
+   */
+  private heldOnHost(hostId: string): number {
+    let sum = 0;
+    for (const r of this.byHost.get(hostId) ?? []) sum += r.partial.bytes + r.pendingBytes;
+    return sum;
+  }
+
+  private track(st: RunState): void {
+    let set = this.byHost.get(st.hostId);
+    if (!set) this.byHost.set(st.hostId, (set = new Set()));
+    set.add(st);
+  }
+
+  private untrack(st: RunState): void {
+    const set = this.byHost.get(st.hostId);
+    if (set?.delete(st) && set.size === 0) this.byHost.delete(st.hostId);
   }
 
   private tooLarge(st: RunState): void {
@@ -356,16 +382,20 @@ export class RunTracker {
    * (closed-runs.ts). `pending`: a late usage's write the state's chain still carries (a loaded run's backlog).
    */
   private forgetSoon(st: RunState, pending?: Promise<void>): void {
+    this.untrack(st);
     if (this.states.get(st.runId) !== st) return;
     this.states.delete(st.runId);
     this.retired.add(st.runId, st.hostId, pending);
   }
 
+  /** A run's state, counted on its host (heldOnHost) until forgetSoon: every caller keeps it in `states`. */
   private newState(runId: string, sessionId: string, hostId: string, agentId: string, engine: string, ready: boolean): RunState {
-    return {
+    const st: RunState = {
       runId, sessionId, hostId, agentId, engine, ready, since: Date.now(), backlog: [], closed: false, partial: new PartialText(this.limits.runOutputBytes), pending: [], toolSeq: new Map(), toolNames: new Map(),
       outq: [], rowEvents: new Map(), chain: Promise.resolve(), pendingBytes: 0, backlogBytes: 0,
     };
+    this.track(st);
+    return st;
   }
 
   /** A frame for a run this node did not start (hub restarted, or another node dispatched it): load it. */
@@ -380,6 +410,7 @@ export class RunTracker {
         st.backlog = [];
         st.closed = true;
         st.ready = true;
+        this.untrack(st);
         st.hostId = t.host_id; // what stays of it answers to the run's own host only
         return void this.forgetSoon(st);
       }
