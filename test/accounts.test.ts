@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { apiError } from './helpers/api-error.js';
+import { API_KEYS_PER_ACCOUNT } from '../src/account-caps.js';
 import type { NewUserBody } from '../src/client/index.js';
 import { SignJWT } from 'jose';
 
@@ -57,6 +58,18 @@ test('keys: create, list without secret, refresh invalidates old value, delete i
 
   assert.deepEqual(await c.keys.remove(made.id), { deleted: true });
   await assert.rejects(t.client(k2).me(), apiError(401));
+});
+
+test('an account holds at most API_KEYS_PER_ACCOUNT keys: one more is a 409 until one is deleted', async () => {
+  // Each key is a row kept for good and a rate-limit budget of its own.
+  const u = await t.user();
+  const c = t.client(u.key);
+  const made = [];
+  for (let i = (await c.keys.list()).total; i < API_KEYS_PER_ACCOUNT; i++) made.push(await c.keys.create(`k${i}`));
+  await assert.rejects(c.keys.create('one more'), apiError(409));
+  assert.equal((await c.keys.list()).total, API_KEYS_PER_ACCOUNT);
+  await c.keys.remove(made[0].id);
+  await c.keys.create('room again');
 });
 
 test("another account's key is a 404", async () => {

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { apiError, failure } from './helpers/api-error.js';
+import { MODEL_CONFIGS_PER_ACCOUNT } from '../src/account-caps.js';
 import type { NewModelConfig } from '../src/client/index.js';
 
 const KEY = 'sk-ant-test-0123456789abcdefWXYZ';
@@ -66,6 +67,15 @@ test('create: mc- id, default authMode bearer, hint of first 4 + last 4, never t
   const explicit = await as(alice).modelConfigs.create(draft({ authMode: 'x-api-key', apiType: 'openai' }));
   assert.equal(explicit.authMode, 'x-api-key');
   assert.equal(explicit.apiType, 'openai');
+});
+
+test('an account holds at most MODEL_CONFIGS_PER_ACCOUNT configurations: one more is a 409', async () => {
+  const u = await t.user();
+  const c = as(u);
+  const made = await Promise.all(Array.from({ length: MODEL_CONFIGS_PER_ACCOUNT }, (_, i) => c.modelConfigs.create(draft({ name: `m${i}` }))));
+  await assert.rejects(c.modelConfigs.create(draft({ name: 'one more' })), apiError(409));
+  await c.modelConfigs.remove(made[0].id);
+  await c.modelConfigs.create(draft({ name: 'room again' }));
 });
 
 test('the key is stored sealed (AES-256-GCM), not in clear', async () => {

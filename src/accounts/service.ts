@@ -1,4 +1,5 @@
 // Users and their API keys. Pure domain: no HTTP here.
+import { API_KEYS_PER_ACCOUNT, refuseOverCap } from '../account-caps.js';
 import type { HubContext } from '../context.js';
 import { fail } from '../errors.js';
 import { newId } from '../ids.js';
@@ -53,6 +54,7 @@ export class AccountService {
 
   async createKey(userId: string, name: string) {
     const em = this.ctx.em();
+    refuseOverCap(await em.count(ApiKey, { userId }), API_KEYS_PER_ACCOUNT, 'API keys');
     const key = generateApiKey();
     const k = Object.assign(new ApiKey(), { id: newId('key'), userId, name, hash: hashSecret(key), preview: keyPreview(key) });
     await em.persist(k).flush();

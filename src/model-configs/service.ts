@@ -1,6 +1,7 @@
 // Model configurations: create, read, update, delete. Pure domain, no HTTP.
 // The key is sealed by the vault before it reaches the database and opened
 // only to test it or to deliver it to a host.
+import { MODEL_CONFIGS_PER_ACCOUNT, refuseOverCap } from '../account-caps.js';
 import type { HubContext } from '../context.js';
 import { fail } from '../errors.js';
 import { newId } from '../ids.js';
@@ -44,6 +45,7 @@ export class ModelConfigService {
 
   async create(userId: string, input: ConfigInput) {
     checkBaseUrl(input.baseUrl);
+    refuseOverCap(await this.ctx.em().count(ModelConfig, { userId }), MODEL_CONFIGS_PER_ACCOUNT, 'model configurations');
     const c = Object.assign(new ModelConfig(), {
       id: newId('mc-'),
       userId,

@@ -1,0 +1,13 @@
+// How many of a kind one account may hold, whatever its plan: each is a row kept for good, created
+// by a cheap call (600 a minute under the general rate limit), and API keys each carry their own
+// rate-limit budget. Far above any real use; checked before the insert, so calls racing each other
+// may overshoot by the number in flight.
+import { fail } from './errors.js';
+
+export const API_KEYS_PER_ACCOUNT = 50;
+export const MODEL_CONFIGS_PER_ACCOUNT = 100;
+
+/** CONFLICT (409) when one more would pass `cap`. */
+export function refuseOverCap(held: number, cap: number, what: string): void {
+  if (held >= cap) throw fail('CONFLICT', `an account holds at most ${cap} ${what}; delete one first`);
+}
