@@ -2,7 +2,7 @@
 // back here with `code` and `state`; the hub checks both and answers the login's tokens.
 import { useEffect, useState } from 'preact/hooks';
 import { createClient } from '../src/client/index.js';
-import { client, setLogin, takeLinking } from './session.js';
+import { client, setLogin, takeFlow, takeLinking } from './session.js';
 import { go } from './router.js';
 import { A, ErrorBox, Loading } from './ui.js';
 
@@ -12,6 +12,7 @@ const sent = new Set<string>();
 export function Callback(p: { onSignedIn: () => void }) {
   const [error, setError] = useState<unknown>();
   const [linking] = useState(takeLinking);
+  const [started] = useState(takeFlow);
   useEffect(() => {
     const q = new URLSearchParams(location.search);
     const code = q.get('code');
@@ -19,6 +20,7 @@ export function Callback(p: { onSignedIn: () => void }) {
     if (q.get('error')) return setError(new Error(`The identity provider did not sign you in: ${q.get('error_description') || q.get('error')}`));
     if (!code || !state) return setError(new Error('This address is where the identity provider returns after signing in; it was opened without a code.'));
     if (sent.has(state)) return;
+    if (state !== started) return setError(new Error('This sign-in was not started in this browser tab, so it was not used. Start it again from the sign-in page.'));
     sent.add(state);
     // A link is finished signed in (the hub takes it only from the account that started it); a
     // plain sign-in goes anonymous, so a stale bearer in this tab cannot get it refused.

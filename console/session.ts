@@ -50,6 +50,24 @@ export function takeLinking(): string | undefined {
   return p;
 }
 
+const FLOW = 'agent-hub.flowState';
+
+/**
+ * The `state` of the sign-in or link this tab started: /auth/callback goes on only with that one, so
+ * a link crafted by someone else (their own attempt's code and state) cannot sign this tab in to
+ * their account (login CSRF).
+ */
+export function markFlow(state: string): void {
+  write(FLOW, state);
+}
+
+/** The flow this tab started, if any, forgotten once read. */
+export function takeFlow(): string | undefined {
+  const s = read(FLOW);
+  write(FLOW, undefined);
+  return s;
+}
+
 export const isBrowserLogin = (): boolean => read(REFRESH) !== undefined;
 
 let refreshing: Promise<string | undefined> | undefined;

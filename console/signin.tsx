@@ -2,7 +2,7 @@
 // or through the hub's identity provider when it has one (returns at /auth/callback).
 import { useState } from 'preact/hooks';
 import { createClient } from '../src/client/index.js';
-import { client, setToken } from './session.js';
+import { client, markFlow, setToken } from './session.js';
 import { go } from './router.js';
 import { ErrorBox } from './ui.js';
 import { useLoad } from './use-load.js';
@@ -17,7 +17,9 @@ function ProviderButtons(p: { from: string }) {
     setBusy(true);
     setError(undefined);
     try {
-      location.assign((await client().auth.login(p.from)).url);
+      const flow = await client().auth.login(p.from);
+      markFlow(flow.state);
+      location.assign(flow.url);
     } catch (e) {
       setError(e);
       setBusy(false);

@@ -100,6 +100,22 @@ test('Sign in with the provider: back at /auth/callback, signed in; the login re
   }
 });
 
+test('a callback address this tab did not start (someone else\'s code and state) is not used: no sign-in, the attempt left unspent', { skip }, async () => {
+  // Login CSRF: an attacker starts a sign-in, signs in at the provider as themselves and sends the
+  // victim the callback address; followed, it would sign the victim's tab in to the attacker's account.
+  const attempt = await t.client().auth.login();
+  const code = idp.authorize(attempt.url, { sub: 'mallory-1', name: 'Mallory' });
+  const tab = await openConsole(proxy.url, `/auth/callback?code=${encodeURIComponent(code)}&state=${encodeURIComponent(attempt.state)}`);
+  try {
+    await tab.page.getByRole('alert').filter({ hasText: 'not started in this browser tab' }).waitFor();
+    assert.equal(await tab.page.evaluate(() => sessionStorage.getItem('agent-hub.apiKey')), null);
+    // The hub never saw it: the attacker's attempt is still there to be spent (here, by the test).
+    assert.equal((await t.client().auth.callback(code, attempt.state)).user.name, 'Mallory');
+  } finally {
+    await tab.close();
+  }
+});
+
 test('Account → Bindings: a user signed in with an API key links the provider identity, keeps its session, then unlinks it', { skip }, async () => {
   const u = await t.user('linker');
   const other = await t.user('other');

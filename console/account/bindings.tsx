@@ -1,7 +1,7 @@
 // What the account is bound to: phone, linked identities, the chat platform;
 // binding a phone (code by SMS) and the chat platform (a code sent to the bot).
 import { useState } from 'preact/hooks';
-import { client, markLinking } from '../session.js';
+import { client, markFlow, markLinking } from '../session.js';
 import { ErrorBox, Loading, when } from '../ui.js';
 import { useAction } from '../use-action.js';
 import { useLoad } from '../use-load.js';
@@ -84,6 +84,7 @@ function Identities(p: { identities: Identity[]; onChange: () => void }) {
     const start = await act.run(() => client().auth.linkIdentity(provider));
     if (!start) return;
     markLinking(provider);
+    markFlow(start.state);
     location.assign(start.url);
   };
   const unlink = async (i: Identity) => {
