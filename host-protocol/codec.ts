@@ -25,15 +25,16 @@ export function encodeFrame(frame: HostToHub | HubToHost): Uint8Array {
 }
 
 /**
- * One pass over a decoded frame, in place: refuses nesting past DEPTH_MAX (the error), and
- * makes every string and key one PostgreSQL takes. U+0000 becomes U+FFFD: PostgreSQL refuses NUL in
- * text and JSON, so a host's text holding one (a tool result read from a binary file, or a hostile
- * host) made its run's rows and end unwritable. A key the library decoded as a lone surrogate (its
- * lenient key decoder reads CESU-8) becomes well-formed: PostgreSQL's JSON refuses `"\ud800"`, and a
- * hello holding one failed the write of every host in its batch. Values are decoded by Node's UTF-8
- * decoder (native-strings.ts): invalid bytes are U+FFFD already.
+ * One pass over a decoded frame, in place: refuses nesting past DEPTH_MAX (the error, either
+ * direction) and, with `repair` (a host's frames, read by the hub), makes every string and key one
+ * PostgreSQL takes. U+0000 becomes U+FFFD: PostgreSQL refuses NUL in text and JSON, so a host's text
+ * holding one (a tool result read from a binary file, or a hostile host) made its run's rows and end
+ * unwritable. A key the library decoded as a lone surrogate (its lenient key decoder reads CESU-8)
+ * becomes well-formed: PostgreSQL's JSON refuses `"\ud800"`, and a hello holding one failed the write
+ * of every host in its batch. Values are decoded by Node's UTF-8 decoder (native-strings.ts): invalid
+ * bytes are U+FFFD already.
  */
-function checkAndRepair(root: object): string | undefined {
+function walkFrame(root: object, repair: boolean): string | undefined {
   const stack: object[] = [root];
   const depths: number[] = [1];
   for (let o = stack.pop(), depth = depths.pop()!; o; o = stack.pop(), depth = depths.pop()!) {
@@ -42,32 +43,13 @@ function checkAndRepair(root: object): string | undefined {
     const rec = o as Record<string, unknown>;
     for (const k of Object.keys(rec)) {
       let v = rec[k];
-      if (typeof v === 'string') {
-        if (v.includes('\u0000')) rec[k] = v = v.replaceAll('\u0000', '\ufffd');
-      } else if (v !== null && typeof v === 'object') {
-        stack.push(v);
-        depths.push(depth + 1);
-      }
-      if (k.includes('\u0000') || !k.isWellFormed()) {
-        delete rec[k];
-        rec[k.replaceAll('\u0000', '\ufffd').toWellFormed()] = v;
-      }
-    }
-  }
-  return undefined;
-}
-
-/** DEPTH_MAX alone, for frames that are not repaired (the hub's, read by the host). */
-function depthError(root: object): string | undefined {
-  const stack: object[] = [root];
-  const depths: number[] = [1];
-  for (let o = stack.pop(), depth = depths.pop()!; o; o = stack.pop(), depth = depths.pop()!) {
-    if (o instanceof Uint8Array) continue;
-    if (depth > DEPTH_MAX) return `frame nested deeper than ${DEPTH_MAX} levels`;
-    for (const v of Object.values(o)) {
       if (v !== null && typeof v === 'object') {
         stack.push(v);
         depths.push(depth + 1);
+      } else if (repair && typeof v === 'string' && v.includes('\u0000')) rec[k] = v = v.replaceAll('\u0000', '\ufffd');
+      if (repair && (k.includes('\u0000') || !k.isWellFormed())) {
+        delete rec[k];
+        rec[k.replaceAll('\u0000', '\ufffd').toWellFormed()] = v;
       }
     }
   }
@@ -90,9 +72,8 @@ function decodeWith<T>(bytes: ArrayBuffer | Uint8Array, check: { Check(v: unknow
     return { error: `not MessagePack: ${(e as Error).message}` };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { error: 'frame must be a map' };
-  // Both directions: a frame too deep is refused whoever sent it; a hub's frames are not repaired.
   if (!plain) {
-    const bad = scrub ? checkAndRepair(value) : depthError(value);
+    const bad = walkFrame(value, scrub);
     if (bad) return { error: bad };
   }
   try {
