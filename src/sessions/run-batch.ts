@@ -66,6 +66,8 @@ export interface RunState {
   /** Bytes of `pending` and of `backlog` (with `partial.bytes`, bounded: src/limits.ts). */
   pendingBytes: number;
   backlogBytes: number;
+  /** Bytes taken since the host's bound was last checked for this run (RunTracker.over). */
+  sinceHostCheck: number;
   /** The backlog went over its bound while the run was loaded: the run ends once it is. */
   overflow?: boolean;
   /**

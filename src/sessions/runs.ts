@@ -222,17 +222,25 @@ export class RunTracker {
    */
   private over(st: RunState, n: number): boolean {
     const held = st.partial.bytes + st.pendingBytes + n;
-    if (held <= this.limits.runOutputBytes && (held <= HOST_CHECK_FROM_BYTES || this.heldOnHost(st.hostId) + n <= this.limits.hostOutputBytes)) return false;
+    if (held <= this.limits.runOutputBytes && !this.hostOver(st, n, held)) return false;
     this.tooLarge(st);
     return true;
   }
 
   /**
-   * What the host's runs on this node hold together. Summed only for a run holding more than
-   * HOST_CHECK_FROM_BYTES (a streaming turn's text is usually covered by its message long before),
-   * from each run's own counts, so nothing drifts; a host's runs total at most the host's bound plus
-   * that much for each of its runs.
+   * Whether `n` more bytes take the host's runs on this node over the host's bound. Asked for a run
+   * holding more than HOST_CHECK_FROM_BYTES, once per that many bytes it takes (not per delta: the
+   * sum walks the host's runs), from each run's own counts, so nothing drifts; a host's runs hold at
+   * most the host's bound plus that much for each of its runs.
    */
+  private hostOver(st: RunState, n: number, held: number): boolean {
+    st.sinceHostCheck += n;
+    if (held <= HOST_CHECK_FROM_BYTES || st.sinceHostCheck < HOST_CHECK_FROM_BYTES) return false;
+    st.sinceHostCheck = 0;
+    return this.heldOnHost(st.hostId) + n > this.limits.hostOutputBytes;
+  }
+
+  /** What the host's runs on this node hold together. */
   private heldOnHost(hostId: string): number {
     let sum = 0;
     for (const r of this.byHost.get(hostId) ?? []) sum += r.partial.bytes + r.pendingBytes;
@@ -392,7 +400,7 @@ export class RunTracker {
   private newState(runId: string, sessionId: string, hostId: string, agentId: string, engine: string, ready: boolean): RunState {
     const st: RunState = {
       runId, sessionId, hostId, agentId, engine, ready, since: Date.now(), backlog: [], closed: false, partial: new PartialText(this.limits.runOutputBytes), pending: [], toolSeq: new Map(), toolNames: new Map(),
-      outq: [], rowEvents: new Map(), chain: Promise.resolve(), pendingBytes: 0, backlogBytes: 0,
+      outq: [], rowEvents: new Map(), chain: Promise.resolve(), pendingBytes: 0, backlogBytes: 0, sinceHostCheck: 0,
     };
     this.track(st);
     return st;
