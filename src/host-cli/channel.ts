@@ -8,7 +8,10 @@ import { CloseCodes, HOST_WS_PATH, PROTOCOL_VERSION, closeCodeInfo } from '../..
 import { ReplyCodes, type Engine } from '../../host-protocol/frames.js';
 import { CLI_VERSION } from './version.js';
 import { Outbox } from './outbox.js';
-import { HOST_FRAMES_PER_SECOND_DEFAULT } from '../../host-protocol/limits.js';
+import { ARRAY_MAX_ITEMS, FRAME_MAX_BYTES, HOST_FRAMES_PER_SECOND_DEFAULT, MAP_MAX_KEYS, STR_MAX_BYTES } from '../../host-protocol/limits.js';
+
+/** A frame this CLI cannot read is decoded only for its `id`, within the same bounds as any frame. */
+const UNKNOWN_FRAME_LIMITS = { maxStrLength: STR_MAX_BYTES, maxBinLength: STR_MAX_BYTES, maxArrayLength: ARRAY_MAX_ITEMS, maxMapLength: MAP_MAX_KEYS, maxExtLength: 0 };
 
 export interface ChannelOptions {
   hub: string;
@@ -109,7 +112,8 @@ export class Channel {
   private connect(): void {
     if (this.stopped) return;
     const url = this.opts.hub.replace(/^http/, 'ws').replace(/\/+$/, '') + HOST_WS_PATH;
-    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${this.opts.credential}` }, perMessageDeflate: false, handshakeTimeout: 15_000 });
+    // maxPayload: a hub frame past the frame bound is refused by the socket (ws's default takes 100 MiB).
+    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${this.opts.credential}` }, perMessageDeflate: false, handshakeTimeout: 15_000, maxPayload: FRAME_MAX_BYTES });
     this.ws = ws;
     this.ready = false;
     let refused: number | undefined;
@@ -179,7 +183,7 @@ export class Channel {
   private unknown(data: Buffer): void {
     let id: unknown;
     try {
-      id = (decode(data) as { id?: unknown })?.id;
+      id = (decode(data, UNKNOWN_FRAME_LIMITS) as { id?: unknown })?.id;
     } catch {
       return;
     }
