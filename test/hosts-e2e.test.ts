@@ -122,6 +122,12 @@ test('a forged credential is refused; no claude executable, no engine', async ()
   assert.deepEqual(list[0].engines, []);
   p.kill('SIGTERM');
   assert.equal(await p.wait(), 0, 'SIGTERM stops cleanly');
+  // The terminal closing (SIGHUP) stops it the same way: engines run in process groups of their own,
+  // out of the terminal's reach, so agent-host must stop them itself rather than die of the signal.
+  const hup = run(['run', '--work-root', tmp], env);
+  await hup.waitFor(/connected to \S+ as hst_\w+/);
+  hup.kill('SIGHUP');
+  assert.equal(await hup.wait(), 0, 'SIGHUP stops cleanly');
 });
 
 test('a dropped connection is retried with backoff and a status line each way', async () => {

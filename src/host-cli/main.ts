@@ -137,6 +137,9 @@ async function cmdRun(argv: string[]): Promise<number> {
   });
   process.on('SIGINT', () => void stop(state, channel));
   process.on('SIGTERM', () => void stop(state, channel));
+  // The terminal closing: engines run in process groups of their own (runner.ts), so its hang-up
+  // no longer reaches them; stop them as for SIGTERM instead of dying of the signal.
+  process.on('SIGHUP', () => void stop(state, channel));
   channel.start();
   const end = await channel.done;
   killRuns(state); // runs still going here (the stop's wait ran out, or the hub said pair again) would outlive agent-host

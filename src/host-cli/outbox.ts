@@ -22,50 +22,72 @@ function sizeOf(f: HostToHub): number {
   return FRAME_OVERHEAD;
 }
 
+/**
+ * A waiting frame and its size, counted once. An open delta keeps its text as pieces, joined when it
+ * leaves: appending to one string and measuring it again on every delta copied the whole text each
+ * time (tens of seconds of CPU for a megabyte of small deltas).
+ */
+interface Entry {
+  f: HostToHub;
+  size: number;
+  pieces?: string[];
+}
+
 export class Outbox {
-  private frames: HostToHub[] = [];
+  private entries: Entry[] = [];
   private bytes = 0;
   /** Per run: its delta still waiting with no later frame of that run behind it (text may be appended). */
-  private readonly openDelta = new Map<string, Delta>();
+  private readonly openDelta = new Map<string, Entry>();
 
   get length(): number {
-    return this.frames.length;
+    return this.entries.length;
   }
 
   push(f: HostToHub): void {
     if (f.t === 'run.delta') {
+      const n = Buffer.byteLength(f.text);
       const prev = this.openDelta.get(f.runId);
-      if (prev && Buffer.byteLength(prev.text) + Buffer.byteLength(f.text) <= PAYLOAD_MAX_BYTES) {
-        prev.text += f.text;
-        this.bytes += Buffer.byteLength(f.text);
+      if (prev && prev.size - FRAME_OVERHEAD + n <= PAYLOAD_MAX_BYTES) {
+        prev.pieces!.push(f.text);
+        prev.size += n;
+        this.bytes += n;
         return this.makeRoom();
       }
-      f = { ...f }; // ours to append to
-      this.openDelta.set(f.runId, f);
-    } else if ('runId' in f) this.openDelta.delete(f.runId);
-    this.frames.push(f);
-    this.bytes += sizeOf(f);
-    this.makeRoom();
+      const e: Entry = { f: { ...f }, size: FRAME_OVERHEAD + n, pieces: [f.text] };
+      this.openDelta.set(f.runId, e);
+      return this.add(e);
+    }
+    if ('runId' in f) this.openDelta.delete(f.runId);
+    this.add({ f, size: sizeOf(f) });
   }
 
   /** Removes and returns up to `n` frames from the front. */
   take(n: number): HostToHub[] {
-    const out = this.frames.splice(0, n);
-    for (const f of out) {
-      this.bytes -= sizeOf(f);
-      if (f.t === 'run.delta' && this.openDelta.get(f.runId) === f) this.openDelta.delete(f.runId);
+    return this.entries.splice(0, n).map((e) => this.leave(e));
+  }
+
+  private add(e: Entry): void {
+    this.entries.push(e);
+    this.bytes += e.size;
+    this.makeRoom();
+  }
+
+  /** An entry leaving the queue (sent or dropped): its frame, a delta's pieces joined. */
+  private leave(e: Entry): HostToHub {
+    this.bytes -= e.size;
+    if (e.pieces) {
+      (e.f as Delta).text = e.pieces.length === 1 ? e.pieces[0] : e.pieces.join('');
+      if (this.openDelta.get((e.f as Delta).runId) === e) this.openDelta.delete((e.f as Delta).runId);
     }
-    return out;
+    return e.f;
   }
 
   private makeRoom(): void {
     for (const kind of ['run.delta', 'run.message'] as const) {
-      while (this.bytes > OUTBOX_MAX_BYTES || this.frames.length > OUTBOX_MAX_FRAMES) {
-        const i = this.frames.findIndex((f) => f.t === kind);
+      while (this.bytes > OUTBOX_MAX_BYTES || this.entries.length > OUTBOX_MAX_FRAMES) {
+        const i = this.entries.findIndex((e) => e.f.t === kind);
         if (i < 0) break;
-        const [f] = this.frames.splice(i, 1);
-        this.bytes -= sizeOf(f);
-        if (f.t === 'run.delta' && this.openDelta.get(f.runId) === f) this.openDelta.delete(f.runId);
+        this.leave(this.entries.splice(i, 1)[0]);
       }
     }
   }
