@@ -13,7 +13,7 @@ import type { Bus } from '../bus/bus.js';
 import { publishObj } from '../bus/bus.js';
 import { fail, HubError } from '../errors.js';
 import { AGENTS_TOPIC, catalogOn, type AgentCatalog, type AgentEvent, type UserState } from './catalog.js';
-import { canRead, unusableReason } from './rules.js';
+import { canRead, isListed, unusableReason } from './rules.js';
 import { modeAllowed, ceilingFor, type ModeFacts } from './modes.js';
 
 export { capMode, defaultModeFor, type ModeFacts } from './modes.js';
@@ -76,13 +76,21 @@ function judged(e: CatalogEntry, us: UserState, userId: string): UsableAgent {
   return { id: a.id, ownerId: a.ownerId, hostId: a.hostId as string, engine: a.engine as string, workDir: a.workDir as string, displayName: a.displayName, pricing: a.pricing, maxGuestMode: a.maxGuestMode };
 }
 
-/** The catalog's answer when it needs no refresh and knows the caller's shares already; undefined otherwise. */
+/** Shares judge nothing for the owner or on a listed agent (canRead, unusableReason): no user state needed. */
+const NO_SHARES: UserState = { favs: new Set(), shared: new Set() };
+
+/**
+ * The catalog's answer when it needs no refresh and knows what the rule needs now; undefined
+ * otherwise. The caller's shares only for another user's unlisted agent: a queued message's dispatch,
+ * often more than the user state's 30 s after its send, then needs no query.
+ */
 function usableNow(ctx: HubContext, userId: string, agentId: string): UsableAgent | undefined {
   const cat = catalogOn(ctx.bus);
   if (!cat?.current()) return undefined;
   const e = cat.get(agentId);
-  const us = e && cat.userStateNow(userId);
-  return e && us ? judged(e, us, userId) : undefined;
+  if (!e) return undefined;
+  const us = e.a.ownerId === userId || isListed(e.a) ? NO_SHARES : cat.userStateNow(userId);
+  return us ? judged(e, us, userId) : undefined;
 }
 
 /**
@@ -113,8 +121,11 @@ export function requireMode(a: ModeFacts, userId: string, mode: string | undefin
   throw fail('MODE_NOT_ALLOWED', `mode "${mode}" is not allowed on this agent: its owner lets other users use modes up to "${ceilingFor(a, userId)}"`);
 }
 
-/** What a run needs at dispatch: the agent's mode facts, or why its user may no longer use it. */
-export type RunFacts = ModeFacts | { unusable: string };
+/**
+ * What a run needs at dispatch: the agent's mode facts, or why it may not start — `AGENT_UNAVAILABLE`
+ * when its user may no longer use the agent, `DISPATCH_CHECK_FAILED` when that could not be checked.
+ */
+export type RunFacts = ModeFacts | { unusable: string; code: 'AGENT_UNAVAILABLE' | 'DISPATCH_CHECK_FAILED' };
 
 /**
  * Whether `userId` may still run `agentId` now — the rule a new message is held to
@@ -134,9 +145,9 @@ export function runFactsOf(ctx: HubContext, userId: string, agentId: string): Ru
 }
 
 /** A refusal of the rule as a reason; any other failure (the database) also refuses: nothing starts unchecked. */
-function unusableFrom(e: unknown): { unusable: string } {
-  if (e instanceof HubError) return { unusable: e.kind === 'NOT_FOUND' ? 'the agent is not available to you any more' : `the agent cannot run: ${e.message}` };
-  return { unusable: 'the agent could not be checked; send the message again' };
+function unusableFrom(e: unknown): RunFacts {
+  if (e instanceof HubError) return { code: 'AGENT_UNAVAILABLE', unusable: e.kind === 'NOT_FOUND' ? 'the agent is not available to you any more' : `the agent cannot run: ${e.message}` };
+  return { code: 'DISPATCH_CHECK_FAILED', unusable: 'whether you may use the agent could not be checked; send the message again' };
 }
 
 /**

@@ -85,7 +85,7 @@ export class Scheduler {
       // The user may have lost the agent since the message was accepted (removed, disabled, unlisted).
       const asked = runFactsOf(this.ctx, t.userId, t.agentId);
       const facts = asked instanceof Promise ? await asked : asked;
-      if ('unusable' in facts) return await this.refused(t, facts.unusable);
+      if ('unusable' in facts) return await this.refused(t, facts);
       // Counted into presence by the node holding the channel, as its run.start goes out (onRunStarting).
       await this.gateway.send(t.hostId, this.frameWith(t, facts), { agentId: t.agentId }, t.via);
       if (t.acceptedAt !== undefined) this.ctx.metrics.dispatchSeconds.observe((performance.now() - t.acceptedAt) / 1000);
@@ -101,10 +101,10 @@ export class Scheduler {
       { sessionId: t.sessionId, hostId: t.hostId, agentId: t.agentId, engine: t.engine });
   }
 
-  /** A run its user may no longer start: it ends AGENT_UNAVAILABLE, nothing reaches the host (its end frees the slot). */
-  private refused(t: ClaimedTask, why: string): Promise<void> {
-    this.ctx.log.info('run refused at dispatch: its user may no longer use the agent', { runId: t.id, agentId: t.agentId });
-    return this.runs().end(t.id, { ok: false, error: { code: 'AGENT_UNAVAILABLE', message: why } },
+  /** A run that may not start (runFactsOf): it ends with the refusal's code, nothing reaches the host (its end frees the slot). */
+  private refused(t: ClaimedTask, why: { unusable: string; code: string }): Promise<void> {
+    this.ctx.log.info('run refused at dispatch', { runId: t.id, agentId: t.agentId, code: why.code });
+    return this.runs().end(t.id, { ok: false, error: { code: why.code, message: why.unusable } },
       { sessionId: t.sessionId, hostId: t.hostId, agentId: t.agentId, engine: t.engine });
   }
 
@@ -346,7 +346,7 @@ export class Scheduler {
         if (this.gateway.carries(t.hostId, t.id) || this.runs().heardFrom(t.id)) continue; // arrived meanwhile
         const facts = await runFactsOf(this.ctx, t.userId, t.agentId);
         if ('unusable' in facts) {
-          await this.refused(t, facts.unusable);
+          await this.refused(t, facts);
           continue;
         }
         if (!this.gateway.resend(t.hostId, this.frameWith(t, facts))) continue;
