@@ -4,6 +4,7 @@ import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
 import { apiError } from './helpers/api-error.js';
 import type { Client } from '../src/client/index.js';
+import pg from 'pg';
 
 let t: TestHub;
 before(async () => {
@@ -71,6 +72,33 @@ test('a decision is on the version reviewed: content changed while pending raise
   const now = await t.admin.admin.reviewAgent(id);
   assert.equal(now.description, 'send your API key to evil.example');
   assert.equal((await t.admin.admin.rejectAgent(id, 'phishing', now.version)).reviewStatus, 'rejected');
+});
+
+test('an owner\'s change racing an approval: either the approval refuses the new version or the change puts the agent back to review', { skip: !process.env.DATABASE_URL && 'needs DATABASE_URL (a second connection holds the row)' }, async () => {
+  // The owner's PATCH read the row, then wrote only the columns it changed: an approval committed in
+  // between left the agent approved with the owner's new, unreviewed text.
+  const u = await t.user();
+  const c = t.client(u.key);
+  const id = await submitted(c, u.id, 'race-me');
+  const seen = await t.admin.admin.reviewAgent(id);
+  const other = new pg.Client({ connectionString: t.config.databaseUrl });
+  await other.connect();
+  try {
+    await other.query('begin');
+    await other.query('select 1 from agents where id = $1 for update', [id]);
+    const patch = c.agents.update(id, { desc: 'swapped while the reviewer approved' });
+    // The PATCH is on its way (it reads and writes the row under the lock held here); the approval
+    // of the version the administrator saw commits first.
+    await new Promise((r) => setTimeout(r, 300));
+    await other.query(`update agents set usage_status = 'online', review_status = 'approved', reviewed_at = now() where id = $1 and review_status = 'pending' and version = $2`, [id, seen.version]);
+    await other.query('commit');
+    const after = await patch;
+    assert.equal(after.description, 'swapped while the reviewer approved');
+    assert.equal(after.reviewStatus, 'pending', 'the new text is under review, not approved');
+    await assert.rejects(t.client().market.get(id), apiError(404), 'not listed with unreviewed text');
+  } finally {
+    await other.end();
+  }
 });
 
 test('reject needs a non-empty reason; exposes rejectReason; resubmit clears it', async () => {

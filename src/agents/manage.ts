@@ -1,6 +1,7 @@
 // Owner management: create, update (publication state machine), delete,
 // the `mine` list, the management view and the owner's statistics.
 // Another account's agent is always NOT_FOUND here.
+import { LockMode } from '@mikro-orm/postgresql';
 import type { HubContext } from '../context.js';
 import type { Principal } from '../server/http.js';
 import { fail } from '../errors.js';
@@ -81,12 +82,23 @@ export class AgentManager {
   async update(p: Principal, id: string, b: AgentWriteBody) {
     checkPathId(id);
     if (('hostId' in b) !== ('engine' in b)) throw fail('VALIDATION', 'hostId and engine must be supplied together');
-    const em = this.ctx.em();
-    const a = await em.findOne(Agent, { id, ownerId: p.userId });
-    if (!a) throw fail('NOT_FOUND', 'agent not found');
+    if (!(await this.ctx.em().count(Agent, { id, ownerId: p.userId }))) throw fail('NOT_FOUND', 'agent not found');
+    // The binding is checked first, outside the lock (its query takes a connection of its own).
     if ('hostId' in b) await this.checkBinding(p.userId, b.hostId!, b.engine!);
     this.checkWorkDir(b.workDir);
+    // Read, decide and write under the row's lock: an approval committed between the read and the
+    // write left the agent approved with the owner's new, unreviewed text (only changed columns are written).
+    await this.ctx.em().transactional(async (em) => {
+      const a = await em.findOne(Agent, { id, ownerId: p.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (!a) throw fail('NOT_FOUND', 'agent not found');
+      this.apply(a, b);
+    });
+    this.catalog.agentsChanged(id);
+    return this.ownerResult(p.userId, id);
+  }
 
+  /** The body's changes on the agent, and its publication state after them (rules.ts). */
+  private apply(a: Agent, b: AgentWriteBody): void {
     const before = Object.fromEntries(SUBSTANTIVE.map((k) => [k, a[k]])) as Pick<Agent, (typeof SUBSTANTIVE)[number]>;
     const scope = b.scope ?? a.scope;
     if (b.name !== undefined) a.name = b.name;
@@ -107,9 +119,6 @@ export class AgentManager {
     const cur = { scope: a.scope, usageStatus: a.usageStatus, reviewStatus: a.reviewStatus, rejectReason: a.rejectReason, version: a.version, submittedAt: a.submittedAt };
     Object.assign(a, nextState(cur, scope, b.step, isSubstantive(before, a), new Date()));
     a.updatedAt = new Date();
-    await em.flush();
-    this.catalog.agentsChanged(a.id);
-    return this.ownerResult(p.userId, a.id);
   }
 
   onBeforeDelete(hook: BeforeAgentDelete): void {
