@@ -175,6 +175,8 @@ test('phone: changing a bound phone needs a fresh code of the current one (verif
   assert.equal((await c.me()).phone, '135****0011', 'still the owner\'s phone');
 
   await c.bindings.sendPhoneCode(mine);
+  // A wrong code for the new number: 400, and the current phone's code is not spent by it.
+  await assert.rejects(c.bindings.bindPhone(theirs, newCode === '000000' ? '111111' : '000000', undefined, lastCodeFor(mine)), apiError(400));
   const ok = await c.bindings.bindPhone(theirs, newCode, undefined, lastCodeFor(mine));
   assert.deepEqual(ok.phone, { countryCode: '+86', number: '135****0012' });
   // Binding the number already bound again needs no second code (nothing moves).

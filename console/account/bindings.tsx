@@ -26,7 +26,13 @@ function CurrentPhoneCode(p: { code: string; onCode: (code: string) => void }) {
       <label>Its country code <input size={5} maxLength={6} value={cc} disabled={sent} onInput={(e) => setCc(e.currentTarget.value)} /></label>
       <label>Current phone number <input inputMode="numeric" maxLength={20} value={phone} disabled={sent} onInput={(e) => setPhone(e.currentTarget.value)} /></label>
       {!sent && <button type="button" class="secondary" disabled={act.busy || !phone.trim()} onClick={() => void send()}>{act.busy ? 'Sending…' : 'Send code to current phone'}</button>}
-      {sent && <label>Code sent to your current phone <input required inputMode="numeric" maxLength={6} autoComplete="one-time-code" value={p.code} onInput={(e) => p.onCode(e.currentTarget.value)} /></label>}
+      {sent && (
+        <>
+          <label>Code sent to your current phone <input required inputMode="numeric" maxLength={6} autoComplete="one-time-code" value={p.code} onInput={(e) => p.onCode(e.currentTarget.value)} /></label>
+          {/* A code spent or expired (the hub answers 403): another one without leaving the form. */}
+          <button type="button" class="secondary" disabled={act.busy} onClick={() => void send()}>Send again</button>
+        </>
+      )}
       <ErrorBox error={act.error} />
     </fieldset>
   );

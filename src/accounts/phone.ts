@@ -47,8 +47,8 @@ export class PhoneCodes {
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const id = newId('pcd');
     const expiresAt = new Date(Date.now() + CODE_TTL_MS);
-    // Only the newest code of a number is valid.
-    await em.execute(`delete from phone_codes where user_id = ? and country_code = ? and phone = ?`, [userId, countryCode, phone]);
+    // Only the newest code of a number is valid; the account's expired codes of other numbers go too.
+    await em.execute(`delete from phone_codes where user_id = ? and ((country_code = ? and phone = ?) or expires_at <= now())`, [userId, countryCode, phone]);
     await em.execute(
       `insert into phone_codes (id, user_id, country_code, phone, code_hash, expires_at) values (?, ?, ?, ?, ?, ?)`,
       [id, userId, countryCode, phone, this.hash(userId, countryCode, phone, code), expiresAt],
@@ -63,8 +63,8 @@ export class PhoneCodes {
     return { sent: true, countryCode, expiresAt: expiresAt.toISOString(), resendAfterSeconds: RESEND_AFTER_S };
   }
 
-  /** Checks a code and consumes it on success; a wrong code uses up one attempt. */
-  async consume(userId: string, countryCode: string, phone: string, code: string): Promise<Verdict> {
+  /** Checks a code and consumes it on success (kept with `keep`); a wrong code uses up one attempt. */
+  async consume(userId: string, countryCode: string, phone: string, code: string, keep = false): Promise<Verdict> {
     const em = this.ctx.em();
     const rows = await em.execute(
       `select id, code_hash, attempts from phone_codes where user_id = ? and country_code = ? and phone = ? and expires_at > now() order by created_at desc limit 1`,
@@ -80,6 +80,7 @@ export class PhoneCodes {
       const upd = await em.execute(`update phone_codes set attempts = attempts + 1 where id = ? and attempts < ? returning attempts`, [row.id, MAX_ATTEMPTS]);
       return upd.length ? 'wrong' : 'locked';
     }
+    if (keep) return 'ok';
     const del = await em.execute(`delete from phone_codes where id = ? and attempts < ? returning id`, [row.id, MAX_ATTEMPTS]);
     return del.length ? 'ok' : 'locked';
   }
@@ -91,14 +92,17 @@ export class PhoneCodes {
    */
   async bind(userId: string, phone: string, countryCode: string, code: string, verifyToken?: string) {
     const u = await this.ctx.em().findOne(User, { id: userId });
-    if (u?.phone && (u.phone !== phone || u.countryCode !== countryCode)) {
-      if (!verifyToken) throw fail('FORBIDDEN', 'verifyToken required: a phone is bound; send a code to it (POST /api/v1/me/phone/send-code) and pass it to bind another number');
-      await this.stepUp(userId, verifyToken);
-    }
-    const v = await this.consume(userId, countryCode, phone, code);
+    const over = !!u?.phone && (u.phone !== phone || u.countryCode !== countryCode);
+    if (over && !verifyToken) throw fail('FORBIDDEN', 'verifyToken required: a phone is bound; send a code to it (POST /api/v1/me/phone/send-code) and pass it to bind another number');
+    // The new number's code is checked first and spent last: a wrong one leaves the current phone's code unspent.
+    const v = await this.consume(userId, countryCode, phone, code, over);
     if (v === 'none') throw fail('VALIDATION', 'no valid code for this phone number; request one first');
     if (v === 'locked') throw fail('VALIDATION', 'too many wrong codes; request a new one');
     if (v === 'wrong') throw fail('VALIDATION', 'body/code: wrong code');
+    if (over) {
+      await this.stepUp(userId, verifyToken);
+      if ((await this.consume(userId, countryCode, phone, code)) !== 'ok') throw fail('VALIDATION', 'no valid code for this phone number; request one first');
+    }
     try {
       await this.ctx.em().execute(`update users set phone = ?, country_code = ?, updated_at = now() where id = ?`, [phone, countryCode, userId]);
     } catch (e) {
