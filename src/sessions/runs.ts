@@ -3,7 +3,7 @@
 // are buffered and written in batches (one statement per flush, never per
 // delta); events describing persisted rows are published after the commit.
 // A run's end is written by run-end.ts.
-import { ChurnMap } from '../churn-map.js';
+import { ChurnMap, ChurnSet } from '../churn-map.js';
 import type { HubContext } from '../context.js';
 import type { FrameOf, HostToHub } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
@@ -27,7 +27,7 @@ export class RunTracker {
   /** Runs not yet ended here, and ended ones until their end is written (a ChurnMap: a run's state dies young). */
   private states = new ChurnMap<string, RunState>();
   /** The states of each host's runs (the host's bound on what they hold: over()). */
-  private byHost = new Map<string, Set<RunState>>();
+  private byHost = new ChurnMap<string, ChurnSet<RunState>>();
   /** Runs whose end is written, for a minute (closed-runs.ts). */
   private readonly retired = new ClosedRuns();
   private readonly limits: Limits;
@@ -145,11 +145,6 @@ export class RunTracker {
     return ending;
   }
 
-  /** Every run this node tracks on a host. */
-  runsOn(hostId: string): string[] {
-    return [...this.states.values()].filter((s) => s.hostId === hostId && !s.closed).map((s) => s.runId);
-  }
-
   async close(): Promise<void> {
     this.closing = true;
     this.retired.close();
@@ -249,7 +244,7 @@ export class RunTracker {
 
   private track(st: RunState): void {
     let set = this.byHost.get(st.hostId);
-    if (!set) this.byHost.set(st.hostId, (set = new Set()));
+    if (!set) this.byHost.set(st.hostId, (set = new ChurnSet()));
     set.add(st);
   }
 
