@@ -3,7 +3,7 @@
 // are buffered and written in batches (one statement per flush, never per
 // delta); events describing persisted rows are published after the commit.
 // A run's end is written by run-end.ts.
-import { ChurnMap, ChurnSet } from '../churn-map.js';
+import { ChurnMap } from '../churn-map.js';
 import type { HubContext } from '../context.js';
 import type { FrameOf, HostToHub } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
@@ -14,7 +14,8 @@ import { AgentChangeNotices } from './agent-notices.js';
 import type { SessionEvents } from './events.js';
 import type { Claim, ClaimedTask } from './queue.js';
 import { engineSessionIdOf } from './engine-session.js';
-import { frameBytes, HOST_CHECK_FROM_BYTES, limitsOf, type Limits } from '../limits.js';
+import { frameBytes, limitsOf, type Limits } from '../limits.js';
+import { HostOutput } from './host-output.js';
 import { ErrorCatalogue } from '../errors.js';
 import { engineFailure } from './engine-failure.js';
 import { PartialText } from './partial-text.js';
@@ -26,11 +27,10 @@ const FLUSH_RETRY_MS = 1000;
 export class RunTracker {
   /** Runs not yet ended here, and ended ones until their end is written (a ChurnMap: a run's state dies young). */
   private states = new ChurnMap<string, RunState>();
-  /** The states of each host's runs (the host's bound on what they hold: over()). */
-  private byHost = new ChurnMap<string, ChurnSet<RunState>>();
   /** Runs whose end is written, for a minute (closed-runs.ts). */
   private readonly retired = new ClosedRuns();
   private readonly limits: Limits;
+  private readonly hostOutput: HostOutput; // each host's runs here, held to the host's bound (over())
   /** Set by close(): a run end still failing stops being retried (another node's sweep ends the run). */
   private closing = false;
   /** Runs loaded from the database because their frames arrived before this node knew them (tests count them). */
@@ -54,6 +54,7 @@ export class RunTracker {
     capacityOf?: (hostId: string) => number | undefined,
   ) {
     this.limits = limitsOf(ctx.config);
+    this.hostOutput = new HostOutput(this.limits.hostOutputBytes);
     this.endWriter = new RunEndWriter(ctx, capacityOf);
     this.agentNotices = new AgentChangeNotices(ctx.bus);
   }
@@ -114,8 +115,7 @@ export class RunTracker {
       st.heard = true;
       this.states.set(f.runId, st);
       st.backlog.push(f);
-      // Its frames are applied after an await: a throw there would be a rejection nothing handles.
-      this.adopt(st).catch((e) => this.ctx.log.error('run frames could not be applied', { runId: f.runId, err: e }));
+      this.adopt(st).catch((e) => this.ctx.log.error('run frames could not be applied', { runId: f.runId, err: e })); // never an unhandled rejection
       return;
     }
     if (!st.ready) return this.hold(st, f);
@@ -217,40 +217,9 @@ export class RunTracker {
    */
   private over(st: RunState, n: number): boolean {
     const held = st.partial.bytes + st.pendingBytes + n;
-    if (held <= this.limits.runOutputBytes && !this.hostOver(st, n, held)) return false;
+    if (held <= this.limits.runOutputBytes && !this.hostOutput.over(st, n, held)) return false;
     this.tooLarge(st);
     return true;
-  }
-
-  /**
-   * Whether `n` more bytes take the host's runs on this node over the host's bound. Asked for a run
-   * holding more than HOST_CHECK_FROM_BYTES, once per that many bytes it takes (not per delta: the
-   * sum walks the host's runs), from each run's own counts, so nothing drifts; a host's runs hold at
-   * most the host's bound plus that much for each of its runs.
-   */
-  private hostOver(st: RunState, n: number, held: number): boolean {
-    st.sinceHostCheck += n;
-    if (held <= HOST_CHECK_FROM_BYTES || st.sinceHostCheck < HOST_CHECK_FROM_BYTES) return false;
-    st.sinceHostCheck = 0;
-    return this.heldOnHost(st.hostId) + n > this.limits.hostOutputBytes;
-  }
-
-  /** What the host's runs on this node hold together. */
-  private heldOnHost(hostId: string): number {
-    let sum = 0;
-    for (const r of this.byHost.get(hostId) ?? []) sum += r.partial.bytes + r.pendingBytes;
-    return sum;
-  }
-
-  private track(st: RunState): void {
-    let set = this.byHost.get(st.hostId);
-    if (!set) this.byHost.set(st.hostId, (set = new ChurnSet()));
-    set.add(st);
-  }
-
-  private untrack(st: RunState): void {
-    const set = this.byHost.get(st.hostId);
-    if (set?.delete(st) && set.size === 0) this.byHost.delete(st.hostId);
   }
 
   private tooLarge(st: RunState): void {
@@ -385,20 +354,19 @@ export class RunTracker {
    * (closed-runs.ts). `pending`: a late usage's write the state's chain still carries (a loaded run's backlog).
    */
   private forgetSoon(st: RunState, pending?: Promise<void>): void {
-    this.untrack(st);
+    this.hostOutput.untrack(st);
     if (this.states.get(st.runId) !== st) return;
     this.states.delete(st.runId);
     this.retired.add(st.runId, st.hostId, pending);
   }
 
-  /** A run's state, counted on its host (heldOnHost) until forgetSoon: every caller keeps it in `states`. */
+  /** A run's state, counted on its host (host-output.ts) until forgetSoon: every caller keeps it in `states`. */
   private newState(runId: string, sessionId: string, hostId: string, agentId: string, engine: string, ready: boolean): RunState {
     const st: RunState = {
       runId, sessionId, hostId, agentId, engine, ready, since: Date.now(), backlog: [], closed: false, partial: new PartialText(this.limits.runOutputBytes), pending: [], toolSeq: new Map(), toolNames: new Map(),
       outq: [], rowEvents: new Map(), chain: Promise.resolve(), pendingBytes: 0, backlogBytes: 0, sinceHostCheck: 0,
     };
-    this.track(st);
-    return st;
+    return this.hostOutput.track(st);
   }
 
   /** A frame for a run this node did not start (hub restarted, or another node dispatched it): load it. */
@@ -410,10 +378,8 @@ export class RunTracker {
       // The gateway passes on only frames of runs bound to the sending host; a run of another host is never adopted.
       if (t && t.host_id !== st.hostId) {
         this.ctx.log.warn('run frames from a host the run is not on are dropped', { runId: st.runId, hostId: st.hostId });
-        st.backlog = [];
-        st.closed = true;
-        st.ready = true;
-        this.untrack(st);
+        Object.assign(st, { backlog: [], closed: true, ready: true });
+        this.hostOutput.untrack(st);
         st.hostId = t.host_id; // what stays of it answers to the run's own host only
         return void this.forgetSoon(st);
       }

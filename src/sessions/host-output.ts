@@ -1,0 +1,46 @@
+// What one host's runs on this node hold together (streamed text not yet covered by a message,
+// plus rows not yet written), held to the host's bound (src/limits.ts hostOutputBytes): each run
+// is bounded on its own, but a host chooses its capacity and may keep many runs open at once.
+import { ChurnMap, ChurnSet } from '../churn-map.js';
+import { HOST_CHECK_FROM_BYTES } from '../limits.js';
+import type { RunState } from './run-batch.js';
+
+export class HostOutput {
+  /** The states of each host's runs (ChurnMap and ChurnSet: run states die young). */
+  private byHost = new ChurnMap<string, ChurnSet<RunState>>();
+
+  constructor(private readonly hostOutputBytes: number) {}
+
+  /** Counts `st` on its host until `untrack`; answers `st`. */
+  track(st: RunState): RunState {
+    let set = this.byHost.get(st.hostId);
+    if (!set) this.byHost.set(st.hostId, (set = new ChurnSet()));
+    set.add(st);
+    return st;
+  }
+
+  untrack(st: RunState): void {
+    const set = this.byHost.get(st.hostId);
+    if (set?.delete(st) && set.size === 0) this.byHost.delete(st.hostId);
+  }
+
+  /**
+   * Whether `n` more bytes (the run then holding `held`) take the host's runs over the host's bound.
+   * Asked for a run holding more than HOST_CHECK_FROM_BYTES, once per that many bytes it takes (not
+   * per delta: the sum walks the host's runs), from each run's own counts, so nothing drifts; a
+   * host's runs hold at most the bound plus that much for each of its runs.
+   */
+  over(st: RunState, n: number, held: number): boolean {
+    st.sinceHostCheck += n;
+    if (held <= HOST_CHECK_FROM_BYTES || st.sinceHostCheck < HOST_CHECK_FROM_BYTES) return false;
+    st.sinceHostCheck = 0;
+    return this.held(st.hostId) + n > this.hostOutputBytes;
+  }
+
+  /** What the host's runs on this node hold together. */
+  private held(hostId: string): number {
+    let sum = 0;
+    for (const r of this.byHost.get(hostId) ?? []) sum += r.partial.bytes + r.pendingBytes;
+    return sum;
+  }
+}
