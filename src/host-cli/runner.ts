@@ -4,12 +4,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { FrameOf, HubToHost, HostToHub } from '../../host-protocol/frames.js';
 import { ClaudeStream } from './claude-stream.js';
 import { isEngineSessionId } from '../../host-protocol/engine-values.js';
 import { encodeHostFrame } from '../../host-protocol/codec.js';
 import { boundRunFrame } from './bounds.js';
+import { ENGINE_LINE_MAX_BYTES, readEngineLines } from './engine-lines.js';
 
 export type RunStartFrame = FrameOf<HubToHost, 'run.start'>;
 
@@ -29,6 +29,8 @@ export interface RunOptions {
   claudeBin: string;
   /** SIGINT → SIGKILL grace on abort, ms (default 3000). */
   killGraceMs?: number;
+  /** Longest line of the engine's output taken, bytes (default ENGINE_LINE_MAX_BYTES); past it the run fails. */
+  lineMaxBytes?: number;
 }
 
 /**
@@ -208,15 +210,18 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
   child.stderr!.on('data', (s: string) => {
     stderrTail = (stderrTail + s).slice(-2000);
   });
-  const lines = createInterface({ input: child.stdout!, crlfDelay: Infinity });
-  lines.on('line', (l) => {
-    if (ended || failure !== undefined) return;
-    try {
-      for (const f of parser.line(l)) send(f);
-    } catch (e) {
-      fail(`handling the engine's output failed: ${(e as Error).message}`);
-    }
-  });
+  const lineMax = opts.lineMaxBytes ?? ENGINE_LINE_MAX_BYTES;
+  readEngineLines(child.stdout!, {
+    line(l) {
+      if (ended || failure !== undefined) return;
+      try {
+        for (const f of parser.line(l)) send(f);
+      } catch (e) {
+        fail(`handling the engine's output failed: ${(e as Error).message}`);
+      }
+    },
+    tooLong: (bytes) => fail(`the engine printed a line of ${bytes} bytes, over ${lineMax} bytes`),
+  }, lineMax);
   // A tool subprocess that inherited stdout can keep 'close' from firing: after exit, wait briefly.
   child.on('exit', () => {
     setTimeout(() => child!.emit('close', child!.exitCode, child!.signalCode), 2000).unref?.();
