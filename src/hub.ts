@@ -141,6 +141,7 @@ export async function buildHub(config: Config, opts: { log?: Logger; embedded?: 
       runsRunning: () => sessions.runs.running,
       queueDepth: () => queueDepth(ctx),
       streamsOpen: () => api.streamsOpen,
+      ringBytes: () => sessions.events.ringsBytes,
       pool: () => poolOf(db.orm),
       redisPing: redis ? () => timedPing(() => redis.client.ping()) : undefined,
       busDropped: redis ? () => redis.droppedPublishes : undefined,

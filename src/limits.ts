@@ -25,6 +25,13 @@ export interface Limits {
 /** The fixed parts; `limitsOf` adds what the configuration sets. */
 /** A session's replay ring: frames held, in UTF-8 bytes (its byte store, grown by doubling, is at most twice this). */
 export const RING_MAX_BYTES = 4 * MiB;
+/**
+ * All of a node's replay rings together: their byte stores and index arrays. Finished turns' rings
+ * (kept RING_KEEP_MS for late resumers) go first, oldest first; then a growing live ring gives up its
+ * older events. Each ring is bounded, but a host whose runs stream megabytes and end, session after
+ * session, made a node keep that many megabytes per session for a minute.
+ */
+export const RINGS_MAX_BYTES = 128 * MiB;
 export const RUN_BACKLOG_MAX_BYTES = 8 * MiB;
 export const CHANNEL_HELD_MAX_BYTES = 8 * MiB;
 /**

@@ -92,6 +92,7 @@ test('after an end-to-end run /metrics shows requests by route template, runs, d
   assert.equal(sample(m, 'hub_hosts', { state: 'busy' }), 0);
   assert.equal(sample(m, 'hub_queue_depth'), 0);
   assert.notEqual(sample(m, 'hub_sse_streams_open'), undefined);
+  assert.ok((sample(m, 'hub_session_ring_bytes') ?? 0) > 0, 'the finished turn\'s events kept for resumes');
   assert.ok((sample(m, 'hub_db_call_duration_seconds_count', { function: 'hub_accept' }) ?? 0) >= 1, 'hub_accept timed');
   assert.ok((sample(m, 'hub_db_call_duration_seconds_count', { function: 'hub_end_runs' }) ?? 0) >= 1, 'hub_end_runs timed');
   assert.notEqual(sample(m, 'hub_db_pool_connections', { state: 'used' }), undefined);

@@ -17,6 +17,8 @@ export interface MetricSources {
   runsRunning?(): number;
   queueDepth?(): Promise<number>;
   streamsOpen?(): number;
+  /** Bytes this node's replay rings take (RINGS_MAX_BYTES at most). */
+  ringBytes?(): number;
   /** Connections of the database pool in use / free / waited for. */
   pool?(): { used: number; free: number; pending: number } | undefined;
   /** One Redis round trip (seconds); unset on the in-process bus. */
@@ -90,6 +92,7 @@ export class HubMetrics {
     new Gauge({ name: 'hub_queue_depth', help: 'Messages waiting for their host (all nodes)', registers: reg,
       async collect() { this.set((await src().queueDepth?.().catch(() => undefined)) ?? 0); } });
     new Gauge({ name: 'hub_sse_streams_open', help: 'SSE streams open on this node', registers: reg, collect() { this.set(src().streamsOpen?.() ?? 0); } });
+    new Gauge({ name: 'hub_session_ring_bytes', help: 'Bytes of session events this node keeps for Last-Event-ID resumes (bounded by RINGS_MAX_BYTES)', registers: reg, collect() { this.set(src().ringBytes?.() ?? 0); } });
     new Gauge({ name: 'hub_db_pool_connections', help: 'Database pool connections by state', labelNames: ['state'] as const, registers: reg,
       collect() {
         const p = src().pool?.() ?? { used: 0, free: 0, pending: 0 };

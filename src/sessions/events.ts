@@ -6,7 +6,10 @@ import type { Bus } from '../bus/bus.js';
 import { decodeObj } from '../bus/bus.js';
 import { decodeWire, encodeWire, WIRE_TAG } from './event-wire.js';
 import { formatEvent, type EventStream } from '../server/sse.js';
-import { RING_MAX_BYTES } from '../limits.js';
+import { CODE_OF, EVENT_CODES, Rings, type RingEntry } from './rings.js';
+import { RINGS_MAX_BYTES } from '../limits.js';
+
+export { RING_KEEP_MS, RING_SIZE, type RingEntry } from './rings.js';
 
 export type SessionEventName = 'accepted' | 'snapshot' | 'message.delta' | 'tool.started' | 'tool.completed' | 'run.completed' | 'run.error';
 
@@ -20,143 +23,13 @@ export interface SessionEvent {
   at?: number;
 }
 
-/** Events kept per session for resumption (the current turn only). */
-export const RING_SIZE = 2000;
-/** How long a finished turn's ring stays for late resumers. */
-export const RING_KEEP_MS = 60_000;
-
 /** The number of a run's end event: it sorts after every other, whichever node numbers it. */
 export const FINAL_N = 2 ** 50;
 const isEnd = (event: SessionEventName) => event === 'run.completed' || event === 'run.error';
 
-/** An event as the ring keeps it: its SSE frame, already encoded. */
-export interface RingEntry {
-  n: number;
-  event: SessionEventName;
-  frame: string;
-}
-
-/** First size of a ring's byte store; it doubles as a turn streams more. */
-const RING_FIRST_BYTES = 1024;
-/** First number of events a ring has room for; it doubles, up to RING_SIZE, as a turn streams more. */
-const RING_FIRST_EVENTS = 16;
-const EVENT_CODES: SessionEventName[] = ['accepted', 'snapshot', 'message.delta', 'tool.started', 'tool.completed', 'run.completed', 'run.error'];
-const CODE_OF = new Map(EVENT_CODES.map((e, i) => [e, i]));
-
-/**
- * A turn's events, kept as their SSE frames' UTF-8 bytes in one growing byte
- * store (frames in order, the evicted ones at its front until the store is
- * compacted) with their numbers and names in typed arrays: the ring holds no
- * JavaScript object per event, so at thousands of deltas per second nothing it
- * keeps is copied by young-generation collections or promoted (a ring of
- * strings made collections of 15–40 ms at 50,000 deltas/s, bench/RESULTS.md).
- * Bounded by RING_SIZE events and RING_MAX_BYTES bytes. Every turn makes a
- * ring, kept RING_KEEP_MS after the turn, and most turns hold a few events: it
- * starts small and grows (arrays sized for RING_SIZE at once made a kept short
- * turn cost 40 KB of RSS instead of 4 KB, bench/ring-memory.ts).
- */
-class Ring {
-  /** Events there is room for (RING_SIZE at most); the arrays below are this long. */
-  private cap = RING_FIRST_EVENTS;
-  private ns = new Float64Array(RING_FIRST_EVENTS);
-  private codes = new Uint8Array(RING_FIRST_EVENTS);
-  /** Each event's frame: its offset in `store` and its length in bytes. */
-  private offs = new Int32Array(RING_FIRST_EVENTS);
-  private lens = new Int32Array(RING_FIRST_EVENTS);
-  private store = Buffer.allocUnsafe(0);
-  /** Bytes of `store` in use: the live frames end here. */
-  private end = 0;
-  private start = 0;
-  private size = 0;
-  /** Bytes of the frames held, bounded by RING_MAX_BYTES. */
-  private bytes = 0;
-  /** Events evicted from the front: a resume from before them cannot be served. */
-  dropped = 0;
-  timer?: NodeJS.Timeout;
-
-  constructor(readonly runId: string) {}
-
-  push(n: number, event: SessionEventName, frame: string): void {
-    const len = Buffer.byteLength(frame);
-    if (this.size === this.cap) {
-      if (this.cap < RING_SIZE) this.grow();
-      else this.evict();
-    }
-    // Bounded in bytes (src/limits.ts): the newest event always stays.
-    while (this.size > 0 && this.bytes + len > RING_MAX_BYTES) this.evict();
-    this.room(len);
-    const at = (this.start + this.size) % this.cap;
-    this.ns[at] = n;
-    this.codes[at] = CODE_OF.get(event)!;
-    this.offs[at] = this.end;
-    this.lens[at] = len;
-    this.store.write(frame, this.end, len, 'utf8');
-    this.end += len;
-    this.size++;
-    this.bytes += len;
-  }
-
-  /** Doubles the room for events (up to RING_SIZE), the held ones moved to the front in order. */
-  private grow(): void {
-    const cap = Math.min(this.cap * 2, RING_SIZE);
-    const ns = new Float64Array(cap), codes = new Uint8Array(cap), offs = new Int32Array(cap), lens = new Int32Array(cap);
-    for (let i = 0; i < this.size; i++) {
-      const at = (this.start + i) % this.cap;
-      ns[i] = this.ns[at];
-      codes[i] = this.codes[at];
-      offs[i] = this.offs[at];
-      lens[i] = this.lens[at];
-    }
-    this.ns = ns;
-    this.codes = codes;
-    this.offs = offs;
-    this.lens = lens;
-    this.cap = cap;
-    this.start = 0;
-  }
-
-  /** Makes room for `len` more bytes at the end: moves the live frames to the front, or grows the store. */
-  private room(len: number): void {
-    if (this.end + len <= this.store.length) return;
-    const live = this.size ? this.offs[this.start] : this.end;
-    const need = this.bytes + len;
-    // Growing when the live frames would fill most of the store keeps the moves amortised; the store stays
-    // under twice RING_MAX_BYTES (one frame over the bound is held alone, in a store its size).
-    const target = need * 2 > this.store.length ? Math.max(need, Math.min(Math.max(RING_FIRST_BYTES, this.store.length * 2), 2 * RING_MAX_BYTES)) : this.store.length;
-    const next = target === this.store.length ? this.store : Buffer.allocUnsafe(target);
-    this.store.copy(next, 0, live, this.end);
-    this.store = next;
-    this.end -= live;
-    for (let i = 0; i < this.size; i++) this.offs[(this.start + i) % this.cap] -= live;
-  }
-
-  private evict(): void {
-    this.bytes -= this.lens[this.start];
-    this.start = (this.start + 1) % this.cap;
-    this.size--;
-    this.dropped++;
-    if (this.size === 0) this.end = 0;
-  }
-
-  /** Bytes held (tests). */
-  get held(): number {
-    return this.bytes;
-  }
-
-  /** Entries with n above `after`, oldest first. */
-  after(after: number): RingEntry[] {
-    const out: RingEntry[] = [];
-    for (let i = 0; i < this.size; i++) {
-      const at = (this.start + i) % this.cap;
-      if (this.ns[at] > after) out.push({ n: this.ns[at], event: EVENT_CODES[this.codes[at]], frame: this.store.toString('utf8', this.offs[at], this.offs[at] + this.lens[at]) });
-    }
-    return out;
-  }
-}
-
 export class SessionEvents {
-  private rings = new Map<string, Ring>();
   private counters = new Map<string, number>();
+  private readonly rings: Rings;
 
   /** In-process readers per session, used instead of the Bus when it is the single-process one (no MessagePack round trip per delta). */
   private readonly local = new Map<string, Set<(e: SessionEvent) => void>>();
@@ -168,7 +41,19 @@ export class SessionEvents {
     private readonly bus: Bus,
     /** Observes host frame → SSE write, seconds (metrics). */
     readonly deltaLatency?: { observe(seconds: number): void },
-  ) {}
+    opts: { ringsMaxBytes?: number } = {},
+  ) {
+    this.rings = new Rings(opts.ringsMaxBytes ?? RINGS_MAX_BYTES, (runId) => this.counters.delete(runId));
+  }
+
+  /** The budget of this node's replay rings together, and what they take now (metrics, tests). */
+  get ringsMaxBytes(): number {
+    return this.rings.maxBytes;
+  }
+
+  get ringsBytes(): number {
+    return this.rings.bytes;
+  }
 
   get subscriptions(): number {
     return this.live;
@@ -207,23 +92,10 @@ export class SessionEvents {
     this.counters.set(runId, n);
     const id = `${runId}:${n}`;
     const full = { sessionId, status: 'processing', ...data };
-    let ring = this.rings.get(sessionId);
-    if (!ring || ring.runId !== runId) {
-      if (ring?.timer) clearTimeout(ring.timer);
-      if (ring) this.counters.delete(ring.runId);
-      ring = new Ring(runId);
-      this.rings.set(sessionId, ring);
-    }
+    const ring = this.rings.of(sessionId, runId);
     const frame = eventFrame(event, full, id);
-    ring.push(n, event, frame);
-    if (isEnd(event)) {
-      const r = ring;
-      r.timer = setTimeout(() => {
-        if (this.rings.get(sessionId) === r) this.rings.delete(sessionId);
-        this.counters.delete(runId);
-      }, RING_KEEP_MS);
-      r.timer.unref?.();
-    }
+    this.rings.push(ring, n, event, frame);
+    if (isEnd(event)) this.rings.finish(sessionId, ring);
     // Other nodes' readers get the frame this node made for its ring (event-wire.ts).
     if (this.bus.kind !== 'local') return this.bus.publish(`session:${sessionId}`, encodeWire(CODE_OF.get(event)!, n, opts.at, runId, frame));
     // Made whole in one literal (no properties added later): local readers share the ring's encoding and number.
@@ -263,8 +135,7 @@ export class SessionEvents {
   }
 
   close(): void {
-    for (const r of this.rings.values()) if (r.timer) clearTimeout(r.timer);
-    this.rings.clear();
+    this.rings.close();
     this.local.clear();
   }
 }
