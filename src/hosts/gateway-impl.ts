@@ -20,6 +20,7 @@ import type { HostIdentity } from './store.js';
 import { limitsOf, TokenBucket, type Limits } from '../limits.js';
 import { ChannelRuns, type RunResolver } from './channel-runs.js';
 import { PresenceUpkeep } from './presence-upkeep.js';
+import { PreHello } from './pre-hello.js';
 import { LivenessSweep } from './liveness.js';
 import { HostRouting, hostsTopic, PRESENCE_REUSE_MS, type HostMsg, type SendMsg } from './routing.js';
 import type { SendPresence } from './recent-presence.js';
@@ -53,7 +54,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
   private readonly node: string;
   private readonly local = new Map<string, HostConnection>();
   /** Open sockets that have not said hello yet (closed by the sweep when too slow). */
-  private readonly waiting = new Set<HostConnection>();
+  private readonly waiting = new PreHello();
   private readonly forwarding: RequestForwarding;
   private upHandlers: Array<(hostId: string, info: { running: string[] }) => void> = [];
   private downHandlers: Array<(hostId: string) => void> = [];
@@ -92,9 +93,9 @@ export class HostChannels implements HostGateway, ChannelOwner {
     // A revoked host loses its socket on every node, including one still before hello.
     store.onRevoked = (hostId) => {
       this.local.get(hostId)?.close(CloseCodes.HOST_DELETED);
-      for (const c of this.waiting) if (c.hostId === hostId) c.close(CloseCodes.HOST_DELETED);
+      for (const c of this.waiting.ofHost(hostId)) c.close(CloseCodes.HOST_DELETED);
     };
-    store.liveHosts = () => [...this.local.keys(), ...[...this.waiting].map((c) => c.hostId)];
+    store.liveHosts = () => [...this.local.keys(), ...this.waiting.hostIds()];
     this.unsubReconnect = ctx.bus.onReconnect(() => void this.upkeep.rebuild());
     this.liveness = new LivenessSweep(timing.heartbeatTimeoutMs, presenceTtlOf(timing), this.local, this.waiting, this.upkeep, store, (now) => this.forwarding.dropStale(now));
   }
@@ -111,7 +112,8 @@ export class HostChannels implements HostGateway, ChannelOwner {
 
   /** The transport opened the socket of `conn`. */
   opened(conn: HostConnection): void {
-    this.waiting.add(conn);
+    // A host's oldest socket still waiting for hello gives way (PRE_HELLO_PER_HOST): the CLI reconnects after 4408.
+    this.waiting.add(conn)?.close(CloseCodes.HELLO_TIMEOUT);
   }
 
   // ---------- ChannelOwner: what connections report ----------

@@ -32,7 +32,7 @@ export class LivenessSweep {
     presenceTtlMs: number,
     /** Channels that said hello, by host id; and open sockets that have not said it yet. */
     private readonly held: ReadonlyMap<string, HostConnection>,
-    private readonly waiting: ReadonlySet<HostConnection>,
+    private readonly waiting: Iterable<HostConnection>,
     private readonly upkeep: PresenceUpkeep,
     private readonly store: HostStore,
     /** Called every third of the heartbeat window, with its time (the gateway drops stale forwards). */
