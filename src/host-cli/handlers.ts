@@ -10,6 +10,7 @@ import { listDirs, DirsError } from './dirs.js';
 import { detectEngines } from './engines.js';
 import { probe } from '../model-probe/index.js';
 import type { Activity } from './activity.js';
+import type { EngineGroups } from './engine-groups.js';
 
 export interface HostState {
   workRoot: string;
@@ -19,6 +20,8 @@ export interface HostState {
   runs: Map<string, RunHandle>;
   /** Prints and records what happens (main.ts); absent in tests that drive handlers alone. */
   activity?: Activity;
+  /** Where engines' process groups are recorded (main.ts); absent in tests that drive handlers alone. */
+  groups?: EngineGroups;
   /** Set on SIGINT/SIGTERM: new runs are refused while the running ones end. */
   stopping?: boolean;
 }
@@ -37,7 +40,7 @@ const runStart: Handler<'run.start'> = (f, ch, s) => {
   if (f.engine !== 'claude-code' || !s.claudeBin) return fail('ENGINE_UNAVAILABLE', `engine ${f.engine} is not available on this host`);
   let handle: RunHandle;
   try {
-    handle = startRun(f, { workRoot: s.workRoot, claudeBin: s.claudeBin }, emit);
+    handle = startRun(f, { workRoot: s.workRoot, claudeBin: s.claudeBin, groups: s.groups }, emit);
   } catch (e) {
     return fail('ENGINE_FAILED', (e as Error).message);
   }

@@ -15,6 +15,7 @@ import { handleFrame, type HostState } from './handlers.js';
 import { CLI_VERSION } from './version.js';
 import { Activity } from './activity.js';
 import { readLiveStatus, removeStatus } from './status-file.js';
+import { EngineGroups } from './engine-groups.js';
 
 /** How long Ctrl-C / SIGTERM waits for the aborted runs' run.end to reach the hub. */
 const STOP_WAIT_MS = 10_000;
@@ -113,7 +114,10 @@ async function cmdRun(argv: string[]): Promise<number> {
     claudeBin: detected.claudeBin,
     engines: detected.engines,
     runs: new Map(),
+    groups: new EngineGroups(),
   };
+  // Engines a killed agent-host left running (and what their tools started): their turns are over.
+  for (const l of state.groups!.stopLeftovers()) out(`stopped ${l.groups} engine process group${l.groups === 1 ? '' : 's'} left by agent-host pid ${l.owner}`);
   if (!state.claudeBin) out('no claude executable found (CLAUDE_BIN or PATH): no engine to offer');
   state.activity = new Activity({ hub: pairing.hub, name: pairing.name, verbose: v.verbose === true, out });
   process.once('exit', () => removeStatus());

@@ -10,6 +10,7 @@ import { isEngineSessionId } from '../../host-protocol/engine-values.js';
 import { encodeHostFrame } from '../../host-protocol/codec.js';
 import { boundRunFrame } from './bounds.js';
 import { ENGINE_LINE_MAX_BYTES, readEngineLines } from './engine-lines.js';
+import type { EngineGroups } from './engine-groups.js';
 
 export type RunStartFrame = FrameOf<HubToHost, 'run.start'>;
 
@@ -31,6 +32,8 @@ export interface RunOptions {
   killGraceMs?: number;
   /** Longest line of the engine's output taken, bytes (default ENGINE_LINE_MAX_BYTES); past it the run fails. */
   lineMaxBytes?: number;
+  /** Where the engine's process group is recorded while it runs, for the next agent-host should this one be killed. */
+  groups?: Pick<EngineGroups, 'add' | 'remove'>;
 }
 
 /**
@@ -140,6 +143,7 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
     if (ended) return;
     ended = true;
     if (killTimer) clearTimeout(killTimer);
+    if (GROUPS && child?.pid !== undefined) opts.groups?.remove(child.pid);
     try {
       const [out] = boundRunFrame({ t: 'run.end', runId, ...f });
       const refused = encodeHostFrame(out).error;
@@ -200,6 +204,7 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
     queueMicrotask(() => end({ ok: false, error: { code: 'ENGINE_UNAVAILABLE', message: (e as Error).message } }));
     return { abort() {}, kill() {}, done };
   }
+  if (GROUPS && child.pid !== undefined) opts.groups?.add(child.pid);
   child.on('error', (e) => {
     // Spawn failure (ENOENT, EACCES, bad cwd): no 'close' may follow.
     end({ ok: false, aborted: aborted || undefined, error: { code: 'ENGINE_UNAVAILABLE', message: e.message.slice(0, 4000) } });
