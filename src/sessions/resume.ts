@@ -8,9 +8,17 @@
 import { randomBytes } from 'node:crypto';
 import { publishObj, subscribeObj, type Bus } from '../bus/bus.js';
 import { FINAL_N, type RingEntry, type SessionEventName, type SessionEvents } from './events.js';
+import { RING_MAX_BYTES } from '../limits.js';
 
 /** How long a reader waits for the producing node's answer. */
 export const RESUME_ASK_MS = 500;
+/**
+ * Bytes of replays a node publishes for one session per REPLAY_WINDOW_MS (two full rings). An ask is
+ * one small GET; its answer up to a ring's 4 MiB, encoded here and carried by Redis: unbounded, a
+ * client reconnecting in a loop made this node and Redis move thousands of times what it sent.
+ */
+export const REPLAY_BUS_BYTES_PER_SESSION = 2 * RING_MAX_BYTES;
+export const REPLAY_WINDOW_MS = 10_000;
 
 interface Ask {
   rid: string;
@@ -36,6 +44,9 @@ export interface Resumed {
 export class SessionResume {
   private readonly waiting = new Map<string, (a: Answer) => void>();
   private readonly offs: Array<() => void> = [];
+  /** Replay bytes this node published per session in the current window (a fixed window: cleared whole when it ends). */
+  private answered = new Map<string, number>();
+  private windowEnds = 0;
 
   constructor(
     private readonly events: SessionEvents,
@@ -103,7 +114,22 @@ export class SessionResume {
     if (m.from === this.nodeId) return;
     const entries = this.events.replay(m.sid, m.run, m.after);
     if (entries === undefined) return;
-    publishObj(this.bus, `session-replay:${m.from}`, { rid: m.rid, entries: entries && entries.map((e) => [e.n, e.event, e.frame]) } satisfies Answer);
+    publishObj(this.bus, `session-replay:${m.from}`, { rid: m.rid, entries: entries && this.withinBudget(m.sid, entries) ? entries.map((e) => [e.n, e.event, e.frame]) : null } satisfies Answer);
+  }
+
+  /** Counts `entries` against the session's replay budget; false (nothing counted) when they do not fit. */
+  private withinBudget(sessionId: string, entries: RingEntry[]): boolean {
+    const now = Date.now();
+    if (now >= this.windowEnds) {
+      this.answered = new Map();
+      this.windowEnds = now + REPLAY_WINDOW_MS;
+    }
+    let bytes = 0;
+    for (const e of entries) bytes += e.frame.length; // UTF-16 units: a bound, not a bill
+    const spent = this.answered.get(sessionId) ?? 0;
+    if (spent > 0 && spent + bytes > REPLAY_BUS_BYTES_PER_SESSION) return false;
+    this.answered.set(sessionId, spent + bytes);
+    return true;
   }
 
   close(): void {
