@@ -7,8 +7,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, type FakeHost } from './helpers/host.js';
-import { CloseCodes } from '../host-protocol/version.js';
+import { CloseCodes, HOST_WS_PATH } from '../host-protocol/version.js';
 import { PRE_HELLO_PER_HOST } from '../src/hosts/pre-hello.js';
+import { CONNECTS_PER_HOST, CONNECT_WINDOW_MS } from '../src/hosts/connect-rate.js';
+import WebSocket from 'ws';
 
 let t: TestHub;
 const opened: FakeHost[] = [];
@@ -55,4 +57,25 @@ test('deleting a host closes every socket of it still waiting for hello', async 
   opened.push(...socks);
   await t.client(u.key).hosts.remove(hostId);
   for (const s of socks) assert.equal((await s.closed).code, CloseCodes.HOST_DELETED.code);
+});
+
+test('one credential opens at most CONNECTS_PER_HOST sockets per window on a node: then 429 with Retry-After, and other hosts connect', async () => {
+  const u = await t.user();
+  const { credential } = await pairHost(t, u.key);
+  const other = await pairHost(t, u.key);
+  for (let i = 0; i < CONNECTS_PER_HOST; i++) (await connectFakeHost(t, credential, { noHello: true })).ws.terminate();
+  const refused = await new Promise<{ status: number; retryAfter: string | undefined }>((resolve, reject) => {
+    const ws = new WebSocket(`${t.url.replace(/^http/, 'ws')}${HOST_WS_PATH}`, { headers: { authorization: `Bearer ${credential}` } });
+    ws.once('unexpected-response', (_req, res) => {
+      resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined });
+      ws.terminate();
+    });
+    ws.once('open', () => reject(new Error('upgraded past the budget')));
+    ws.once('error', () => {});
+  });
+  assert.equal(refused.status, 429);
+  assert.ok(Number(refused.retryAfter) >= 1 && Number(refused.retryAfter) <= CONNECT_WINDOW_MS / 1000, `Retry-After ${refused.retryAfter}`);
+  const h = await connectFakeHost(t, other.credential);
+  opened.push(h);
+  assert.ok(h.hostId, 'another host is not held to this one\'s budget');
 });

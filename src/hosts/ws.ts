@@ -12,8 +12,10 @@ import type { HostConnection } from './connection.js';
 import type { HostChannels } from './gateway-impl.js';
 import type { HostStore } from './store.js';
 import type { FailedAuth } from '../ratelimit/failures.js';
+import { ConnectRate } from './connect-rate.js';
 
 export function attachHostSocket(app: TemplatedApp, channels: HostChannels, store: HostStore, log: Logger, failures?: FailedAuth): void {
+  const connects = new ConnectRate();
   // uWS copies the upgrade's user data into its own object (own fields only, no
   // prototype), so the connection travels as a field.
   app.ws<{ c: HostConnection }>(HOST_WS_PATH, {
@@ -40,11 +42,11 @@ export function attachHostSocket(app: TemplatedApp, channels: HostChannels, stor
         res.cork(() => res.writeStatus(status).writeHeader('Content-Type', 'application/json').end(JSON.stringify({ code: '4010', message: 'host credential missing or invalid', data: null })));
       };
       // An address over its budget of failed credential checks is not looked at (see ratelimit/failures.ts).
-      const tooMany = (seconds: number) => {
+      const tooMany = (seconds: number, message = 'too many failed credential checks from this address; retry later') => {
         if (aborted) return;
         res.cork(() =>
           res.writeStatus('429 Too Many Requests').writeHeader('Retry-After', String(seconds)).writeHeader('Content-Type', 'application/json')
-            .end(JSON.stringify({ code: '4290', message: 'too many failed credential checks from this address; retry later', data: null })),
+            .end(JSON.stringify({ code: '4290', message, data: null })),
         );
       };
       const wait = ip === undefined ? 0 : failures!.retryAfter(ip);
@@ -59,6 +61,9 @@ export function attachHostSocket(app: TemplatedApp, channels: HostChannels, stor
             const over = ip === undefined ? 0 : await failures!.failed(ip);
             return over ? tooMany(over) : refuse('401 Unauthorized');
           }
+          // A host reconnecting in a loop costs the node a hello's writes and look-ups each time (connect-rate.ts).
+          const again = connects.admit(id.hostId);
+          if (again) return tooMany(again, 'this host connects too often; retry later');
           res.cork(() => res.upgrade({ c: channels.connection(id) }, key, protocol, extensions, context));
         })
         .catch((e) => {

@@ -1,0 +1,31 @@
+// How often one host may open its channel on a node. Each authenticated socket that says hello costs
+// the hub a presence write, a look-up of the host's open runs, a drain of its queue and a row update:
+// a CLI reconnecting after a drop does it once, but a script holding a credential could loop
+// connect-hello-close as fast as its network allows and make the node's database do all of that each
+// time. A fixed window per node, cleared whole when it ends: O(1) a connect, nothing kept after.
+
+/** Sockets one host may open on a node per window: a CLI on a flaky network reconnects every second or two at most. */
+export const CONNECTS_PER_HOST = 20;
+export const CONNECT_WINDOW_MS = 10_000;
+
+export class ConnectRate {
+  private counts = new Map<string, number>();
+  private windowEnds = 0;
+
+  constructor(
+    private readonly limit = CONNECTS_PER_HOST,
+    private readonly windowMs = CONNECT_WINDOW_MS,
+  ) {}
+
+  /** Counts one socket of `hostId`; the seconds to wait when it is over its share (nothing counted), else 0. */
+  admit(hostId: string, now = Date.now()): number {
+    if (now >= this.windowEnds) {
+      this.counts = new Map();
+      this.windowEnds = now + this.windowMs;
+    }
+    const n = this.counts.get(hostId) ?? 0;
+    if (n >= this.limit) return Math.max(1, Math.ceil((this.windowEnds - now) / 1000));
+    this.counts.set(hostId, n + 1);
+    return 0;
+  }
+}
