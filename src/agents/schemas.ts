@@ -109,8 +109,8 @@ export type AdminListQueryT = ReturnType<typeof AdminListQuery.parse>;
 
 export const PageQuery = compileQuery(Type.Object(Page, { additionalProperties: false }));
 
-/** `version`: the version the administrator reviewed; a decision on an older one is a 409 (review.ts). */
-const ReviewedVersion = Type.Optional(Type.Integer({ minimum: 1 }));
+/** `version`: the version the administrator reviewed; a decision on an older one is a 409 (review.ts). A PostgreSQL integer. */
+const ReviewedVersion = Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647 }));
 export const RejectBody = compileBody(Type.Object({ reason: Type.String({ minLength: 1, maxLength: 1000 }), version: ReviewedVersion }, { additionalProperties: false }));
 export const ApproveBody = compileBody(Type.Object({ version: ReviewedVersion }, { additionalProperties: false }));
 export const DecideBody = compileBody(Type.Object({ accept: Type.Boolean() }, { additionalProperties: false }));

@@ -45,7 +45,8 @@ export const UserPlanBody = compileBody(
   Type.Object(
     {
       planId: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 128 }), Type.Null()])),
-      planExpireAt: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 8_640_000_000_000_000 }), Type.Null()])),
+      // Up to 9999-12-31T23:59:59.999Z: PostgreSQL's timestamptz refuses a later year.
+      planExpireAt: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 253_402_300_799_999 }), Type.Null()])),
     },
     closed,
   ),
