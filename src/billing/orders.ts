@@ -7,6 +7,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { HubContext } from '../context.js';
 import { fail } from '../errors.js';
+import { PENDING_ORDERS_PER_ACCOUNT, refuseOverCap } from '../account-caps.js';
 import { newId, randomId } from '../ids.js';
 import { offsetOf, pageOf } from '../paging.js';
 import { applyBalanceChange } from './ledger.js';
@@ -95,6 +96,9 @@ export class OrderService {
 
   /** Asks the provider how to pay (a signed URL, a code to scan), then stores the pending order with it. */
   private async startPayment(em: EntityManager, o: Order, provider: PaymentProvider) {
+    // Before the provider is called: each pending order cost a signed call with the merchant's credentials.
+    const [open] = await em.execute(`select count(*)::int as n from orders where user_id = ? and status = 'pending' and created_at > now() - (? * interval '1 millisecond')`, [o.userId, TTL_MS]);
+    refuseOverCap(Number(open?.n ?? 0), PENDING_ORDERS_PER_ACCOUNT, 'unpaid orders', 'pay or cancel one first, or let one expire');
     o.paymentRef = 'pay_' + randomId(20);
     o.payProvider = provider.name;
     const start = await provider.start({
