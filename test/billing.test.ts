@@ -110,10 +110,10 @@ test('plan paid with tokens: charged through the ledger, plan set, extended on r
   const o = await c.billing.buyPlan(proMonth);
   assert.deepEqual([o.status, o.type, o.tokens, o.cycle], ['paid', 'plan', 30000, 'month']);
   const bal = await c.billing.balance();
-  assert.equal(bal.balance, 40000 + 20000, 'price paid, then the first month of the plan\'s tokens granted');
+  assert.equal(bal.balance, 40000, 'price paid; a plan paid from the balance grants no monthly tokens (billing-plan-grants-paid.test.ts)');
   const led = await c.billing.ledger({ type: 'plan' });
   assert.deepEqual(led.items.find((e) => e.ref === o.id)?.amount, -30000);
-  assert.deepEqual(led.items.filter((e) => e.amount > 0).map((e) => e.amount), [20000]);
+  assert.deepEqual(led.items.filter((e) => e.amount > 0).map((e) => e.amount), []);
 
   const mp = await c.billing.myPlan();
   assert.equal(mp.planId, 'pro');
@@ -124,7 +124,7 @@ test('plan paid with tokens: charged through the ledger, plan set, extended on r
   await c.billing.buyPlan(proMonth);
   const mp2 = await c.billing.myPlan();
   assert.ok(Math.abs(mp2.expireAt! - (mp.expireAt! + 30 * day)) < 5_000, 'renewal extends from the current expiry');
-  assert.equal((await c.billing.balance()).balance, 30000, 'a renewal within the period grants nothing more');
+  assert.equal((await c.billing.balance()).balance, 10000, 'a renewal within the period grants nothing more');
   assert.equal((await c.billing.trends({ range: '7d' })).totals.spent, 60000);
 });
 
@@ -231,8 +231,8 @@ test('concurrent spends never overdraw: exactly as many succeed as the balance a
   const outcomes = tries.map((r) => (r.status === 'fulfilled' ? r.value.status : `${r.reason.status} ${r.reason.code}`)).sort();
   assert.deepEqual(outcomes, ['429 4091', '429 4091', '429 4091', 'paid', 'paid']);
   const bal = await c.billing.balance();
-  assert.equal(bal.balance, 60000 - 2 * 30000 + 20000, 'two months paid; the first month\'s tokens granted once');
+  assert.equal(bal.balance, 60000 - 2 * 30000, 'two months paid (from the balance: no monthly tokens)');
   const led = await c.billing.ledger();
   const sum = led.items.reduce((s, e) => s + e.amount, 0);
-  assert.equal(sum, 20000, 'the ledger adds up to the balance');
+  assert.equal(sum, 0, 'the ledger adds up to the balance');
 });

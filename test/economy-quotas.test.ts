@@ -100,12 +100,16 @@ test('monthly tokens: granted when the plan is bought, once per 30-day period af
   await grant(u.id, 30); // 30,000 = a month of pro
   const c = t.client(u.key);
   await assert.rejects(c.billing.buyPlan({ planId: 'pro', cycle: 'quarter', payMethod: 'token' }), apiError(429), 'a quarter costs 81,000');
-  assert.equal((await c.billing.buyPlan({ planId: 'pro', cycle: 'month', payMethod: 'token' })).status, 'paid');
-  assert.equal(await balance(u.key), 20000, '30,000 − 30,000 + 20,000 monthly tokens');
+  // Paid through a channel: a cycle paid from the balance buys no monthly tokens (billing-plan-grants-paid.test.ts).
+  const payMonth = async () => {
+    const o = await c.billing.buyPlan({ planId: 'pro', cycle: 'month', payMethod: 'alipay' });
+    assert.equal((await t.admin.admin.confirmPayment(o.id, o.paymentRef!)).status, 'paid');
+  };
+  await payMonth();
+  assert.equal(await balance(u.key), 50000, '30,000 + 20,000 monthly tokens');
 
-  await grant(u.id, 30);
-  assert.equal((await c.billing.buyPlan({ planId: 'pro', cycle: 'month', payMethod: 'token' })).status, 'paid');
-  assert.equal(await balance(u.key), 20000, 'a renewal in the same period grants nothing');
+  await payMonth();
+  assert.equal(await balance(u.key), 50000, 'a renewal in the same period grants nothing');
 
   // The next period starts: the sweep grants it exactly once.
   await t.hub.ctx.em().execute(`update users set plan_anchor_at = plan_anchor_at - interval '31 days' where id = ?`, [u.id]);
@@ -113,11 +117,11 @@ test('monthly tokens: granted when the plan is bought, once per 30-day period af
   const sweeper = new PlanGrantSweeper(t.hub.ctx);
   await Promise.all([sweeper.sweepOnce(), new PlanGrantSweeper(t.hub.ctx).sweepOnce(), new PlanGrantSweeper(t.hub.ctx).sweepOnce()]);
   await sweeper.sweepOnce();
-  assert.equal(await balance(u.key), 40000);
+  assert.equal(await balance(u.key), 70000);
   const grants = (await c.billing.ledger({ type: 'plan' })).items.filter((e) => e.amount > 0);
   assert.deepEqual(grants.map((e) => e.amount), [20000, 20000]);
   const sum = (await c.billing.ledger({ pageSize: 100 })).items.reduce((s, e) => s + e.amount, 0);
-  assert.equal(sum, 40000, 'the ledger adds up to the balance');
+  assert.equal(sum, 70000, 'the ledger adds up to the balance');
 });
 
 test('two nodes sweeping every 20 ms grant a new period exactly once', { skip: await clusterSkipReason({ redis: false }) }, async () => {

@@ -59,6 +59,9 @@ function PendingOrder(p: { order: Order; onSettled: () => void }) {
   );
 }
 
+/** The tokens a plan grants every 30 days when paid through a channel (a cycle paid from the balance buys its quotas only). */
+const monthlyTokens = (plan: { quotas: unknown }) => Number((plan.quotas as { monthlyTokens?: number } | null)?.monthlyTokens ?? 0);
+
 /** The paid plans, each with a cycle and a way to pay: a channel (the same pay page as a pack) or the token balance. */
 export function BuyPlan(p: { onPaid: () => void }) {
   // Plans are paid through the same channels as token packs, or from the balance.
@@ -97,6 +100,7 @@ export function BuyPlan(p: { onPaid: () => void }) {
                 <h3>{x.name}</h3>
                 <p>{x.description}</p>
                 <p class="meta">{pay === 'token' ? `${x.prices[cycle].tokens.toLocaleString()} tokens` : money(x.prices[cycle].cents, x.currency)} per {cycle}</p>
+                {monthlyTokens(x) > 0 && <p class="meta">{pay === 'token' ? 'Paid from the balance: its monthly tokens are not included' : `${monthlyTokens(x).toLocaleString()} tokens a month included`}</p>}
                 <button type="button" aria-label={`Subscribe to ${x.name}`} disabled={act.busy || !pay} onClick={() => subscribe(x.id)}>Subscribe</button>
               </li>
             ))}

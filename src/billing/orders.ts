@@ -11,7 +11,7 @@ import { PENDING_ORDERS_PER_ACCOUNT, refuseOverCap } from '../account-caps.js';
 import { newId, randomId } from '../ids.js';
 import { offsetOf, pageOf } from '../paging.js';
 import { applyBalanceChange } from './ledger.js';
-import { grantDuePlanTokens } from './plan-grants.js';
+import { grantDuePlanTokens, periodsPaid, PERIOD_SECONDS } from './plan-grants.js';
 import { CYCLE_DAYS, FREE_PLAN_ID, type Catalogue, type PayChannel } from './catalogue.js';
 import { Order, type Cycle, type OrderStatus } from './entities.js';
 import { NotifyRefused, type PaymentProvider, type Payments } from './payments/index.js';
@@ -57,20 +57,29 @@ export function orderView(o: Order) {
  * Sets the user's plan for one cycle; extends from the current expiry when the
  * same plan is still active. A plan that starts anew starts its monthly-token
  * periods (plan_anchor_at) and its first period is granted here, in the
- * caller's transaction.
+ * caller's transaction. The cycle pays for its whole 30-day periods of monthly
+ * tokens when paid through a channel, for none when paid from the balance
+ * (plan_periods; plan-grants.ts); extending a plan whose periods were not counted
+ * (an administrator's) counts those its current term holds first.
  */
-export async function extendPlan(em: EntityManager, userId: string, planId: string, cycle: Cycle): Promise<void> {
+export async function extendPlan(em: EntityManager, userId: string, planId: string, cycle: Cycle, fromBalance: boolean): Promise<void> {
+  const paid = periodsPaid(CYCLE_DAYS[cycle], fromBalance);
+  const same = `plan_id = ? and (plan_expire_at is null or plan_expire_at > now()) and plan_anchor_at is not null`;
   await em.execute(
     `update users set plan_id = ?, updated_at = now(),
-        plan_anchor_at = case
-          when plan_id = ? and (plan_expire_at is null or plan_expire_at > now()) and plan_anchor_at is not null then plan_anchor_at
-          else now() end,
+        plan_periods = case
+          when ${same} then case
+            when plan_periods is not null then plan_periods + ?
+            when plan_expire_at is null then null
+            else ceil(extract(epoch from (plan_expire_at - plan_anchor_at)) / ${PERIOD_SECONDS})::int + ? end
+          else ? end,
+        plan_anchor_at = case when ${same} then plan_anchor_at else now() end,
         plan_expire_at = case
           when plan_id = ? and plan_expire_at is null then null
           when plan_id = ? and plan_expire_at > now() then plan_expire_at + (? * interval '1 day')
           else now() + (? * interval '1 day') end
       where id = ?`,
-    [planId, planId, planId, planId, CYCLE_DAYS[cycle], CYCLE_DAYS[cycle], userId],
+    [planId, planId, paid, paid, paid, planId, planId, planId, CYCLE_DAYS[cycle], CYCLE_DAYS[cycle], userId],
   );
   await grantDuePlanTokens(em, userId);
 }
@@ -131,7 +140,7 @@ export class OrderService {
       tx.persist(o);
       await tx.flush();
       await applyBalanceChange(tx, userId, -price.tokens, 'plan', o.id, `${plan.name} (${b.cycle})`);
-      await extendPlan(tx, userId, plan.id, b.cycle);
+      await extendPlan(tx, userId, plan.id, b.cycle, true);
     });
     return orderView(o);
   }
@@ -215,7 +224,7 @@ export class OrderService {
       if (!rows.length) return false;
       const r = rows[0];
       if (r.type === 'token_pack') await applyBalanceChange(tx, r.user_id, Number(r.tokens), 'purchase', id, `${r.item_name} × ${r.qty}`);
-      else await extendPlan(tx, r.user_id, r.item_id, r.cycle as Cycle);
+      else await extendPlan(tx, r.user_id, r.item_id, r.cycle as Cycle, false);
       return true;
     });
   }

@@ -1,6 +1,8 @@
 // A paid plan's monthly tokens (`quotas.monthlyTokens`): granted when the plan
 // starts and at the start of every 30-day period after that, counted from
-// users.plan_anchor_at (set when a plan starts, kept when it is extended).
+// users.plan_anchor_at (set when a plan starts, kept when it is extended), for
+// as many periods as were paid for (users.plan_periods; null: every period while
+// the plan lasts — an administrator's assignment).
 // Exactly once per period however many nodes sweep at once: the grant is
 // keyed (user, anchor, period) in plan_grants, and only the statement whose
 // insert wins moves the balance and writes the ledger entry, in the same
@@ -11,14 +13,19 @@ import type { HubContext } from '../context.js';
 const PERIOD_SECONDS = 30 * 24 * 3600;
 
 // The current period of every active paid plan with monthly tokens ($1: one user, or null for all).
+// now() is the transaction's start: an anchor set by a later-started one must not read as period −1.
+const PERIOD = `greatest(0, floor(extract(epoch from (now() - u.plan_anchor_at)) / ${PERIOD_SECONDS}))::int`;
 const DUE = `
-  select u.id as uid, u.plan_id, u.plan_anchor_at as anchor,
-         greatest(0, floor(extract(epoch from (now() - u.plan_anchor_at)) / ${PERIOD_SECONDS}))::int as period, -- now() is the transaction's start: an anchor set by a later-started one must not read as period −1
-         (p.quotas ->> 'monthlyTokens')::bigint as tokens
+  select u.id as uid, u.plan_id, u.plan_anchor_at as anchor, ${PERIOD} as period, (p.quotas ->> 'monthlyTokens')::bigint as tokens
     from users u join plans p on p.id = u.plan_id
    where u.plan_anchor_at is not null and u.plan_id <> 'free'
      and (u.plan_expire_at is null or u.plan_expire_at > now())
+     and (u.plan_periods is null or ${PERIOD} < u.plan_periods)
      and coalesce((p.quotas ->> 'monthlyTokens')::bigint, 0) > 0`;
+
+/** Periods of monthly tokens a cycle pays for: whole 30-day periods through a channel, none from the balance. */
+export const periodsPaid = (days: number, fromBalance: boolean): number => (fromBalance ? 0 : Math.floor((days * 86_400) / PERIOD_SECONDS));
+export { PERIOD_SECONDS };
 
 /** Grants the user's current period if it is not granted yet; joins the caller's transaction. Returns the tokens granted. */
 export async function grantDuePlanTokens(em: EntityManager, userId: string): Promise<number> {

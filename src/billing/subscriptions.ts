@@ -33,35 +33,41 @@ export class Subscriptions {
     };
   }
 
-  /** Omitted fields keep their value; planId null clears the plan (and its expiry); planExpireAt null = never expires. */
+  /**
+   * Omitted fields keep their value; planId null clears the plan (and its expiry); planExpireAt null = never expires.
+   * An assignment grants the plan's monthly tokens every period while it lasts (plan_periods null). The row is
+   * read under its lock: requests racing each other (a retried PATCH) each saw the plan not yet set and
+   * started it anew, each with its own anchor, so each was granted the first period.
+   */
   async setPlan(userId: string, b: { planId?: string | null; planExpireAt?: number | null }) {
     const em = this.ctx.em();
-    const u = await em.findOne(User, { id: userId });
-    if (!u) throw fail('NOT_FOUND', 'user not found');
     if (b.planId !== undefined && b.planId !== null && !(await em.findOne(Plan, { id: b.planId }))) throw fail('VALIDATION', 'body/planId: unknown plan');
-    const wasActive = !!u.planId && (u.planExpireAt === null || u.planExpireAt.getTime() > Date.now());
-    const startsAnew = b.planId !== undefined && b.planId !== null && (b.planId !== u.planId || !wasActive);
-    if (b.planId === null) {
-      if (b.planExpireAt !== undefined && b.planExpireAt !== null) throw fail('VALIDATION', 'body/planExpireAt: cannot set an expiry without a plan');
-      u.planId = null;
-      u.planExpireAt = null;
-    } else {
-      if (b.planId !== undefined) u.planId = b.planId;
-      if (b.planExpireAt !== undefined) {
-        if (!u.planId) throw fail('VALIDATION', 'body/planExpireAt: the user has no plan');
-        u.planExpireAt = b.planExpireAt === null ? null : new Date(b.planExpireAt);
-      }
-    }
+    if (b.planId === null && b.planExpireAt !== undefined && b.planExpireAt !== null) throw fail('VALIDATION', 'body/planExpireAt: cannot set an expiry without a plan');
     await em.transactional(async (tx) => {
-      await tx.flush();
+      const [u] = await tx.execute(`select plan_id, plan_expire_at from users where id = ? for update`, [userId]);
+      if (!u) throw fail('NOT_FOUND', 'user not found');
+      const current = u.plan_id as string | null;
+      const wasActive = !!current && (u.plan_expire_at === null || new Date(u.plan_expire_at).getTime() > Date.now());
+      if (b.planId === null) {
+        await tx.execute(`update users set plan_id = null, plan_expire_at = null, plan_periods = null, updated_at = now() where id = ?`, [userId]);
+        return;
+      }
+      const planId = b.planId ?? current;
+      if (b.planExpireAt !== undefined && !planId) throw fail('VALIDATION', 'body/planExpireAt: the user has no plan');
+      if (!planId) return;
+      const startsAnew = b.planId !== undefined && (b.planId !== current || !wasActive);
+      const expire = b.planExpireAt === undefined ? undefined : b.planExpireAt === null ? null : new Date(b.planExpireAt);
       // An assigned plan is a plan like a bought one: a plan that starts anew starts its monthly-token periods.
       await tx.execute(
-        `update users set plan_anchor_at = case when ? then now() else coalesce(plan_anchor_at, now()) end where id = ? and plan_id is not null`,
-        [startsAnew, userId],
+        `update users set plan_id = ?, plan_expire_at = case when ? then plan_expire_at else ?::timestamptz end,
+            plan_periods = case when ? then null else plan_periods end,
+            plan_anchor_at = case when ? then now() else coalesce(plan_anchor_at, now()) end, updated_at = now()
+          where id = ?`,
+        [planId, expire === undefined, expire ?? null, b.planId !== undefined || expire !== undefined, startsAnew, userId],
       );
       await grantDuePlanTokens(tx, userId);
     });
-    return userView(await this.ctx.em().findOneOrFail(User, { id: userId })); // the balance may have moved
+    return userView(await this.ctx.em().fork().findOneOrFail(User, { id: userId })); // the balance may have moved
   }
 
   async grantTokens(adminId: string, userId: string, qty: number) {

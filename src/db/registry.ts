@@ -51,4 +51,5 @@ export const allMigrations: readonly LazyMigration[] = [
   { name: '0010v_sessions_end_partial_once', load: async () => (await import('../sessions/migration-end-partial-once.js')).SessionsEndPartialOnceMigration },
   { name: '0010w_billing_charge_one_statement', load: async () => (await import('../billing/migration-charge-one-statement.js')).BillingChargeOneStatementMigration },
   { name: '0010x_billing_session_opens', load: async () => (await import('../billing/migration-session-opens.js')).BillingSessionOpensMigration },
+  { name: '0010y_billing_plan_periods', load: async () => (await import('../billing/migration-plan-periods.js')).BillingPlanPeriodsMigration },
 ];
