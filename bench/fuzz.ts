@@ -195,7 +195,7 @@ export async function runFuzz(opts: { requests: number; frames: number; seed: nu
   const onExc = (e: unknown) => uncaught.push(e);
   process.on('unhandledRejection', onRej);
   process.on('uncaughtException', onExc);
-  const t = opts.hub ?? (await startTestHub());
+  const t = opts.hub ?? (await startTestHub({ hostConnectsPerMinute: 0 }));
   const t0 = performance.now();
   const s: FuzzSummary = { seed: opts.seed, requests: 0, frames: 0, status: {}, fiveXX: {}, examples: [], crashes: 0, rejections: 0, uncaught: 0, unexpectedCloses: {}, reconnects: 0, notConfigured: 0, clientErrors: {}, durationMs: 0, timeouts: 0 };
   try {

@@ -1,6 +1,7 @@
 // The one place the environment is read. Everything else receives a Config.
 import { resolve } from 'node:path';
 import { HOST_FRAMES_PER_SECOND_DEFAULT } from '../host-protocol/limits.js';
+import { CONNECTS_PER_HOST_PER_MINUTE } from './hosts/connect-rate.js';
 
 export interface Config {
   port: number;
@@ -75,6 +76,8 @@ export interface Config {
   planGrantSweepMs: number;
   /** Frames per second a host channel may send on average (token bucket; see src/limits.ts). */
   hostFramesPerSecond: number;
+  /** Sockets one host may open on a node per minute (src/hosts/connect-rate.ts); 0 = no limit. */
+  hostConnectsPerMinute: number;
   /** Streamed text one run may hold unsaved before it ends with OUTPUT_TOO_LARGE, bytes. */
   runOutputMaxBytes: number;
   /** Payment channels (billing/payments); a channel left unset answers 503 5031 at order creation unless the sandbox stands in. */
@@ -220,6 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     planQuotas: env.PLAN_QUOTAS !== 'off',
     planGrantSweepMs: int(env, 'PLAN_GRANT_SWEEP_MS', 5 * 60_000),
     hostFramesPerSecond: Math.max(1, int(env, 'HOST_FRAMES_PER_SECOND', HOST_FRAMES_PER_SECOND_DEFAULT)),
+    hostConnectsPerMinute: Math.max(0, int(env, 'HOST_CONNECTS_PER_MINUTE', CONNECTS_PER_HOST_PER_MINUTE)),
     runOutputMaxBytes: Math.max(64 * 1024, int(env, 'RUN_OUTPUT_MAX_BYTES', 8 * 1024 * 1024)),
     payments: loadPayments(env),
   };

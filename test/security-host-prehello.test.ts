@@ -9,7 +9,7 @@ import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, type FakeHost } from './helpers/host.js';
 import { CloseCodes, HOST_WS_PATH } from '../host-protocol/version.js';
 import { PRE_HELLO_PER_HOST } from '../src/hosts/pre-hello.js';
-import { CONNECTS_PER_HOST, CONNECT_WINDOW_MS } from '../src/hosts/connect-rate.js';
+import { CONNECTS_PER_HOST_PER_MINUTE, CONNECT_WINDOW_MS } from '../src/hosts/connect-rate.js';
 import WebSocket from 'ws';
 
 let t: TestHub;
@@ -59,11 +59,11 @@ test('deleting a host closes every socket of it still waiting for hello', async 
   for (const s of socks) assert.equal((await s.closed).code, CloseCodes.HOST_DELETED.code);
 });
 
-test('one credential opens at most CONNECTS_PER_HOST sockets per window on a node: then 429 with Retry-After, and other hosts connect', async () => {
+test('one credential opens at most HOST_CONNECTS_PER_MINUTE sockets a minute on a node: then 429 with Retry-After, and other hosts connect', async () => {
   const u = await t.user();
   const { credential } = await pairHost(t, u.key);
   const other = await pairHost(t, u.key);
-  for (let i = 0; i < CONNECTS_PER_HOST; i++) (await connectFakeHost(t, credential, { noHello: true })).ws.terminate();
+  for (let i = 0; i < CONNECTS_PER_HOST_PER_MINUTE; i++) (await connectFakeHost(t, credential, { noHello: true })).ws.terminate();
   const refused = await new Promise<{ status: number; retryAfter: string | undefined }>((resolve, reject) => {
     const ws = new WebSocket(`${t.url.replace(/^http/, 'ws')}${HOST_WS_PATH}`, { headers: { authorization: `Bearer ${credential}` } });
     ws.once('unexpected-response', (_req, res) => {

@@ -35,7 +35,7 @@ export function buildHosts(ctx: HubContext, api: HttpApi, presence: Presence = n
     service,
     presence,
     store,
-    attach: (app) => attachHostSocket(app, gateway, store, ctx.log, failures),
+    attach: (app) => attachHostSocket(app, gateway, store, ctx.log, failures, ctx.config.hostConnectsPerMinute),
     async close() {
       await gateway.close();
       await store.close();

@@ -14,8 +14,8 @@ import type { HostStore } from './store.js';
 import type { FailedAuth } from '../ratelimit/failures.js';
 import { ConnectRate } from './connect-rate.js';
 
-export function attachHostSocket(app: TemplatedApp, channels: HostChannels, store: HostStore, log: Logger, failures?: FailedAuth): void {
-  const connects = new ConnectRate();
+export function attachHostSocket(app: TemplatedApp, channels: HostChannels, store: HostStore, log: Logger, failures?: FailedAuth, connectsPerMinute?: number): void {
+  const connects = new ConnectRate(connectsPerMinute);
   // uWS copies the upgrade's user data into its own object (own fields only, no
   // prototype), so the connection travels as a field.
   app.ws<{ c: HostConnection }>(HOST_WS_PATH, {
