@@ -12,7 +12,7 @@ import { startRun, type RunStartFrame } from '../src/host-cli/runner.js';
 import { handleFrame, type HostState } from '../src/host-cli/handlers.js';
 import type { Channel } from '../src/host-cli/channel.js';
 import type { HostToHub } from '../host-protocol/frames.js';
-import { pidAlive } from './helpers/host.js';
+import { eventually, pidAlive } from './helpers/host.js';
 import { Arrivals } from './helpers/waiters.js';
 
 const FAKE = fileURLToPath(new URL('./fixtures/fake-claude.mjs', import.meta.url));
@@ -56,7 +56,9 @@ test('kill() ends the engine\'s whole group at once', async (t) => {
   h.kill();
   await h.done;
   assert.equal(pidAlive(pids.pid), false);
-  assert.equal(pidAlive(pids.child), false);
+  // SIGKILL went to the whole group; a member dies when it is next scheduled, which on a loaded machine
+  // may come a few milliseconds after the engine's own exit was reported.
+  await eventually(async () => !pidAlive(pids.child) || undefined, 2000, 10);
 });
 
 test('run.abort with an id is answered once the engine\'s subprocess is gone too', async (t) => {
