@@ -10,8 +10,11 @@ export const PRE_HELLO_PER_HOST = 4;
 
 export class PreHello implements Iterable<HostConnection> {
   private readonly all = new Set<HostConnection>();
-  /** Each host's waiting sockets, oldest first (a few at most: a lookup is O(1) in a connect storm). */
-  private readonly byHost = new Map<string, HostConnection[]>();
+  /**
+   * Each host's waiting sockets, oldest first: the socket itself while it is the only one (the usual
+   * case, no array per connect in a storm), a few in an array otherwise.
+   */
+  private readonly byHost = new Map<string, HostConnection | HostConnection[]>();
 
   constructor(private readonly perHost = PRE_HELLO_PER_HOST) {}
 
@@ -26,8 +29,10 @@ export class PreHello implements Iterable<HostConnection> {
   /** Adds `conn`; when its host now holds more than its share, the oldest is taken out and returned for the caller to close. */
   add(conn: HostConnection): HostConnection | undefined {
     this.all.add(conn);
-    const list = this.byHost.get(conn.hostId);
-    if (!list) return void this.byHost.set(conn.hostId, [conn]);
+    const held = this.byHost.get(conn.hostId);
+    if (held === undefined) return void this.byHost.set(conn.hostId, conn);
+    const list = Array.isArray(held) ? held : [held];
+    if (list !== held) this.byHost.set(conn.hostId, list);
     list.push(conn);
     if (list.length <= this.perHost) return undefined;
     const oldest = list.shift()!;
@@ -38,15 +43,19 @@ export class PreHello implements Iterable<HostConnection> {
   /** Takes `conn` out (it said hello or closed); false when it was not waiting. */
   delete(conn: HostConnection): boolean {
     if (!this.all.delete(conn)) return false;
-    const list = this.byHost.get(conn.hostId)!;
-    if (list.length === 1) this.byHost.delete(conn.hostId);
-    else list.splice(list.indexOf(conn), 1);
+    const held = this.byHost.get(conn.hostId)!;
+    if (!Array.isArray(held)) this.byHost.delete(conn.hostId);
+    else {
+      held.splice(held.indexOf(conn), 1);
+      if (held.length === 1) this.byHost.set(conn.hostId, held[0]);
+    }
     return true;
   }
 
   /** The host's waiting sockets (a copy: closing them changes the set). */
   ofHost(hostId: string): HostConnection[] {
-    return [...(this.byHost.get(hostId) ?? [])];
+    const held = this.byHost.get(hostId);
+    return held === undefined ? [] : Array.isArray(held) ? [...held] : [held];
   }
 
   /** Hosts with a socket waiting here. */
