@@ -10,14 +10,19 @@ import type { HostProbe } from './host-probe.js';
 import { Applied, ModelConfigDeleted, ModelConfigList, ModelConfigView } from './view-schemas.js';
 import { ModelTestResult } from '../../host-protocol/frames.js';
 
+/** Values that reach an env var on the owner's machine: no whitespace, no C0 or C1 control (ESC, BEL, DEL, NEL…). */
+const NO_SPACE_OR_CONTROL = '^[^\\s\\u0000-\\u001f\\u007f-\\u009f]+$';
+
 const fields = {
   name: Type.String({ minLength: 1, maxLength: 100 }),
   apiType: Type.Union([Type.Literal('anthropic'), Type.Literal('openai')]),
-  baseUrl: Type.String({ minLength: 1, maxLength: 2000 }),
+  // No whitespace or control character: the URL parser drops tabs and newlines inside and controls around it,
+  // so what the test reached was not what the hosts' ANTHROPIC_BASE_URL was given (the text as sent).
+  baseUrl: Type.String({ minLength: 1, maxLength: 2000, pattern: NO_SPACE_OR_CONTROL }),
   // Printable ASCII without spaces: it goes into an HTTP header and an env var.
   apiKey: Type.String({ minLength: 1, maxLength: 4000, pattern: '^[!-~]+$' }),
   authMode: Type.Union([Type.Literal('bearer'), Type.Literal('x-api-key')]),
-  modelName: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\s]+$' }),
+  modelName: Type.String({ minLength: 1, maxLength: 200, pattern: NO_SPACE_OR_CONTROL }),
 };
 
 export const Create = compileBody(
