@@ -106,7 +106,13 @@ export class ModelBindings {
 
     const b = previous ?? Object.assign(new HostModelBinding(), { hostId });
     Object.assign(b, { configId: config.id, status: 'syncing', lastError: null, deliveredVersion: null, updatedAt: new Date() });
-    await em.persist(b).flush();
+    try {
+      await em.persist(b).flush();
+    } catch (e) {
+      // Deleted while this apply waited for the host's earlier settings write (it was not bound yet).
+      if ((e as { code?: string }).code === '23503') throw fail('NOT_FOUND', 'model config not found');
+      throw e;
+    }
     this.owed([hostId]);
     const outcome = await this.send(lease, config.id);
     if (outcome.notTaken) {

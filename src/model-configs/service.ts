@@ -97,16 +97,18 @@ export class ModelConfigService {
     return { deleted: true };
   }
 
-  /** Writes back the auth mode a passing connectivity test detected. */
-  async recordAuthMode(userId: string, id: string, authMode: AuthMode): Promise<void> {
-    const em = this.ctx.em();
-    const c = await em.findOne(ModelConfig, { id, userId });
-    if (!c || c.authMode === authMode) return;
-    c.authMode = authMode;
-    c.version += 1;
-    c.updatedAt = new Date();
-    await em.flush();
-    await this.changed(c.id);
+  /**
+   * Writes back the auth mode a passing connectivity test detected, if the configuration is still the
+   * version that was tested: a test takes up to minutes, and an edit meanwhile (another endpoint, key
+   * or an explicit mode) must not get the old endpoint's mode written over it.
+   */
+  async recordAuthMode(userId: string, id: string, authMode: AuthMode, testedVersion: number): Promise<void> {
+    const rows = await this.ctx.em().getConnection().execute(
+      `update model_configs set auth_mode = ?, version = version + 1, updated_at = now()
+        where id = ? and user_id = ? and version = ? and auth_mode <> ? returning id`,
+      [authMode, id, userId, testedVersion, authMode],
+    );
+    if (rows.length) await this.changed(id);
   }
 
   /** The change is committed; a failure to start the re-sync must not fail the request. */

@@ -43,7 +43,7 @@ export async function testConfig(cfg: Config, configs: ModelConfigService, userI
       : await probe(target as ProbeTarget, { timeoutMs: cfg.modelTestTimeoutMs, egress: { allowPrivate: cfg.modelTestAllowPrivate } });
   // The detected mode belongs to the stored configuration only if what was tested is what is stored.
   if (result.ok && result.authMode && stored && target.baseUrl === stored.config.baseUrl && target.apiKey === stored.apiKey && target.apiType === stored.config.apiType) {
-    await configs.recordAuthMode(userId, stored.config.id, result.authMode);
+    await configs.recordAuthMode(userId, stored.config.id, result.authMode, stored.config.version);
   }
   return result;
 }
