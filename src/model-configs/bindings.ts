@@ -221,8 +221,14 @@ export class ModelBindings {
       return;
     }
     try {
+      // Read again under the lease: a revert or another apply (on any node, each under the lease) may have
+      // come between the first read and this lease, and what they wrote is what the host must keep.
+      const fresh = em.fork();
+      const now = await fresh.findOne(HostModelBinding, { hostId });
+      const cn = now && (await fresh.findOne(ModelConfig, { id: now.configId }));
+      if (!now || !cn || (now.status === 'idle' && now.deliveredVersion === cn.version)) return;
       await em.nativeUpdate(HostModelBinding, { hostId }, { status: 'syncing', updatedAt: new Date() });
-      const outcome = await this.send(lease, b.configId);
+      const outcome = await this.send(lease, now.configId);
       // Went offline mid-way (or lost the lease): owed again when it comes back.
       if (outcome.notTaken?.kind === 'HOST_OFFLINE' || outcome.notTaken?.kind === 'HOST_BUSY') {
         await em.nativeUpdate(HostModelBinding, { hostId }, { status: 'pending', updatedAt: new Date() });
