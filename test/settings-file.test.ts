@@ -130,3 +130,15 @@ test('revert without a backup changes nothing; unreadable files and other engine
   assert.equal(await readFile(bad.file, 'utf8'), '{ "env": { oops', 'a file we cannot parse is left alone');
   assert.deepEqual(await readdir(bad.d), ['settings.json']);
 });
+
+test('the owner\'s numbers come back as written: apply and revert change no other key\'s value, and revert gives the file back byte for byte', async () => {
+  // Hand-written: an id too large for a double, a decimal past its precision, an exponent, a negative zero.
+  const original = '{\n  "env": {\n    "FOO": "bar"\n  },\n  "orgId": 12345678901234567890,\n  "budget": 0.30000000000000000001,\n  "big": 1E5,\n  "z": -0,\n  "n": [\n    1,\n    -2.5,\n    "3 \\"4\\" 5"\n  ]\n}\n';
+  const { file, opts } = await dir(original);
+  await applySettings('claude-code', A, opts);
+  const applied = await readFile(file, 'utf8');
+  for (const lit of ['12345678901234567890', '0.30000000000000000001', '1E5', '-0']) assert.ok(applied.includes(lit), `${lit} kept: ${applied}`);
+  assert.equal((await read(file)).env.ANTHROPIC_BASE_URL, A.baseUrl);
+  await applySettings('claude-code', null, opts);
+  assert.equal(await readFile(file, 'utf8'), original);
+});

@@ -14,6 +14,7 @@ import { chmod, lstat, open, readFile, readlink, rename, stat, unlink } from 'no
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import type { FrameOf, HubToHost } from '../../host-protocol/frames.js';
+import { parseKeepingNumbers } from './json-numbers.js';
 
 export type SettingsConfig = FrameOf<HubToHost, 'settings.apply'>['config'];
 
@@ -90,7 +91,7 @@ async function apply(dir: string, config: NonNullable<SettingsConfig>): Promise<
   next.ANTHROPIC_DEFAULT_SONNET_MODEL = config.model;
   next.ANTHROPIC_DEFAULT_HAIKU_MODEL = config.model;
   settings.env = next;
-  await writeAtomic(await linkTarget(file), format(settings, current.text), 0o600);
+  await writeAtomic(await linkTarget(file), current.restore(format(settings, current.text)), 0o600);
   return { applied: true };
 }
 
@@ -119,7 +120,7 @@ async function revert(dir: string): Promise<{ applied: boolean; reverted: true }
   if (!backup.fileExisted && Object.keys(settings).length === 0) {
     await unlink(target).catch(ignoreMissing);
   } else {
-    await writeAtomic(target, format(settings, current.text), backup.fileMode ?? 0o600);
+    await writeAtomic(target, current.restore(format(settings, current.text)), backup.fileMode ?? 0o600);
   }
   await unlink(backupFile).catch(ignoreMissing);
   return { applied: true, reverted: true };
@@ -127,25 +128,28 @@ async function revert(dir: string): Promise<{ applied: boolean; reverted: true }
 
 // ---------- file helpers ----------
 
-async function readSettings(file: string): Promise<{ text: string | null; json: Json | null; mode: number | null }> {
+/** The file's text and object; `restore` puts the owner's numbers back as written into JSON made from it (json-numbers.ts). */
+async function readSettings(file: string): Promise<{ text: string | null; json: Json | null; mode: number | null; restore(text: string): string }> {
+  const same = (s: string) => s;
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { text: null, json: null, mode: null };
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { text: null, json: null, mode: null, restore: same };
     throw e;
   }
   const mode = (await stat(file)).mode & 0o777;
-  if (!text.trim()) return { text, json: {}, mode };
+  if (!text.trim()) return { text, json: {}, mode, restore: same };
   let json: unknown;
+  let restore = same;
   try {
-    json = JSON.parse(text);
+    ({ json, restore } = parseKeepingNumbers(text));
   } catch {
     // Never overwrite a file we cannot read back: the user's other settings live there.
     throw new Error(`${file} is not valid JSON; fix or remove it first`);
   }
   if (!isObject(json)) throw new Error(`${file} does not hold a JSON object`);
-  return { text, json, mode };
+  return { text, json, mode, restore };
 }
 
 function envOf(settings: Json): Json | undefined {
