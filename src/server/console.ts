@@ -15,6 +15,17 @@ export const CONSOLE_ASSETS = '/console';
 const CACHE_INDEX = 'no-cache';
 // Names carry the content hash: a new bundle gets a new name.
 const CACHE_ASSET = 'public, max-age=31536000, immutable';
+/**
+ * The console page's policy: its own origin is the only source of scripts, styles and connections (the
+ * bundle is two files, the API is same-origin), nothing may frame it (its buttons spend tokens, approve
+ * agents, change the phone: clickjacking), and other sites get no path in the referrer (an invitation's
+ * path holds its token).
+ */
+const PAGE_HEADERS = {
+  'Content-Security-Policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'same-origin',
+};
 
 interface Bundle {
   index: string;
@@ -85,7 +96,7 @@ export function consoleRoutes(api: HttpApi): void {
   const index: Route = {
     method: 'GET', path: '/', auth: 'none', unlimited: true,
     doc: { summary: 'The web console', raw: { status: 200, contentType: 'text/html', description: 'The console page (unknown non-API paths answer it too, for client-side routing).' } },
-    handler: async () => text(200, (await getBundle()).index, 'text/html; charset=utf-8', { 'Cache-Control': CACHE_INDEX, 'X-Content-Type-Options': 'nosniff' }),
+    handler: async () => text(200, (await getBundle()).index, 'text/html; charset=utf-8', { 'Cache-Control': CACHE_INDEX, 'X-Content-Type-Options': 'nosniff', ...PAGE_HEADERS }),
   };
   api.route(index);
   api.route({
