@@ -52,4 +52,5 @@ export const allMigrations: readonly LazyMigration[] = [
   { name: '0010w_billing_charge_one_statement', load: async () => (await import('../billing/migration-charge-one-statement.js')).BillingChargeOneStatementMigration },
   { name: '0010x_billing_session_opens', load: async () => (await import('../billing/migration-session-opens.js')).BillingSessionOpensMigration },
   { name: '0010y_billing_plan_periods', load: async () => (await import('../billing/migration-plan-periods.js')).BillingPlanPeriodsMigration },
+  { name: '0010z_model_bindings_owed_revert', load: async () => (await import('../model-configs/migration-owed-revert.js')).ModelBindingsOwedRevertMigration },
 ];

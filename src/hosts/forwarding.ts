@@ -4,7 +4,7 @@
 // Bus topic); the holder sends it on under an id of its own and carries the
 // host's reply back on `hostreply:<asking node>`, or straight to the pending
 // request when it asked itself. A channel that closes answers its forwarded
-// requests `offline` at once rather than by timeout.
+// requests `lost` at once rather than by timeout.
 import type { FrameOf, HostToHub, HubToHost } from '../../host-protocol/frames.js';
 import { publishObj, subscribeObj, type Bus } from '../bus/bus.js';
 import type { RequestFrame } from './gateway.js';
@@ -65,15 +65,17 @@ export class RequestForwarding {
     const fwd = this.forwards.get(f.id);
     if (!fwd || fwd.hostId !== conn.hostId) return; // late or foreign id: ignore
     this.forwards.delete(f.id);
-    this.answer(fwd.node, { rid: fwd.rid, ok: f.ok, data: f.data, error: f.error, code: f.code });
+    // The host's code is one of its ReplyCodes; 'offline' and 'lost' are the hub's own words.
+    const code = f.code === 'offline' || f.code === 'lost' ? undefined : f.code;
+    this.answer(fwd.node, { rid: fwd.rid, ok: f.ok, data: f.data, error: f.error, code });
   }
 
-  /** The host's channel here closed: its forwarded requests fail now. */
+  /** The host's channel here closed: its forwarded requests fail now (they went out: the host may have done them). */
   gone(hostId: string): void {
     for (const [fid, fwd] of this.forwards) {
       if (fwd.hostId !== hostId) continue;
       this.forwards.delete(fid);
-      this.answer(fwd.node, { rid: fwd.rid, ok: false, code: 'offline' });
+      this.answer(fwd.node, { rid: fwd.rid, ok: false, code: 'lost' });
     }
   }
 

@@ -9,8 +9,19 @@ export interface ReplyMsg {
   ok: boolean;
   data?: unknown;
   error?: string;
-  /** A ReplyCodes value, or 'offline' when the holding node lost the channel. */
+  /** A ReplyCodes value; 'offline' when no channel took the request, 'lost' when the channel closed after it went out. */
   code?: string;
+}
+
+const UNANSWERED = Symbol('unanswered');
+
+/** The request went out to the host and no answer came back (silence, or its channel lost): the host may have done it. */
+export function isUnanswered(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && (e as { [UNANSWERED]?: boolean })[UNANSWERED] === true;
+}
+
+function unanswered(e: HubError): HubError {
+  return Object.assign(e, { [UNANSWERED]: true });
 }
 
 interface Waiting {
@@ -30,7 +41,7 @@ export class PendingRequests {
     const result = new Promise<unknown>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiting.delete(rid);
-        reject(tooOld ? fail('HOST_TOO_OLD') : fail('HOST_TIMEOUT'));
+        reject(unanswered(tooOld ? fail('HOST_TOO_OLD') : fail('HOST_TIMEOUT')));
       }, timeoutMs);
       timer.unref();
       this.waiting.set(rid, { resolve, reject, timer, tooOld });
@@ -70,6 +81,8 @@ function replyError(msg: ReplyMsg): HubError {
   switch (msg.code) {
     case 'offline':
       return fail('HOST_OFFLINE');
+    case 'lost':
+      return unanswered(fail('HOST_OFFLINE'));
     case ReplyCodes.UNSUPPORTED:
       return fail('HOST_TOO_OLD');
     case ReplyCodes.NOT_FOUND:

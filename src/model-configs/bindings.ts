@@ -8,6 +8,7 @@ import type { HubContext } from '../context.js';
 import { pooled } from '../db/pooled.js';
 import { fail, HubError } from '../errors.js';
 import type { HostGateway } from '../hosts/gateway.js';
+import { isUnanswered } from '../hosts/requests.js';
 import { publishObj, subscribeObj } from '../bus/bus.js';
 import { takeSettingsLease, renewSettingsLease, releaseSettingsLease, type SettingsLease } from '../hosts/settings-lease.js';
 import { HostModelBinding, ModelConfig, type BindingStatus } from './entities.js';
@@ -28,6 +29,7 @@ const CLEAN_MAX = 100_000;
 const ERROR_MAX = 1000;
 /** Errors that mean "the host did not take the command", as opposed to "it tried and failed". */
 const NOT_TAKEN = new Set(['HOST_OFFLINE', 'HOST_TOO_OLD', 'HOST_TIMEOUT']);
+const UNANSWERED_ERROR = 'the host did not answer the last settings command and may have applied it; the hub sends its configuration again when the host is next online or idle';
 
 export class ModelBindings {
   private chains = new Map<string, Promise<unknown>>();
@@ -98,6 +100,8 @@ export class ModelBindings {
       try {
         await this.gateway.request(hostId, { t: 'settings.apply', engine: ENGINE, config: null });
       } catch (e) {
+        // The host may have reverted: what it had is owed again, so it ends where the hub says.
+        if (isUnanswered(e) && before?.configId) await this.owe(hostId, before.configId);
         throw asConflict(e) ?? fail('ENGINE_FAILED', `host could not revert its settings: ${errorText(e)}`);
       }
       if (previous) await em.remove(previous).flush();
@@ -116,12 +120,20 @@ export class ModelBindings {
     this.owed([hostId]);
     const outcome = await this.send(lease, config.id);
     if (outcome.notTaken) {
-      // Nothing changed on the host: put the binding back as it was, and answer 409.
-      if (before) await em.nativeUpdate(HostModelBinding, { hostId }, { ...before, updatedAt: new Date() });
+      // Not taken: the binding goes back as it was, and the answer is 409. Taken without an answer, the
+      // host may hold the new settings: what it had before (its default: a revert) is owed to it again.
+      if (outcome.unanswered) await this.owe(hostId, before?.configId ?? null);
+      else if (before) await em.nativeUpdate(HostModelBinding, { hostId }, { ...before, updatedAt: new Date() });
       else await em.nativeDelete(HostModelBinding, { hostId });
       throw outcome.notTaken;
     }
     return { hostId, modelConfig: (await this.ofHosts([hostId])).get(hostId) ?? null };
+  }
+
+  /** The host is owed `configId` (null: its default), sent again when it is next online or idle. */
+  private async owe(hostId: string, configId: string | null): Promise<void> {
+    await this.ctx.em().nativeUpdate(HostModelBinding, { hostId }, { configId, status: 'failed', lastError: UNANSWERED_ERROR, deliveredVersion: null, updatedAt: new Date() });
+    this.owed([hostId]);
   }
 
   /** Releases a lease (best effort: an unreleased one expires) and lets waiting runs start. */
@@ -164,9 +176,9 @@ export class ModelBindings {
     const seq = this.owedSeq;
     try {
       const rows = await pooled<{ host_id: string }>(this.ctx.orm,
-        `select b.host_id from host_model_bindings b join model_configs c on c.id = b.config_id
+        `select b.host_id from host_model_bindings b left join model_configs c on c.id = b.config_id
           where b.host_id = any(?::text[])
-            and not (b.status = 'idle' and b.delivered_version is not distinct from c.version)`,
+            and (b.config_id is null or not (b.status = 'idle' and b.delivered_version is not distinct from c.version))`,
         [hostIds],
       );
       const owing = new Set(rows.map((r) => r.host_id));
@@ -207,8 +219,8 @@ export class ModelBindings {
     const em = this.ctx.em();
     const seq = this.owedSeq;
     const b = await em.findOne(HostModelBinding, { hostId });
-    const c = b && (await em.findOne(ModelConfig, { id: b.configId }));
-    if (!b || !c || (b.status === 'idle' && b.deliveredVersion === c.version)) {
+    const c = b?.configId ? await em.findOne(ModelConfig, { id: b.configId }) : null;
+    if (!b || (b.configId !== null && (!c || (b.status === 'idle' && b.deliveredVersion === c.version)))) {
       if (this.clean.size >= CLEAN_MAX) this.clean.clear();
       if (seq === this.owedSeq) this.clean.add(hostId);
       return;
@@ -225,6 +237,7 @@ export class ModelBindings {
       // come between the first read and this lease, and what they wrote is what the host must keep.
       const fresh = em.fork();
       const now = await fresh.findOne(HostModelBinding, { hostId });
+      if (now?.configId === null) return await this.sendRevert(hostId);
       const cn = now && (await fresh.findOne(ModelConfig, { id: now.configId }));
       if (!now || !cn || (now.status === 'idle' && now.deliveredVersion === cn.version)) return;
       await em.nativeUpdate(HostModelBinding, { hostId }, { status: 'syncing', updatedAt: new Date() });
@@ -238,11 +251,24 @@ export class ModelBindings {
     }
   }
 
+  /** The revert a host owes (under its lease): once it answers, the row goes and the host is on its default. */
+  private async sendRevert(hostId: string): Promise<void> {
+    const em = this.ctx.em();
+    try {
+      await this.gateway.request(hostId, { t: 'settings.apply', engine: ENGINE, config: null });
+    } catch (e) {
+      await em.nativeUpdate(HostModelBinding, { hostId, configId: null }, { lastError: errorText(e).slice(0, ERROR_MAX), updatedAt: new Date() });
+      return;
+    }
+    await em.nativeDelete(HostModelBinding, { hostId, configId: null });
+  }
+
   /**
    * Sends the latest version of the configuration and records the result on the
    * binding. Loops while the configuration changed during the round trip.
+   * `unanswered`: the command went out and no answer came back (the host may have applied it).
    */
-  private async send(lease: SettingsLease, configId: string): Promise<{ notTaken?: HubError }> {
+  private async send(lease: SettingsLease, configId: string): Promise<{ notTaken?: HubError; unanswered?: boolean }> {
     const hostId = lease.hostId;
     const em = this.ctx.em();
     for (;;) {
@@ -262,7 +288,7 @@ export class ModelBindings {
       } catch (e) {
         const conflict = asConflict(e);
         await this.record(hostId, configId, 'failed', conflict ? conflict.message : errorText(e), null);
-        return { notTaken: conflict };
+        return { notTaken: conflict, unanswered: isUnanswered(e) };
       }
       const latest = await em.fork().findOne(ModelConfig, { id: configId });
       if (latest && latest.version !== c.version) continue;

@@ -22,10 +22,13 @@ export class ModelConfig {
   updatedAt: Date = new Date();
 }
 
-/** One row per host on a custom configuration; no row = the engine's default. */
+/**
+ * One row per host on a custom configuration; no row = the engine's default. A row without a
+ * configuration is a revert the host owes: it may hold settings it took without answering.
+ */
 export class HostModelBinding {
   hostId!: string;
-  configId!: string;
+  configId!: string | null;
   status: BindingStatus = 'syncing';
   lastError: string | null = null;
   /** Config version the host last acknowledged; null before the first success. */
@@ -57,7 +60,7 @@ export const HostModelBindingSchema = new EntitySchema<HostModelBinding>({
   tableName: 'host_model_bindings',
   properties: {
     hostId: { type: 'string', primary: true },
-    configId: { type: 'string' },
+    configId: { type: 'string', nullable: true },
     status: { type: 'string' },
     lastError: { type: 'string', nullable: true },
     deliveredVersion: { type: 'integer', nullable: true },
