@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { publishObj, subscribeObj, type Bus } from '../bus/bus.js';
 import { FINAL_N, type RingEntry, type SessionEventName, type SessionEvents } from './events.js';
 import { RING_MAX_BYTES } from '../limits.js';
+import { WindowCounter } from '../ratelimit/window-counter.js';
 
 /** How long a reader waits for the producing node's answer. */
 export const RESUME_ASK_MS = 500;
@@ -44,9 +45,8 @@ export interface Resumed {
 export class SessionResume {
   private readonly waiting = new Map<string, (a: Answer) => void>();
   private readonly offs: Array<() => void> = [];
-  /** Replay bytes this node published per session in the current window (a fixed window: cleared whole when it ends). */
-  private answered = new Map<string, number>();
-  private windowEnds = 0;
+  /** Replay bytes this node published per session in the current window. */
+  private readonly published = new WindowCounter(REPLAY_BUS_BYTES_PER_SESSION, REPLAY_WINDOW_MS);
 
   constructor(
     private readonly events: SessionEvents,
@@ -119,17 +119,9 @@ export class SessionResume {
 
   /** Counts `entries` against the session's replay budget; false (nothing counted) when they do not fit. */
   private withinBudget(sessionId: string, entries: RingEntry[]): boolean {
-    const now = Date.now();
-    if (now >= this.windowEnds) {
-      this.answered = new Map();
-      this.windowEnds = now + REPLAY_WINDOW_MS;
-    }
     let bytes = 0;
     for (const e of entries) bytes += e.frame.length; // UTF-16 units: a bound, not a bill
-    const spent = this.answered.get(sessionId) ?? 0;
-    if (spent > 0 && spent + bytes > REPLAY_BUS_BYTES_PER_SESSION) return false;
-    this.answered.set(sessionId, spent + bytes);
-    return true;
+    return this.published.take(sessionId, bytes);
   }
 
   close(): void {
