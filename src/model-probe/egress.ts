@@ -66,12 +66,26 @@ function normalize(address: string): { address: string; family: 'ipv4' | 'ipv6' 
   return { address: g.map((x) => x.toString(16)).join(':'), family: 'ipv6' };
 }
 
-/** Why an address may not be used, or null when it may. */
-export function refusal(address: string, policy: EgressPolicy): string | null {
+type Refused = 'reserved' | 'private';
+const ALLOW_HINT = ' (MODEL_TEST_ALLOW_PRIVATE=1 allows it)';
+
+function refusedClass(address: string, policy: EgressPolicy): Refused | null {
   const a = normalize(address.replace(/^\[|\]$/g, ''));
-  if (ALWAYS.check(a.address, a.family)) return `address ${address} is link-local or a cloud metadata endpoint`;
-  if (!policy.allowPrivate && PRIVATE.check(a.address, a.family)) return `address ${address} is private or loopback (MODEL_TEST_ALLOW_PRIVATE=1 allows it)`;
+  if (ALWAYS.check(a.address, a.family)) return 'reserved';
+  if (!policy.allowPrivate && PRIVATE.check(a.address, a.family)) return 'private';
   return null;
+}
+
+/** Why an address the caller wrote may not be used, or null when it may. */
+export function refusal(address: string, policy: EgressPolicy): string | null {
+  const c = refusedClass(address, policy);
+  if (!c) return null;
+  return c === 'reserved' ? `address ${address} is link-local or a cloud metadata endpoint` : `address ${address} is private or loopback${ALLOW_HINT}`;
+}
+
+/** Why a name may not be used: the class of what it resolves to, never the address (an internal name's address stays inside). */
+function nameRefusal(hostname: string, c: Refused): string {
+  return c === 'reserved' ? `${hostname} resolves to a link-local or cloud metadata address` : `${hostname} resolves to a private or loopback address${ALLOW_HINT}`;
 }
 
 export class EgressRefused extends Error {}
@@ -83,8 +97,8 @@ export function guardedLookup(policy: EgressPolicy) {
       if (err) return callback(err, '', 0);
       if (!addresses.length) return callback(Object.assign(new Error(`host not found (${hostname})`), { code: 'ENOTFOUND', hostname }), '', 0);
       for (const a of addresses) {
-        const why = refusal(a.address, policy);
-        if (why) return callback(new EgressRefused(`${hostname} resolves to ${why.replace(/^address /, '')}`), '', 0);
+        const c = refusedClass(a.address, policy);
+        if (c) return callback(new EgressRefused(nameRefusal(hostname, c)), '', 0);
       }
       if (options?.all) return callback(null, addresses);
       callback(null, addresses[0].address, addresses[0].family);
