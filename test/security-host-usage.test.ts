@@ -1,10 +1,12 @@
 // The usage a host reports is the owner's word, and on a paid agent the owner
 // earns a share of what it charges the runner. A hostile host must not mint
-// tokens: an owner earns only on what the runner's balance covered (the runner
-// is still charged in full, the run happened), and usage past the per-run
+// tokens nor ruin its guests: a run on another account's agent is charged at
+// most what the runner's balance held (a host reporting any usage took a
+// guest's balance far below zero, the account unusable until it paid that
+// back), the owner earns only on what was covered, and usage past the per-run
 // bound is a bad frame (the channel closes, nothing is charged). The owner
 // could otherwise run its own paid agent from a second account and report any
-// usage: that account goes negative, the owner earns 20 % of any number.
+// usage: that account went negative, the owner earned 20 % of any number.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { encode } from '@msgpack/msgpack';
@@ -14,6 +16,7 @@ import { CloseCodes } from '../host-protocol/version.js';
 import { MAX_RUN_TOKENS } from '../host-protocol/index.js';
 import { usageOf } from '../src/host-cli/claude-stream.js';
 import type { AcceptedRun, SessionView } from '../src/client/index.js';
+import { apiError } from './helpers/api-error.js';
 
 let t: TestHub;
 const hosts: FakeHost[] = [];
@@ -60,8 +63,11 @@ test('an owner earns only on what the runner\'s balance covered: reporting more 
   const runner = await t.user(); // 10,000 starter tokens
   const [start] = await startRuns(runner.key, agentId, host, 1);
   host.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 50_000, outputTokens: 0 } });
-  await eventually(async () => ((await balance(runner.key)) === 10_000 - 50_000 ? true : undefined), 5000, 50);
-  // The runner pays in full (the run happened); the owner earns 20 % of the 10,000 the balance covered, not of 50,000.
+  await eventually(async () => ((await balance(runner.key)) === 0 ? true : undefined), 5000, 50);
+  // The runner pays what its balance held, 10,000 of the 50,000 reported; the owner earns 20 % of that.
+  const spent = (await ledger(runner.key)).filter((x) => x.type === 'spend');
+  assert.deepEqual(spent.map((x) => [x.amount, x.ref, x.balanceAfter]), [[-10_000, start.runId, 0]]);
+  assert.match(spent[0].note ?? '', /charged 10000 of its 50000 tokens/, 'the entry says what was charged of what');
   assert.equal(await balance(owner.key), 10_000 + 2_000);
   const e = await earned(owner.key);
   assert.equal(e.length, 1);
@@ -74,13 +80,14 @@ test('an owner earns only on what the runner\'s balance covered: reporting more 
   assert.equal(stats.earn, 2_000, 'the agent\'s earn counter agrees with the ledger');
   assert.equal(stats.cost, 50_000);
 
-  // The runner is now in debt: a run already accepted still ends and is charged, and earns its owner nothing.
-  await t.admin.admin.grantTokens(runner.id, 50); // 50,000 tokens: back to 10,000
-  assert.equal(await balance(runner.key), 10_000);
+  // Used up: the next message is refused until the runner buys tokens; then runs are charged as before.
+  await assert.rejects(t.client(runner.key).sessions.create({ agentId, content: 'more' }), apiError(429, '4091'));
+  await t.admin.admin.grantTokens(runner.id, 50); // 50,000 tokens
+  assert.equal(await balance(runner.key), 50_000);
   const [second] = await startRuns(runner.key, agentId, host, 1);
   host.send({ t: 'run.end', runId: second.runId, ok: true, usage: { inputTokens: 30_000, outputTokens: 0 } });
-  await eventually(async () => ((await balance(runner.key)) === -20_000 ? true : undefined), 5000, 50);
-  assert.equal(await balance(owner.key), 10_000 + 4_000, 'the second run earned on the 10,000 covered');
+  await eventually(async () => ((await balance(runner.key)) === 20_000 ? true : undefined), 5000, 50);
+  assert.equal(await balance(owner.key), 10_000 + 2_000 + 6_000, 'the second run, covered in full, earned on all of it');
   for (const u of [runner, owner]) {
     const l = await ledger(u.key);
     assert.equal(l.reduce((s, x) => s + x.amount, 0), await balance(u.key), 'the ledger adds up to the balance');
@@ -93,8 +100,8 @@ test('two runs of one runner ended together share its balance: the owner earns o
   const starts = await startRuns(runner.key, agentId, host, 2);
   // Both ends in one frame turn: they are written in one batch (one call of hub_charge_runs) or two.
   for (const s of starts) host.send({ t: 'run.end', runId: s.runId, ok: true, usage: { inputTokens: 8_000, outputTokens: 0 } });
-  await eventually(async () => ((await balance(runner.key)) === 10_000 - 16_000 ? true : undefined), 5000, 50);
-  // 8,000 covered in full (1,600) and 2,000 of the other (400).
+  await eventually(async () => ((await balance(runner.key)) === 0 ? true : undefined), 5000, 50);
+  // 8,000 covered in full (1,600) and 2,000 of the other (400); the runner paid those, 10,000 in all.
   assert.deepEqual((await earned(owner.key)).map((e) => e.amount).sort((a, b) => a - b), [400, 1_600]);
   assert.equal(await balance(owner.key), 10_000 + 2_000);
 });

@@ -1,14 +1,16 @@
 // Run charges as one PostgreSQL function, so the money rule for runs has one
 // home whether it is called inside hub_end_runs (a batch of run ends) or for
 // usage reported after an abort's end. Input: [{run, uid, aid, cost, share,
-// note?}], one per run to charge, in order. Per run with cost > 0:
-//   - the runner (`uid`, the session's owner) pays `cost` in full: a `spend`
-//     entry, ref = the run id, even when it takes the balance below zero (the
-//     run already happened);
+// note?}], one per run to charge, in order. Per run with cost > 0, `covered`
+// is the part of the cost the runner's balance held before this run (its
+// balance when the call began, less its earlier runs in the call; never below 0):
+//   - the runner (`uid`, the session's owner) pays: a `spend` entry, ref = the
+//     run id; `cost` in full on its own agent, even below zero (its own host's
+//     word), and `covered` on another account's agent (that owner's host's
+//     word: any usage it reported took a guest far below zero, the account
+//     unusable until paid back). Nothing covered, no entry;
 //   - on a `paid` agent run by someone other than its owner, the owner earns
-//     floor(covered × share), where `covered` is the part of the cost the
-//     runner's balance held before this run (its balance when the call began,
-//     less its earlier runs in the call; never below 0): an `earn` entry
+//     floor(covered × share): an `earn` entry
 //     (ref = the run id) and the agent's `earn` counter, in the same
 //     statement, so counters and ledger agree. The cost is the host's word
 //     (its owner's), so earning on more than the runner had would let an
@@ -55,11 +57,17 @@ begin
   with r as (
     select * from unnest(v_run, v_uid, v_aid, v_cost, v_share, v_note) with ordinality as r(run, uid, aid, cost, share, note, o)),
   b as (
-    select r.*, least(r.cost, greatest(0, u.balance - coalesce(sum(r.cost) over (partition by r.uid order by r.o
-                                                                                rows between unbounded preceding and 1 preceding), 0))) as covered
-      from r join users u on u.id = r.uid),
+    select c.*, case when c.own then c.cost else c.covered end as charged
+      from (select r.*, coalesce(ag.owner_id = r.uid, false) as own,
+                   least(r.cost, greatest(0, u.balance - coalesce(sum(r.cost) over (partition by r.uid order by r.o
+                                                                                   rows between unbounded preceding and 1 preceding), 0))) as covered
+              from r join users u on u.id = r.uid left join agents ag on ag.id = r.aid) c),
   m as (
-    select b.uid, -b.cost as amount, 'spend' as type, b.run as ref, b.note, null::text as aid, 0 as k, b.o from b
+    select b.uid, -b.charged as amount, 'spend' as type, b.run as ref,
+           case when b.charged < b.cost then concat_ws('; ', b.note, format('charged %s of its %s tokens: a run on another account''s agent costs at most the balance it found', b.charged, b.cost))
+                else b.note end,
+           null::text as aid, 0 as k, b.o
+      from b where b.charged > 0
     union all
     select a.owner_id, floor(b.covered * b.share)::bigint, 'earn', b.run,
            case when b.covered < b.cost then concat_ws('; ', b.note, format('share of the %s of %s tokens the runner''s balance covered', b.covered, b.cost))
