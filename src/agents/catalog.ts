@@ -70,6 +70,8 @@ export class AgentCatalog {
   /** Bumped when every user's state is dropped at once (bus reconnect). */
   private allUsersEpoch = 0;
   private unsubs: Array<() => void>;
+  private resyncTimer: NodeJS.Timeout;
+  private resyncing = false;
   /** Bumped whenever any row changes; derived caches are keyed by it. */
   generation = 0;
 
@@ -90,6 +92,31 @@ export class AgentCatalog {
         this.users.clear();
       }),
     ];
+    // Rows guard access (scope, enable, the guest mode ceiling, the host binding) and are trusted until an
+    // event says otherwise; an event lost for good (a writer gone between its commit and its publish)
+    // would leave a node wrong for ever, so each node compares itself with the table now and then.
+    this.resyncTimer = setInterval(() => void this.resync(), ctx.config.agentsResyncMs);
+    this.resyncTimer.unref();
+  }
+
+  /** Reads every row and marks dirty those that differ from what is held (or are new, or gone); the next read reloads them. */
+  private async resync(): Promise<void> {
+    if (!this.loaded || this.stale || this.resyncing) return;
+    this.resyncing = true;
+    try {
+      const seen = new Set<string>();
+      for (const e of await this.query('')) {
+        seen.add(e.a.id);
+        const held = this.rows.get(e.a.id);
+        // A row reloaded meanwhile may read as differing: marking it dirty costs one reload, never a wrong answer.
+        if (!held || held.ownerName !== e.ownerName || JSON.stringify(held.a) !== JSON.stringify(e.a)) this.dirty.add(e.a.id);
+      }
+      for (const id of this.rows.keys()) if (!seen.has(id)) this.dirty.add(id);
+    } catch (e) {
+      this.ctx.log.warn('agents catalog resync failed; the next one tries again', { err: e });
+    } finally {
+      this.resyncing = false;
+    }
   }
 
   // ---------- invalidation (call after commit) ----------
@@ -261,6 +288,7 @@ export class AgentCatalog {
   }
 
   close(): void {
+    clearInterval(this.resyncTimer);
     for (const u of this.unsubs) u();
     if (catalogs.get(this.ctx.bus) === this) catalogs.delete(this.ctx.bus);
   }

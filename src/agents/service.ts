@@ -40,6 +40,18 @@ export class AgentService {
     this.manager.onBeforeDelete(hook);
   }
 
+  /** Hosts deleted: the database unbound their agents (`on delete set null`); the catalog reloads those rows, here and on every node. */
+  hostsRemoved(hostIds: string[]): Promise<void> | void {
+    const unbind = () => {
+      const gone = new Set(hostIds);
+      const ids: string[] = [];
+      for (const e of this.catalog.all()) if (e.a.hostId && gone.has(e.a.hostId)) ids.push(e.a.id);
+      this.catalog.agentsChanged(...ids);
+    };
+    const f = this.catalog.fresh();
+    return f ? f.then(unbind) : unbind();
+  }
+
   setGateway(g: HostGateway): void {
     this.hosts.setGateway(g);
   }

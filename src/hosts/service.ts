@@ -54,8 +54,12 @@ interface Row {
 const COLS = `id, user_id, name, remark, cli_version, engines, capacity, last_seen_at, created_at`;
 const ms = (d: Date | string | null) => (d === null ? null : new Date(d).getTime());
 
+/** Hosts whose rows are gone (deleted, or with their account): what other domains kept about them goes too. */
+export type HostsRemoved = (hostIds: string[]) => Promise<void> | void;
+
 export class HostService {
   readonly hostExtras: HostExtras[] = [];
+  private readonly removedHandlers: HostsRemoved[] = [];
 
   constructor(
     private readonly ctx: HubContext,
@@ -139,6 +143,7 @@ export class HostService {
     // After commit: every node forgets the credential and the holder closes the channel.
     this.store.revoke(rows[0].credential_hash, hostId);
     await this.presence.remove(hostId, null);
+    await this.tellRemoved([hostId]); // before the answer: the owner's next read sees its agents unbound
     return { deleted: true };
   }
 
@@ -147,6 +152,23 @@ export class HostService {
     for (const h of hosts) {
       this.store.revoke(h.credentialHash, h.id);
       void this.presence.remove(h.id, null);
+    }
+    void this.tellRemoved(hosts.map((h) => h.id));
+  }
+
+  /** Called after a host's row is deleted (its agents unbound by the database's cascade). */
+  onRemoved(handler: HostsRemoved): void {
+    this.removedHandlers.push(handler);
+  }
+
+  private async tellRemoved(hostIds: string[]): Promise<void> {
+    if (!hostIds.length) return;
+    for (const h of this.removedHandlers) {
+      try {
+        await h(hostIds);
+      } catch (e) {
+        this.ctx.log.warn('a removed host\'s clean-up failed', { hostIds: hostIds.slice(0, 10), err: e });
+      }
     }
   }
 
