@@ -12,12 +12,51 @@ export interface StreamResult {
   engineSessionId?: string;
 }
 
+/** Distinct assistant messages whose usage is kept apart; past it the oldest are folded into one sum. */
+const USAGE_MESSAGES_MAX = 10_000;
+
 export class ClaudeStream {
   engineSessionId?: string;
   model?: string;
   result?: StreamResult;
+  /** Usage each assistant message reported, by message id (its lines repeat it, one line per content block). */
+  private perMessage = new Map<string, { input: number; output: number }>();
+  private folded = { input: 0, output: 0 };
+  private anonymous = 0;
 
   constructor(private readonly runId: string) {}
+
+  /**
+   * What the turn used: the result line's total when the engine printed one, else the sum of what its
+   * assistant messages reported so far — an engine stopped by an abort prints no result line, and a
+   * turn aborted after its answer streamed would otherwise end with no usage at all (a free run).
+   */
+  usage(): Usage | undefined {
+    if (this.result?.usage) return this.result.usage;
+    if (!this.perMessage.size && !this.folded.input && !this.folded.output) return undefined;
+    let input = this.folded.input;
+    let output = this.folded.output;
+    for (const u of this.perMessage.values()) {
+      input += u.input;
+      output += u.output;
+    }
+    return { inputTokens: Math.min(MAX_RUN_TOKENS, input), outputTokens: Math.min(MAX_RUN_TOKENS, output) };
+  }
+
+  private noteUsage(message: any): void {
+    const u = usageOf(message?.usage);
+    if (!u) return;
+    const id = typeof message.id === 'string' && message.id ? message.id.slice(0, 200) : `#${++this.anonymous}`;
+    const had = this.perMessage.get(id);
+    // A message's lines repeat its usage; a later one may have counted more output.
+    this.perMessage.set(id, { input: Math.max(had?.input ?? 0, u.inputTokens), output: Math.max(had?.output ?? 0, u.outputTokens) });
+    if (this.perMessage.size > USAGE_MESSAGES_MAX) {
+      const [oldest, v] = this.perMessage.entries().next().value as [string, { input: number; output: number }];
+      this.perMessage.delete(oldest);
+      this.folded.input += v.input;
+      this.folded.output += v.output;
+    }
+  }
 
   /** Parses one stdout line; non-JSON lines are ignored (the engine may print notices). */
   line(raw: string): HostToHub[] {
@@ -48,6 +87,7 @@ export class ClaudeStream {
       case 'assistant':
       case 'user': {
         if (o.type === 'assistant' && typeof o.message?.model === 'string') this.model = o.message.model;
+        if (o.type === 'assistant') this.noteUsage(o.message);
         const content = o.message?.content;
         if (!Array.isArray(content)) return [];
         const blocks = content.map(normalizeBlock).filter((b): b is Block => b !== undefined);

@@ -238,7 +238,7 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
     // that outlived SIGINT, or a grace cut short by the engine's exit) get SIGKILL, which they cannot ignore.
     if (aborted || failure !== undefined) signalEngine(child!, 'SIGKILL');
     const r = parser.result;
-    const common = { usage: r?.usage, engineSessionId: parser.engineSessionId, model: parser.model };
+    const common = { usage: parser.usage(), engineSessionId: parser.engineSessionId, model: parser.model };
     if (aborted) return end({ ok: false, aborted: true, ...common });
     if (failure !== undefined) return end({ ok: false, ...common, error: { code: 'ENGINE_FAILED', message: failure } });
     if (r && !r.isError && code === 0) return end({ ok: true, ...common });
