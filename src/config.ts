@@ -54,6 +54,8 @@ export interface Config {
   authFailuresPerIpPerMinute: number;
   /** How long an in-process credential cache entry is trusted without a Bus invalidation (bounds a revocation lost in a Redis outage), ms. */
   authCacheTtlMs: number;
+  /** How long a run the hub aborted keeps its slot of the host's capacity unless the host reports its engine gone first, ms. */
+  engineStopGraceMs: number;
   /** How often each node compares its agents catalog with the table and reloads rows that differ (an agent event lost for good), ms. */
   agentsResyncMs: number;
   /** Origins (scheme://host[:port], exact) whose pages may call the API from a browser (CORS); none by default. */
@@ -215,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authFailuresPerIpPerMinute: int(env, 'AUTH_FAILURES_PER_IP_PER_MINUTE', 30),
     authCacheTtlMs: Math.max(1000, int(env, 'AUTH_CACHE_TTL_MS', 30_000)),
     agentsResyncMs: Math.max(100, int(env, 'AGENTS_RESYNC_MS', 300_000)),
+    engineStopGraceMs: Math.max(0, int(env, 'ENGINE_STOP_GRACE_MS', 10_000)),
     allowedOrigins: allowedOrigins(env.ALLOWED_ORIGINS),
     trustProxy: env.TRUST_PROXY === '1',
     redisPrefix: env.REDIS_PREFIX ?? 'ah:',

@@ -54,4 +54,5 @@ export const allMigrations: readonly LazyMigration[] = [
   { name: '0010y_billing_plan_periods', load: async () => (await import('../billing/migration-plan-periods.js')).BillingPlanPeriodsMigration },
   { name: '0010z_model_bindings_owed_revert', load: async () => (await import('../model-configs/migration-owed-revert.js')).ModelBindingsOwedRevertMigration },
   { name: '0011a_billing_guest_charge_cap', load: async () => (await import('../billing/migration-guest-charge-cap.js')).BillingGuestChargeCapMigration },
+  { name: '0011b_sessions_engine_stopping', load: async () => (await import('../sessions/migration-engine-stopping.js')).SessionsEngineStoppingMigration },
 ];

@@ -165,7 +165,10 @@ export class Messaging {
       const discarded = await discardWaiting(t, sessionId);
       let running: { id: string; host_id: string; agent_id: string; engine: string } | undefined;
       if (s.running_task_id) {
-        running = await one(t, `update session_tasks set status = 'aborted' where id = ? and status = 'running' returning id, host_id, agent_id, engine`, [s.running_task_id]);
+        // Its engine stops on the host only later: until the host's run.end (or the grace) it keeps its slot.
+        running = await one(t,
+          `update session_tasks set status = 'aborted', engine_until = now() + make_interval(secs => ?) where id = ? and status = 'running' returning id, host_id, agent_id, engine`,
+          [this.ctx.config.engineStopGraceMs / 1000, s.running_task_id]);
         await rows(t, `update sessions set running_task_id = null, updated_at = now() where id = ?`, [sessionId]);
       }
       return { running, discarded };
@@ -180,6 +183,8 @@ export class Messaging {
         await this.runs.end(runId, { ok: false, aborted: true }, { sessionId, hostId, agentId, engine });
       }
       void this.scheduler.drain(hostId);
+      // A host that never reports the engine gone gets the slot back at the grace's end: drain it then.
+      setTimeout(() => void this.scheduler.drain(hostId), this.ctx.config.engineStopGraceMs + 50).unref();
     }
     return { sessionId, status: 'aborted' };
   }

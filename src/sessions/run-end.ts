@@ -36,10 +36,11 @@ export interface EndOut {
 
 /**
  * Usage reported after an aborted run's end was written: the run's tokens are updated and the cost
- * they add is charged (a second `spend` entry for the run, noted as such). One statement.
+ * they add is charged (a second `spend` entry for the run, noted as such); the host has said its
+ * engine is gone, so the run's slot of the host's capacity is free (engine_until). One statement.
  */
 const LATE_USAGE_SQL = `with old as (select id, user_id, agent_id, input_tokens + output_tokens * 2 as cost from session_tasks where id = ? for no key update),
-  upd as (update session_tasks t set input_tokens = ?, output_tokens = ? from old where t.id = old.id returning old.cost)
+  upd as (update session_tasks t set input_tokens = ?, output_tokens = ?, engine_until = null from old where t.id = old.id returning old.cost)
   select hub_charge_runs(jsonb_build_array(jsonb_build_object('run', old.id, 'uid', old.user_id, 'aid', old.agent_id,
            'cost', greatest(0, ?::bigint - upd.cost), 'share', ?::numeric, 'note', 'usage reported after the abort'))) from old, upd`;
 
@@ -120,10 +121,16 @@ export class RunEndWriter {
     this.ends.hurry();
   }
 
-  /** Usage of a run whose end is written already (aborted): kept, and what it adds charged (billing/charge-function.ts); a failure is logged, the end stands. */
-  lateUsage(runId: string, u: Usage): Promise<void> {
-    return rows(this.em(), LATE_USAGE_SQL, [runId, u.inputTokens, u.outputTokens, costOf(u), this.ctx.config.ownerShare])
-      .then(() => undefined, (e) => this.ctx.log.warn('late usage not recorded', { runId, err: e }));
+  /**
+   * The host's run.end for a run whose end is written already (aborted): its engine is gone, so the run
+   * gives its slot of the host's capacity back, and its usage is kept and what it adds charged
+   * (billing/charge-function.ts). A failure is logged, the end stands (the slot comes back at engine_until).
+   */
+  lateEnd(runId: string, u: Usage | undefined): Promise<void> {
+    const write = u
+      ? rows(this.em(), LATE_USAGE_SQL, [runId, u.inputTokens, u.outputTokens, costOf(u), this.ctx.config.ownerShare])
+      : rows(this.em(), `update session_tasks set engine_until = null where id = ? and engine_until is not null`, [runId]);
+    return write.then(() => undefined, (e) => this.ctx.log.warn('late run end not recorded', { runId, err: e }));
   }
 
   /**

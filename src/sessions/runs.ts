@@ -313,14 +313,16 @@ export class RunTracker {
   }
 
   /** Writes the run's end; answers whether its host has waiting work left to drain, and what the end started there. */
-  private async finalize(st: RunState, item: EndItem): Promise<{ waiting: boolean; claim?: Claim }> {
+  private async finalize(st: RunState, item: EndItem): Promise<{ waiting?: boolean; claim?: Claim }> {
     const { written, out } = await this.endWriter.writeUntilDone(item, () => this.closing);
     const end = written.end; // without the host's output if the database refused it
     if (!out) {
       // Ended before (an abort or a sweep on another node wrote it while this node tracked the run): whoever
       // ended it saw to the queue; what the host reports it used is still kept, and charged, as after an abort here.
-      if (st.hostEnded && end.usage) await this.endWriter.lateUsage(st.runId, end.usage);
-      return { waiting: false };
+      if (!st.hostEnded) return { waiting: false };
+      // The host's end: its engine is gone and its slot is free now; the scheduler looks for waiting work.
+      await this.endWriter.lateEnd(st.runId, end.usage);
+      return {};
     }
     this.ctx.metrics.runEnded(out.status);
     logRunEnd(this.ctx.log, st, end, out.status);
@@ -341,10 +343,10 @@ export class RunTracker {
    * `st`: the run's state, none once it is gone (its late writes are then chained by the closed runs: closed-runs.ts).
    */
   private lateEnd(runId: string, hostId: string, f: FrameOf<HostToHub, 'run.end'>, st?: RunState): void {
-    const u = f.usage;
-    if (u && st) st.chain = st.chain.then(() => this.endWriter.lateUsage(runId, u));
-    else if (u) this.retired.follow(runId, () => this.endWriter.lateUsage(runId, u));
-    this.onEnded(hostId);
+    // Its engine is gone: the slot it held comes back once written (engine_until), then the host is drained.
+    const write = () => this.endWriter.lateEnd(runId, f.usage).then(() => this.onEnded(hostId));
+    if (st) st.chain = st.chain.then(write);
+    else this.retired.follow(runId, write);
   }
 
   // ---------- runs unknown to this node ----------

@@ -1,0 +1,66 @@
+// An abort ends the turn for its session at once, but the engine on the owner's machine stops only
+// when its host says so (SIGINT, then SIGKILL after its grace): until the host's run.end, or a bound,
+// the aborted run still holds its slot of the host's capacity. Before, the slot came back at the
+// abort, so a guest looping send/abort on a capacity-1 host had several engines running there at once.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import type { AcceptedRun, SessionView } from '../src/client/index.js';
+
+let t: TestHub;
+before(async () => {
+  t = await startTestHub({ engineStopGraceMs: 1500 } as any);
+});
+after(() => t.close());
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+function accepted(r: SessionView | AcceptedRun): AcceptedRun {
+  assert.ok('taskId' in r, `a run accepted, got ${JSON.stringify(r)}`);
+  return r;
+}
+const started = (host: FakeHost, ids: string[]) => ids.filter((id) => host.frames.some((f) => f.t === 'run.start' && (f as any).runId === id));
+
+async function ownerWithAgent(name: string) {
+  const owner = await t.user();
+  const { hostId, credential } = await pairHost(t, owner.key);
+  const host = await connectFakeHost(t, credential, { capacity: 1 });
+  const a = await eventually(() => t.client(owner.key).agents.create({ name, scope: 'public', step: 'submit', hostId, engine: 'claude-code', workDir: '' }).catch(() => undefined), 5000, 20);
+  await t.admin.admin.approveAgent(a.id);
+  return { host, agentId: a.id };
+}
+
+test("send/abort loops on a capacity-1 host: the next run starts only once the host reports the aborted engine gone", async () => {
+  const { host, agentId } = await ownerWithAgent('abort-capacity');
+  const g = t.client((await t.user()).key);
+  const first = accepted(await g.sessions.create({ agentId, content: 'job 1' }));
+  await host.next((f) => f.t === 'run.start' && (f as any).runId === first.taskId);
+  const ids = [first.taskId];
+  for (let i = 2; i <= 4; i++) {
+    await g.sessions.abort(first.sessionId);
+    ids.push((await g.sessions.send(first.sessionId, { content: `job ${i}` })).taskId);
+  }
+  await sleep(400);
+  assert.deepEqual(started(host, ids), [first.taskId], 'one engine at a time on a capacity-1 host');
+  assert.equal((await g.sessions.get(first.sessionId)).status, 'queued', 'the last message waits (host_capacity)');
+
+  // The host reports the first engine gone: the newest message starts (the others were discarded by the aborts).
+  host.send({ t: 'run.end', runId: first.taskId, ok: false, aborted: true });
+  await host.next((f) => f.t === 'run.start' && (f as any).runId === ids[3]);
+  assert.deepEqual(started(host, ids), [first.taskId, ids[3]]);
+  host.close();
+});
+
+test('a host that never reports the aborted engine gone gets its slot back after ENGINE_STOP_GRACE_MS', async () => {
+  const { host, agentId } = await ownerWithAgent('abort-silent');
+  const g = t.client((await t.user()).key);
+  const first = accepted(await g.sessions.create({ agentId, content: 'job 1' }));
+  await host.next((f) => f.t === 'run.start' && (f as any).runId === first.taskId);
+  await g.sessions.abort(first.sessionId);
+  const next = await g.sessions.send(first.sessionId, { content: 'job 2' });
+  assert.equal(next.status, 'queued');
+  const t0 = Date.now();
+  await host.next((f) => f.t === 'run.start' && (f as any).runId === next.taskId, 6000);
+  assert.ok(Date.now() - t0 >= 900, 'not before the grace');
+  host.close();
+});
