@@ -58,7 +58,8 @@ const open = (content: string) => client().sessions.create({ agentId, content })
 
 before(async () => {
   db = await createTestDatabase();
-  overrides = db.url ? { databaseUrl: db.url } : { dataDir: join(dir, 'data') };
+  // The real agent-host answers an abort with run.end once the engine is gone: the production grace holds.
+  overrides = { ...(db.url ? { databaseUrl: db.url } : { dataDir: join(dir, 'data') }), engineStopGraceMs: 10_000 };
   t = await startTestHub(overrides);
   target = t.hub.port;
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));

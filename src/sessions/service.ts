@@ -175,10 +175,24 @@ export class SessionService {
   async remove(userId: string, id: string) {
     await this.row(userId, id);
     await this.messaging.abort(userId, id); // stop the engine; the rows go with the session
+    await this.enginesGone(id);
     const r = await rows<{ agent_id: string }>(this.em(), `delete from sessions where id = ? and user_id = ? returning agent_id`, [id, userId]);
     if (!r.length) throw fail('NOT_FOUND', 'session not found');
     this.messaging.forget(id);
     return { deleted: true };
+  }
+
+  /**
+   * Waits, within ENGINE_STOP_GRACE_MS, until no run of the session has an engine that may still be
+   * stopping (engine_until: aborted just now, or by an abort before): the host's report of what the run
+   * used is charged against the run's row, which goes with the session — deleted at once, the run was free.
+   */
+  private async enginesGone(sessionId: string): Promise<void> {
+    const deadline = Date.now() + this.ctx.config.engineStopGraceMs;
+    while ((await rows(this.em(), `select 1 from session_tasks where session_id = ? and engine_until > now() limit 1`, [sessionId])).length) {
+      if (Date.now() >= deadline) return;
+      await new Promise((r) => setTimeout(r, 25));
+    }
   }
 
   /** Normalized history, oldest first; `before`/`after` are message-id cursors. Reading clears unread. */

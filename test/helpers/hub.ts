@@ -90,6 +90,9 @@ export async function startTestHub(overrides: Partial<Config> = {}, env: NodeJS.
     starterTokens: 1_000_000,
     // Plan quotas would cap the hosts, agents and sessions the suites create; the quota tests turn them on.
     planQuotas: false,
+    // Fake hosts rarely answer run.abort with a run.end: an aborted run gives its slot back (and a session's
+    // delete goes on) at once, as before ENGINE_STOP_GRACE_MS; the tests of that grace set their own.
+    engineStopGraceMs: 0,
     logLevel: (process.env.TEST_LOG_LEVEL as Config['logLevel']) ?? 'silent',
     ...overrides,
   };
