@@ -47,6 +47,12 @@ export const RUN_END_BATCH_MAX_BYTES = 1 * MiB;
  * of 100,000 characters would otherwise be one statement of up to 38 MB of JSON.
  */
 export const ACCEPT_BATCH_MAX_BYTES = 4 * MiB;
+/**
+ * A page of a session's history holds rows of at most this much content (text, tool input and result,
+ * as stored), one row at least: a host may store rows of about a megabyte each, and 50 of them made one
+ * answer of 50 MB that the node read and built whole. A shorter page says hasMore; its cursor goes on.
+ */
+export const HISTORY_PAGE_MAX_BYTES = 4 * MiB;
 
 /**
  * A host's runs together hold at most this many runs' worth of output (`hostOutputBytes`): each run is

@@ -5,9 +5,10 @@ import type { HubContext } from '../context.js';
 import { fail } from '../errors.js';
 import { countSessionToday, enforceQuota } from '../billing/quotas.js';
 import { newId } from '../ids.js';
+import { HISTORY_PAGE_MAX_BYTES } from '../limits.js';
 import { pageOf, offsetOf } from '../paging.js';
 import { resolveUsableAgent, recordSessionOpened, notifyAgentChanged, requireMode, defaultModeFor, modeFactsOf, type UsableAgent } from '../agents/usage.js';
-import { one, rows, tx, likeEscape, type Em } from './sql.js';
+import { one, rows, tx, likeEscape, marks, type Em } from './sql.js';
 import { sessionView, messageView, type SessionRow, type MessageRow } from './views.js';
 import { bodyHash, findAnswer, storeAnswer, IdempotencyRace, type StoredAnswer } from './idempotency.js';
 import type { Messaging, SendResult, SendOptions } from './messaging.js';
@@ -209,12 +210,24 @@ export class SessionService {
     }
     const asc = q.after !== undefined;
     const cond = cursor === undefined ? '' : asc ? 'and n > ?' : 'and n < ?';
-    const got = await rows<MessageRow>(em,
-      `select * from session_messages where session_id = ? ${cond} order by n ${asc ? 'asc' : 'desc'} limit ?`,
+    // The rows' sizes first (octet_length reads a stored value's length without its bytes); then the rows
+    // that fit the page's byte bound, one at least.
+    const sized = await rows<{ n: string; b: string }>(em,
+      `select n, coalesce(octet_length(content), 0) + coalesce(octet_length(tool_input::text), 0) + coalesce(octet_length(tool_result::text), 0) as b
+         from session_messages where session_id = ? ${cond} order by n ${asc ? 'asc' : 'desc'} limit ?`,
       [id, ...(cursor === undefined ? [] : [cursor]), q.limit + 1]);
-    const hasMore = got.length > q.limit;
-    const page = got.slice(0, q.limit);
-    if (!asc) page.reverse();
+    let hasMore = sized.length > q.limit;
+    const ns: string[] = [];
+    let bytes = 0;
+    for (const r of sized.slice(0, q.limit)) {
+      if (ns.length && bytes + Number(r.b) > HISTORY_PAGE_MAX_BYTES) {
+        hasMore = true;
+        break;
+      }
+      ns.push(r.n);
+      bytes += Number(r.b);
+    }
+    const page = ns.length ? await rows<MessageRow>(em, `select * from session_messages where session_id = ? and n in (${marks(ns.length)}) order by n`, [id, ...ns]) : [];
     const total = Number((await one(em, `select count(*) as c from session_messages where session_id = ?`, [id]))!.c);
     await rows(em, `update sessions set unread = 0 where id = ? and unread > 0`, [id]);
     const items = page.map(messageView);
