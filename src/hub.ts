@@ -129,6 +129,7 @@ export async function buildHub(config: Config, opts: { log?: Logger; embedded?: 
     onShutdown('sessions', () => sessions.close());
     agents.onBeforeDelete((agentId) => sessions.stopAgentRuns(agentId)); // engines stop before the agent's rows go
     hosts.service.onRemoved((hostIds) => agents.hostsRemoved(hostIds));
+    hosts.service.onRemoved((hostIds) => sessions.hostsRemoved(hostIds));
     await sessions.start();
     const modelConfigs = buildModelConfigs(ctx, api, hosts);
     modelConfigs.bindings.onLeaseEnd = (hostId) => void sessions.scheduler.drain(hostId); // runs that waited for a settings write

@@ -11,6 +11,7 @@ import { Messaging } from './messaging.js';
 import { SessionService } from './service.js';
 import { sessionRoutes } from './routes.js';
 import { stopAgentRuns } from './agent-stop.js';
+import { failWaitingOf } from './host-removed.js';
 
 export interface SessionsModule {
   service: SessionService;
@@ -21,6 +22,8 @@ export interface SessionsModule {
   runs: RunTracker;
   /** Stops every run of the agent on its hosts and waits (bounded) until the engines are gone: before the agent is deleted. */
   stopAgentRuns(agentId: string): Promise<void>;
+  /** Hosts deleted: their waiting messages end failed (HOST_DELETED). */
+  hostsRemoved(hostIds: string[]): Promise<void>;
   /** Re-scans waiting work (hub start). */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -44,6 +47,7 @@ export function buildSessions(ctx: HubContext, api: HttpApi, gateway: HostGatewa
     events,
     runs,
     stopAgentRuns: (agentId) => stopAgentRuns(ctx, gateway, events, agentId),
+    hostsRemoved: (hostIds) => failWaitingOf(ctx, events, hostIds),
     start: async () => {
       scheduler.startSweep(ctx.config.hostHeartbeatTimeoutMs);
       // As often as the channels' sweep: a run.start lost on the bus is sent again within two of its periods.
