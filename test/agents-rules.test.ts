@@ -1,7 +1,7 @@
 // Pure rules of agents: publication state machine, substantive changes, workDir, ids.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkWorkDir, idStem, initialState, isSubstantive, nextState, unusableReason, type PubState } from '../src/agents/rules.js';
+import { checkWorkDir, idStem, prefixStem, initialState, isSubstantive, nextState, unusableReason, type PubState } from '../src/agents/rules.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 
@@ -41,9 +41,9 @@ test('substantive fields', () => {
 test('workDir and ids', () => {
   for (const ok of ['', 'src', 'a/b/c', 'a..b', '.hidden']) assert.equal(checkWorkDir(ok), null, ok);
   for (const bad of ['/etc', '..', 'a/../b', 'a\\..\\b', '~/x', 'C:\\x', '\\\\server']) assert.notEqual(checkWorkDir(bad), null, bad);
-  assert.equal(idStem('Zoë Li', 'usr_X', 'My Agent!'), 'zoe-li/my-agent');
-  assert.equal(idStem('张三', 'usr_AbCdEfGh12', '助手'), 'u-cdefgh12/agent');
-  assert.ok(idStem('x'.repeat(200), 'u', 'y'.repeat(200)).length <= 100);
+  assert.equal(idStem(prefixStem('Zoë Li', 'usr_X'), 'My Agent!'), 'zoe-li/my-agent');
+  assert.equal(idStem(prefixStem('张三', 'usr_AbCdEfGh12'), '助手'), 'u-cdefgh12/agent');
+  assert.ok(idStem(prefixStem('x'.repeat(200), 'u'), 'y'.repeat(200)).length <= 100);
 });
 
 test('usability', () => {

@@ -125,8 +125,9 @@ test('resolveUsableAgent: owner ok; disabled or unbound → AGENT_UNUSABLE; dele
   assert.equal(await resolveErr(owner.id, agentId), 'AGENT_UNUSABLE');
   assert.equal(await resolveErr(u.id, 'nobody/none'), 'NOT_FOUND');
   assert.equal(await own.agents.remove(agentId), undefined);
-  // the same id, created again, is not shared with the old member
+  // a deleted id is retired: the same name created again gets another id, not shared with the old member
   const again = await own.agents.create({ name: 'private-helper' });
-  assert.equal(again.id, agentId);
+  assert.equal(again.id, `${agentId}-2`);
   await assert.rejects(c.market.get(agentId), apiError(404));
+  await assert.rejects(c.market.get(again.id), apiError(404));
 });

@@ -110,11 +110,14 @@ export class AccountService {
     if (actorId === userId) throw fail('CONFLICT', 'an administrator cannot delete their own account');
     const em = this.ctx.em();
     // One statement: the account goes (its hosts rows cascade with it) and we learn which hosts it had,
-    // so their credentials are revoked and their channels closed at once, on every node.
+    // so their credentials are revoked and their channels closed at once, on every node. Its agents' ids
+    // are retired as one agent's deletion retires its id (agents/manage.ts).
     const rows = await em.getConnection().execute(
-      `with h as (select id, credential_hash from hosts where user_id = ?), d as (delete from users where id = ? returning id)
+      `with h as (select id, credential_hash from hosts where user_id = ?),
+            r as (insert into agent_ids_retired (id) select id from agents where owner_id = ? on conflict do nothing),
+            d as (delete from users where id = ? returning id)
        select (select count(*) from d)::int as deleted, h.id, h.credential_hash from (select 1) one left join h on true`,
-      [userId, userId],
+      [userId, userId, userId],
     );
     if (!rows.length || rows[0].deleted === 0) throw fail('NOT_FOUND', 'user not found');
     this.auth.revokeUser(userId);

@@ -11,7 +11,7 @@ import { Agent } from './entities.js';
 import type { AgentCatalog, Entry } from './catalog.js';
 import type { HostLookup } from './hostinfo.js';
 import type { AgentWriteBody, MineQueryT } from './schemas.js';
-import { checkWorkDir, defaultEnable, effectivePricing, idStem, initialState, isSubstantive, nextState, SUBSTANTIVE } from './rules.js';
+import { checkWorkDir, defaultEnable, effectivePricing, idStem, initialState, isSubstantive, nextState, prefixStem, SUBSTANTIVE } from './rules.js';
 import { manageView, ownerView } from './views.js';
 import { DEFAULT_GUEST_MODE } from './modes.js';
 
@@ -74,7 +74,7 @@ export class AgentManager {
       updatedAt: now,
       ...initialState(scope, b.step, now),
     });
-    a.id = await this.insertWithFreshId(a, idStem(p.name, p.userId, name));
+    a.id = await this.insertWithFreshId(a, idStem(await this.ownerPrefix(p.userId, p.name), name));
     this.catalog.agentsChanged(a.id);
     return this.ownerResult(p.userId, a.id);
   }
@@ -139,9 +139,11 @@ export class AgentManager {
     const touched = await this.ctx.em().transactional(async (em) => {
       const rows = await em.execute(`select 1 from agents where id = ? and owner_id = ? for update`, [id, p.userId]);
       if (!rows.length) throw fail('NOT_FOUND', 'agent not found');
-      // Users whose cached favorites/shares name this id must forget it (the id may be reused).
+      // Users whose cached favorites/shares name this id must forget it.
       const users = await em.execute(`select user_id from agent_favorites where agent_id = ? union select user_id from agent_members where agent_id = ?`, [id, id]);
       await em.execute(`delete from agents where id = ?`, [id]);
+      // The id is never given to another agent: approvals, links and favorites name this one.
+      await em.execute(`insert into agent_ids_retired (id) values (?) on conflict do nothing`, [id]);
       return users.map((r: any) => r.user_id as string);
     });
     this.catalog.agentsChanged(id);
@@ -259,11 +261,41 @@ export class AgentManager {
     if (why) throw fail('VALIDATION', why);
   }
 
-  /** Inserts with the first free `<stem>`, `<stem>-2`, …; a concurrent taker of the same id makes us retry. */
+  /**
+   * The account's prefix of agent ids, taken at its first agent: the name's slug, or the slug with -2,
+   * -3 when another account holds it (as its prefix, or in ids of agents from before prefixes), so one
+   * account's ids never depend on, or tell of, another's agents.
+   */
+  private async ownerPrefix(userId: string, ownerName: string): Promise<string> {
+    const conn = this.ctx.em().getConnection();
+    const base = prefixStem(ownerName, userId);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const had = await conn.execute(`select agent_prefix from users where id = ?`, [userId]);
+      if (had[0]?.agent_prefix) return had[0].agent_prefix as string;
+      const like = `${base}%`; // a slug: no LIKE metacharacter in it
+      const taken = new Set<string>((await conn.execute(
+        `select agent_prefix as p from users where agent_prefix like ?
+         union select split_part(id, '/', 1) from agents where id like ? and owner_id <> ?`,
+        [like, `${like}/%`, userId],
+      )).map((r: any) => r.p as string));
+      let prefix = base;
+      for (let n = 2; taken.has(prefix); n++) prefix = `${base}-${n}`;
+      try {
+        await conn.execute(`update users set agent_prefix = ? where id = ? and agent_prefix is null`, [prefix, userId]);
+      } catch (e) {
+        if (!/duplicate key|unique/i.test(String((e as Error).message))) throw e; // taken meanwhile: draw again
+      }
+    }
+    throw fail('CONFLICT', 'could not allocate an agent id prefix, retry');
+  }
+
+  /** Inserts with the first free `<stem>`, `<stem>-2`, … (retired ids are not free); a concurrent taker of the same id makes us retry. */
   private async insertWithFreshId(a: Agent, stem: string): Promise<string> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const em = this.ctx.em();
-      const rows = await em.getConnection().execute(`select id from agents where id = ? or id like ?`, [stem, `${stem}-%`]);
+      const rows = await em.getConnection().execute(
+        `select id from agents where id = ? or id like ? union all select id from agent_ids_retired where id = ? or id like ?`,
+        [stem, `${stem}-%`, stem, `${stem}-%`]);
       const taken = new Set(rows.map((r: any) => r.id as string));
       let id = stem;
       for (let n = 2; taken.has(id); n++) id = `${stem}-${n}`;

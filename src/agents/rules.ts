@@ -109,9 +109,12 @@ export function slug(s: string, max: number): string {
     .replace(/-+$/g, '');
 }
 
-/** The id stem `<owner>/<name>` (at most 100 characters, leaving room for a `-n` suffix within 120). */
-export function idStem(ownerName: string, ownerId: string, agentName: string): string {
-  const owner = slug(ownerName, 40) || `u-${slug(ownerId, 40).slice(-8)}`;
-  const name = slug(agentName, 59) || 'agent';
-  return `${owner}/${name}`;
+/** The owner part an account's agent ids start with, before it is made unique among accounts (at most 40 characters). */
+export function prefixStem(ownerName: string, ownerId: string): string {
+  return slug(ownerName, 40) || `u-${slug(ownerId, 40).slice(-8)}`;
+}
+
+/** The id stem `<prefix>/<name>` (at most 100 characters, leaving room for a `-n` suffix within 120). */
+export function idStem(prefix: string, agentName: string): string {
+  return `${prefix}/${slug(agentName, 59) || 'agent'}`;
 }

@@ -48,7 +48,12 @@ export class AgentSharing {
 
   async removeMember(p: Principal, id: string, userId: string) {
     await this.manager.ownEntry(p.userId, id);
-    const rows = await this.ctx.em().getConnection().execute(`delete from agent_members where agent_id = ? and user_id = ? returning user_id`, [id, userId]);
+    const rows = await this.ctx.em().transactional(async (em) => {
+      const gone = await em.execute(`delete from agent_members where agent_id = ? and user_id = ? returning user_id`, [id, userId]);
+      // Remembered: the share link (multi-use) would let the removed user straight back in.
+      if (gone.length) await em.execute(`insert into agent_member_removals (agent_id, user_id) values (?, ?) on conflict (agent_id, user_id) do update set removed_at = now()`, [id, userId]);
+      return gone;
+    });
     if (!rows.length) throw fail('NOT_FOUND', 'no such member');
     this.catalog.usersChanged(userId);
     return { agentId: id, userId, removed: true };
@@ -78,6 +83,10 @@ export class AgentSharing {
         if (kind === 'invite') {
           const used = await em.execute(`update agent_share_tokens set token = ?, created_at = now() where token = ? returning agent_id`, [randomId(24), token]);
           if (!used.length) throw fail('NOT_FOUND', 'invitation not found');
+          // The owner's single-use invitation, its own choice: a removal before it is forgiven.
+          await em.execute(`delete from agent_member_removals where agent_id = ? and user_id = ?`, [agentId, p.userId]);
+        } else if ((await em.execute(`select 1 from agent_member_removals where agent_id = ? and user_id = ?`, [agentId, p.userId])).length) {
+          throw fail('FORBIDDEN', 'the owner removed you from this agent: only a new invitation from the owner lets you back');
         }
         await em.execute(`insert into agent_members (agent_id, user_id, via) values (?, ?, ?) on conflict do nothing`, [agentId, p.userId, kind]);
       });
