@@ -22,7 +22,12 @@ export interface EventStream {
  * garbage collector every piece.
  */
 export function formatEvent(event: string, data: unknown, id?: string | number): string {
-  return (id === undefined ? ['event: ', event, '\ndata: ', JSON.stringify(data), '\n\n'] : ['id: ', String(id), '\nevent: ', event, '\ndata: ', JSON.stringify(data), '\n\n']).join('');
+  return (id === undefined ? ['event: ', event, '\ndata: ', JSON.stringify(data), '\n\n'] : ['id: ', idText(id), '\nevent: ', event, '\ndata: ', JSON.stringify(data), '\n\n']).join('');
+}
+
+/** An id on one line: a client's Last-Event-ID is echoed, and a line break in it wrote an event of its own. */
+function idText(id: string | number): string {
+  return typeof id === 'string' && /[\r\n\0]/.test(id) ? id.replace(/[\r\n\0]/g, '') : String(id);
 }
 
 /** Streams with frames to flush at the end of this event-loop turn: one setImmediate for all of them, not one per stream. */
