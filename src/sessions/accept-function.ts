@@ -86,9 +86,13 @@ begin
   ux as (select u.id, u.balance from users u where u.id = any(array(select distinct v.uid from v))),
   w as (select t.session_id, count(*) as n from session_tasks t
          where t.status = 'queued' and t.session_id = any(v_sids) group by t.session_id),
-  -- A run aborted here still holds its slot while its engine may be stopping on the host (engine_until).
-  r as (select t.host_id, count(*) as n from session_tasks t
-         where (t.status = 'running' or t.engine_until > now()) and t.host_id = any(v_hids) group by t.host_id),
+  -- A run aborted here still holds its slot while its engine may be stopping on the host (engine_until): counted
+  -- apart, on its own small partial index (an OR of the two made one bitmap scan of both, 15 % more CPU a message).
+  r as (select x.host_id, sum(x.n) as n from (
+          select t.host_id, count(*) as n from session_tasks t where t.status = 'running' and t.host_id = any(v_hids) group by t.host_id
+          union all
+          select t.host_id, count(*) from session_tasks t where t.engine_until > now() and t.host_id = any(v_hids) group by t.host_id) x
+         group by x.host_id),
   c as (
     select v.*, s.engine_session_id, coalesce(h.leased, false) as leased, coalesce(v.mode, s.mode) as run_mode, coalesce(v.effort, s.effort) as run_effort,
            case when s.id is null or s.user_id <> v.uid then 'not_found'

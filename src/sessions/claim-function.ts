@@ -57,9 +57,13 @@ begin
     from (select h.id, ceil(extract(epoch from (h.settings_until - now())) * 1000)::int as lease
             from hosts h where h.id = any(v_req) order by h.id for no key update) l;
   v_open := array(select x.hid from unnest(v_hosts, v_leases) as x(hid, lease) where x.lease is null or x.lease <= 0);
-  -- A run aborted here still holds its slot while its engine may be stopping on the host (engine_until).
-  with r as (select t.host_id, count(*)::int as running from session_tasks t
-              where t.host_id = any(v_open) and (t.status = 'running' or t.engine_until > now()) group by t.host_id),
+  -- A run aborted here still holds its slot while its engine may be stopping on the host (engine_until): counted
+  -- apart, on its own small partial index (accept-function.ts says why).
+  with r as (select x.host_id, sum(x.n)::int as running from (
+               select t.host_id, count(*) as n from session_tasks t where t.host_id = any(v_open) and t.status = 'running' group by t.host_id
+               union all
+               select t.host_id, count(*) from session_tasks t where t.host_id = any(v_open) and t.engine_until > now() group by t.host_id) x
+              group by x.host_id),
   f as (select o.hid, greatest(0, coalesce((p_caps->>o.hid)::int, 0) - coalesce(r.running, 0)) as free
           from unnest(v_open) as o(hid) left join r on r.host_id = o.hid)
   select coalesce(array_agg(f.hid order by f.hid), '{}'), coalesce(array_agg(f.free order by f.hid), '{}') into v_open, v_free
