@@ -317,10 +317,9 @@ export class RunTracker {
     const { written, out } = await this.endWriter.writeUntilDone(item, () => this.closing);
     const end = written.end; // without the host's output if the database refused it
     if (!out) {
-      // Ended before (an abort or a sweep on another node wrote it while this node tracked the run): whoever
-      // ended it saw to the queue; what the host reports it used is still kept, and charged, as after an abort here.
+      // Ended before (an abort or a sweep on another node wrote it while this node tracked the run): whoever ended it
+      // saw to the queue. The host's own end: its usage kept and charged, its slot free now, the host drained.
       if (!st.hostEnded) return { waiting: false };
-      // The host's end: its engine is gone and its slot is free now; the scheduler looks for waiting work.
       await this.endWriter.lateEnd(st.runId, end.usage);
       return {};
     }
@@ -343,8 +342,7 @@ export class RunTracker {
    * `st`: the run's state, none once it is gone (its late writes are then chained by the closed runs: closed-runs.ts).
    */
   private lateEnd(runId: string, hostId: string, f: FrameOf<HostToHub, 'run.end'>, st?: RunState): void {
-    // Its engine is gone: the slot it held comes back once written (engine_until), then the host is drained.
-    const write = () => this.endWriter.lateEnd(runId, f.usage).then(() => this.onEnded(hostId));
+    const write = () => this.endWriter.lateEnd(runId, f.usage).then(() => this.onEnded(hostId)); // its slot back, then a drain
     if (st) st.chain = st.chain.then(write);
     else this.retired.follow(runId, write);
   }
