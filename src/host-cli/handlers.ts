@@ -24,7 +24,12 @@ export interface HostState {
   groups?: EngineGroups;
   /** Set on SIGINT/SIGTERM: new runs are refused while the running ones end. */
   stopping?: boolean;
+  /** Runs aborted before their run.start came (ids, oldest first): that run.start starts nothing. */
+  abortedEarly?: Set<string>;
 }
+
+/** Aborts of unknown runs remembered: a run.start follows its abort within a moment, if at all. */
+const ABORTED_EARLY_MAX = 1000;
 
 type Handler<T extends HubToHost['t']> = (f: FrameOf<HubToHost, T>, ch: Channel, s: HostState) => void | Promise<void>;
 
@@ -34,6 +39,8 @@ const runStart: Handler<'run.start'> = (f, ch, s) => {
     if (out.t === 'run.end') s.activity?.runEnded(out);
     ch.send(out);
   };
+  // Aborted before it came (the hub ended it at the abort): no engine for a run already over.
+  if (s.abortedEarly?.delete(f.runId)) return emit({ t: 'run.end', runId: f.runId, ok: false, aborted: true });
   const fail = (code: string, message: string) => emit({ t: 'run.end', runId: f.runId, ok: false, error: { code, message } });
   s.activity?.runStarted(f);
   if (s.stopping) return fail('ENGINE_UNAVAILABLE', 'the host is shutting down');
@@ -52,6 +59,11 @@ const runStart: Handler<'run.start'> = (f, ch, s) => {
 const runAbort: Handler<'run.abort'> = async (f, ch, s) => {
   const h = s.runs.get(f.runId);
   h?.abort();
+  if (!h) {
+    const early = (s.abortedEarly ??= new Set());
+    if (early.size >= ABORTED_EARLY_MAX) early.delete(early.values().next().value as string);
+    early.add(f.runId);
+  }
   if (f.id === undefined) return;
   await h?.done; // resolves after run.end, which is sent only once the process has exited
   ch.send({ t: 'reply', id: f.id, ok: true });
