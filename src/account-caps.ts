@@ -8,6 +8,8 @@ export const API_KEYS_PER_ACCOUNT = 50;
 export const MODEL_CONFIGS_PER_ACCOUNT = 100;
 /** Unpaid channel orders that can still be paid: each made a signed call to the payment provider with the merchant's credentials. */
 export const PENDING_ORDERS_PER_ACCOUNT = 20;
+/** Pair keys not yet used nor expired (each lives 10 minutes): pairing needs one at a time. */
+export const PAIR_KEYS_PER_ACCOUNT = 20;
 
 /** CONFLICT (409) when one more would pass `cap`. */
 export function refuseOverCap(held: number, cap: number, what: string, remedy = 'delete one first'): void {

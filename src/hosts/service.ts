@@ -6,6 +6,7 @@ import type { HubContext } from '../context.js';
 import { fail } from '../errors.js';
 import { enforceQuota } from '../billing/quotas.js';
 import { newId } from '../ids.js';
+import { PAIR_KEYS_PER_ACCOUNT, refuseOverCap } from '../account-caps.js';
 import type { Engine } from '../../host-protocol/frames.js';
 import { DirsResult, EnginesResult } from '../../host-protocol/frames.js';
 import type { HostChannels } from './gateway-impl.js';
@@ -76,11 +77,14 @@ export class HostService {
 
   async createPairKey(userId: string): Promise<{ pairKey: string; expiresAt: number }> {
     await enforceQuota(this.ctx, userId, 'hosts'); // early, so the owner learns it before running the CLI
+    // Spent and expired keys are useless: they go here (no job), and the live ones are counted.
+    const [held] = await this.sql<{ n: number }>(
+      `with gone as (delete from pair_keys where user_id = ? and (used_at is not null or expires_at <= now()))
+       select count(*)::int as n from pair_keys where user_id = ? and used_at is null and expires_at > now()`, [userId, userId]);
+    refuseOverCap(held.n, PAIR_KEYS_PER_ACCOUNT, 'live pair keys', 'use one, or let them expire (10 minutes)');
     const pairKey = generatePairKey();
     const expiresAt = Date.now() + PAIR_KEY_TTL_MS;
     await this.sql(`insert into pair_keys (hash, user_id, expires_at) values (?, ?, ?)`, [hashSecret(pairKey), userId, new Date(expiresAt).toISOString()]);
-    // Expired keys are useless; clearing them here keeps the table small without a job.
-    await this.sql(`delete from pair_keys where user_id = ? and expires_at < now() - interval '1 day'`, [userId]);
     return { pairKey, expiresAt };
   }
 
