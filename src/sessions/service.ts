@@ -210,8 +210,8 @@ export class SessionService {
     }
     const asc = q.after !== undefined;
     const cond = cursor === undefined ? '' : asc ? 'and n > ?' : 'and n < ?';
-    // The rows' sizes first (octet_length reads a stored value's length without its bytes); then the rows
-    // that fit the page's byte bound, one at least.
+    // The rows' sizes first (read by PostgreSQL, not sent: a text's length is read without its bytes, a
+    // tool row's JSON is measured as text); then the rows that fit the page's byte bound, one at least.
     const sized = await rows<{ n: string; b: string }>(em,
       `select n, coalesce(octet_length(content), 0) + coalesce(octet_length(tool_input::text), 0) + coalesce(octet_length(tool_result::text), 0) as b
          from session_messages where session_id = ? ${cond} order by n ${asc ? 'asc' : 'desc'} limit ?`,
