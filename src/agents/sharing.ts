@@ -62,9 +62,7 @@ export class AgentSharing {
   /** What a token leads to; readable by anyone holding it. */
   async inspect(p: Principal | undefined, token: string) {
     const { agentId, kind } = await this.resolve(token);
-    await this.catalog.fresh();
-    const e = this.catalog.get(agentId);
-    if (!e) throw fail('NOT_FOUND', 'invitation not found');
+    const e = await this.target(agentId, p?.userId);
     const st = p ? await this.catalog.userState(p.userId) : undefined;
     return { token, kind, agent: marketView(e, st), ownerName: e.ownerName, isOwner: e.a.ownerId === p?.userId, joined: !!st?.shared.has(agentId) };
   }
@@ -72,9 +70,7 @@ export class AgentSharing {
   /** `{accept: true}` joins (an invitation token is then used up); `{accept: false}` changes nothing. */
   async decide(p: Principal, token: string, accept: boolean) {
     const { agentId, kind } = await this.resolve(token);
-    await this.catalog.fresh();
-    const e = this.catalog.get(agentId);
-    if (!e) throw fail('NOT_FOUND', 'invitation not found');
+    const e = await this.target(agentId, p.userId);
     if (e.a.ownerId === p.userId) throw fail('CONFLICT', 'you own this agent');
     if (accept) {
       await this.ctx.em().transactional(async (em) => {
@@ -94,6 +90,14 @@ export class AgentSharing {
     }
     const st = await this.catalog.userState(p.userId);
     return { agentId, accepted: accept, sharedWithMe: st.shared.has(agentId) };
+  }
+
+  /** The token's agent, as a member would read it: a draft is its owner's alone, token or not. */
+  private async target(agentId: string, userId: string | undefined) {
+    await this.catalog.fresh();
+    const e = this.catalog.get(agentId);
+    if (!e || (e.a.usageStatus === 'draft' && e.a.ownerId !== userId)) throw fail('NOT_FOUND', 'invitation not found');
+    return e;
   }
 
   private async resolve(token: string): Promise<{ agentId: string; kind: Kind }> {
