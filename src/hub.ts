@@ -17,6 +17,7 @@ import { MemoryLimiter } from './ratelimit/limiter.js';
 import { RedisLimiter } from './ratelimit/redis.js';
 import { FailedAuth } from './ratelimit/failures.js';
 import { healthRoutes } from './server/health.js';
+import { endRevoked } from './server/revoked.js';
 import { Drain } from './server/shutdown.js';
 import { loadSecrets } from './secrets.js';
 import type { HubContext } from './context.js';
@@ -102,7 +103,10 @@ export async function buildHub(config: Config, opts: { log?: Logger; embedded?: 
     const failedAuth = new FailedAuth(limits.limiter, config);
     const drain = new Drain();
     const api = new HttpApi(
-      { authenticate: (t, from) => failedAuth.guard(from, () => authenticator.authenticate(t)), before: (r, route) => limits.check(r, route), streamOpened: (s) => drain.track(s), answered: (r, m, s, sec) => metrics.request(r, m, s, sec) },
+      { authenticate: (t, from) => failedAuth.guard(from, () => authenticator.authenticate(t)), before: (r, route) => limits.check(r, route), streamOpened: (s, p) => {
+          drain.track(s);
+          if (p) s.onClose(authenticator.watch(p, () => endRevoked(s)));
+        }, answered: (r, m, s, sec) => metrics.request(r, m, s, sec) },
       log,
       config.bodyLimit,
       { bufferBytes: config.sseBufferBytes, maxPerAccount: config.sseMaxStreamsPerAccount },

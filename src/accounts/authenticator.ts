@@ -15,8 +15,9 @@ import { ExpiringMap } from '../bus/expiring.js';
 import { API_KEY_PREFIX, hashSecret } from './keys.js';
 import { looksLikeJwt, verifyAccessToken } from './tokens.js';
 import { pooled } from '../db/pooled.js';
+import { LiveCredentials, keyCredential, signInCredential, type Revocation } from './live-credentials.js';
 
-type AuthEvent = { t: 'key'; hash: string } | { t: 'user'; userId: string } | { t: 'sid'; sid: string };
+type AuthEvent = Revocation;
 
 const TOUCH_FLUSH_MS = 10_000;
 /** Keys per statement of that write (each a few milliseconds of the event loop). */
@@ -34,12 +35,15 @@ export class Authenticator {
   /** Bumped by every invalidation: a lookup that straddles one does not cache what it read. */
   private epoch = 0;
   private touched = new Map<string, number>();
+  /** Open streams, each ended when the credential it was opened with is revoked. */
+  private readonly live: LiveCredentials;
   private timer: NodeJS.Timeout;
   private unsubs: Array<() => void>;
   /** Database lookups made so far (a seam for tests and metrics). */
   dbLookups = 0;
 
   constructor(private readonly ctx: HubContext) {
+    this.live = new LiveCredentials(ctx);
     this.unsubs = [subscribeObj<AuthEvent>(ctx.bus, 'auth', (ev) => this.onEvent(ev)), ctx.bus.onReconnect(() => this.forgetAll())];
     this.timer = setInterval(() => {
       void this.flushTouches();
@@ -79,7 +83,7 @@ export class Authenticator {
       throw fail('UNAUTHENTICATED', 'invalid API key');
     }
     const r = rows[0];
-    const p: Principal = { userId: r.user_id, name: r.name, role: r.role, via: 'key', keyId: r.key_id };
+    const p: Principal = { userId: r.user_id, name: r.name, role: r.role, via: 'key', keyId: r.key_id, credential: keyCredential(hash) };
     if (epoch === this.epoch) this.keys.set(hash, p);
     this.touch(p);
     return p;
@@ -109,7 +113,12 @@ export class Authenticator {
       }
     }
     if (!live || !user) throw fail('UNAUTHENTICATED', 'session ended');
-    return { userId: claims.sub, name: user.name, role: user.role, via: 'jwt' };
+    return { userId: claims.sub, name: user.name, role: user.role, via: 'jwt', credential: signInCredential(claims.sid) };
+  }
+
+  /** Calls `onRevoked` once when `p`'s credential is revoked (a stream it opened must end); returns the unwatch. */
+  watch(p: Principal, onRevoked: () => void): () => void {
+    return this.live.watch(p, onRevoked);
   }
 
   /** Call after the change has committed: applied here at once, then on every other node. */
@@ -136,6 +145,7 @@ export class Authenticator {
       this.users.delete(ev.userId);
       this.keys.deleteWhere((p) => p.userId === ev.userId);
     }
+    this.live.revoked(ev);
   }
 
   /** Invalidations may have been lost (the Bus reconnected): read everything again. */
@@ -144,6 +154,7 @@ export class Authenticator {
     this.keys.clear();
     this.users.clear();
     this.sessions.clear();
+    void this.live.recheck();
   }
 
   private async flushTouches(): Promise<void> {
@@ -166,6 +177,7 @@ export class Authenticator {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
+    this.live.close();
     for (const u of this.unsubs) u();
     await this.flushTouches();
   }

@@ -236,6 +236,8 @@ export function followSession(o: FollowOptions): Follow {
           if (e.data.runId === null) noRun = true;
           if (e.data.runId && !lastId) lastId = f.id;
         }
+        // The credential is gone: reconnecting would only meet a 401.
+        if (e.event === 'revoked') throw new ApiError(401, e.data.code, e.data.message);
         if (e.event === 'shutdown') continue; // that node is going away: the next connection lands elsewhere
         o.onEvent(e);
         if (e.event === 'run.completed') return { reason: 'completed', end: e, gap, reconnects };

@@ -260,7 +260,7 @@ export class Exchange {
       api.streamOpenedCount(-1);
       s.end(); // a start that failed or returned early leaves no stream open
     });
-    api.hooks.streamOpened?.(s);
+    api.hooks.streamOpened?.(s, this.principal);
     await start(s);
   }
 

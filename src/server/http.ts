@@ -23,6 +23,8 @@ export interface Principal {
   /** How the caller proved who they are; keyId is set for API keys. */
   via: 'key' | 'jwt';
   keyId?: string;
+  /** The credential itself, as `k:<key hash>` or `s:<sign-in id>`: a stream it opened ends when it is revoked. */
+  credential?: string;
 }
 
 export interface Req<Q = any, B = any> {
@@ -99,7 +101,7 @@ export interface HttpHooks {
   /** Runs before the handler (rate limits); may throw a HubError; headers it returns go on the reply. */
   before?(req: Req, route: Route): Promise<Record<string, string> | void | undefined> | Record<string, string> | void | undefined;
   /** Each SSE stream as it opens (a graceful shutdown ends them with a final frame). */
-  streamOpened?(stream: EventStream): void;
+  streamOpened?(stream: EventStream, principal: Principal | undefined): void;
   /** Each answered request (a stream: when it opens), by route template (undefined: no route matched); for metrics. */
   answered?(route: string | undefined, method: string, status: number, seconds: number): void;
 }

@@ -4,6 +4,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import type { SessionEventName } from './events.js';
 import { SHUTDOWN_EVENT } from '../server/shutdown.js';
+import { REVOKED_EVENT } from '../server/revoked.js';
 
 const Base = { sessionId: Type.String(), status: Type.String() };
 const Failure = { code: Type.String(), message: Type.String() };
@@ -22,11 +23,13 @@ const Events = {
 export const SESSION_EVENT_SCHEMAS: Record<SessionEventName, TSchema> = Events;
 
 const Shutdown = Type.Object({ reason: Type.String(), reconnect: Type.Boolean() });
+const Revoked = Type.Object(Failure);
 
-/** Any SSE stream's last frame when its hub node shuts down (server/shutdown.ts). */
+/** Any SSE stream's last frame when its hub node shuts down (server/shutdown.ts) or its credential is revoked (server/revoked.ts). */
 export const STREAM_EVENT_SCHEMAS: Record<string, TSchema> = {
   [SHUTDOWN_EVENT]: Shutdown,
+  [REVOKED_EVENT]: Revoked,
 };
 
 /** The data object of each event a session stream carries, by event name. */
-export type SessionEventData = { [K in keyof typeof Events]: Static<(typeof Events)[K]> } & { shutdown: Static<typeof Shutdown> };
+export type SessionEventData = { [K in keyof typeof Events]: Static<(typeof Events)[K]> } & { shutdown: Static<typeof Shutdown>; revoked: Static<typeof Revoked> };
