@@ -75,9 +75,11 @@ export class ChatappBinding {
       const other = await tx.findOne(Identity, { provider: CHATAPP_PROVIDER, subject: b.chatUserId });
       if (other && other.userId !== userId) throw fail('CONFLICT', 'this chat account is bound to another hub account');
       await tx.execute(`delete from identities where user_id = ? and provider = ?`, [userId, CHATAPP_PROVIDER]);
-      await tx.execute(`insert into identities (id, user_id, provider, subject, display_name) values (?, ?, ?, ?, ?)`, [
+      // A racing confirm of the same chat user for another account may have inserted since the read: the database decides.
+      const added = await tx.execute(`insert into identities (id, user_id, provider, subject, display_name) values (?, ?, ?, ?, ?) on conflict do nothing returning id`, [
         newId('idn'), userId, CHATAPP_PROVIDER, b.chatUserId, b.displayName ?? null,
       ]);
+      if (!added.length) throw fail('CONFLICT', 'this chat account is bound to another hub account');
       const u = await tx.findOneOrFail(User, { id: userId });
       return { attemptId: rows[0].id as string, userName: u.name };
     });

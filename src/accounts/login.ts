@@ -99,15 +99,17 @@ export class LoginService {
 
   private async link(userId: string, sub: string, displayName: string | null): Promise<string> {
     const em = this.ctx.em();
+    // The database decides a race (one identity per provider per account, one account per identity);
+    // the read after it only says which rule refused.
+    const added = await em.execute(
+      `insert into identities (id, user_id, provider, subject, display_name) values (?, ?, ?, ?, ?) on conflict do nothing returning id`,
+      [newId('idn'), userId, LOGIN_PROVIDER, sub, displayName],
+    );
+    if (added.length) return userId;
     const found = await em.findOne(Identity, { provider: LOGIN_PROVIDER, subject: sub });
-    if (found && found.userId !== userId) throw fail('CONFLICT', 'this external identity is linked to another account');
-    if (!found) {
-      const mine = await em.findOne(Identity, { provider: LOGIN_PROVIDER, userId });
-      if (mine) throw fail('CONFLICT', 'another identity of this provider is already linked; unlink it first');
-      em.persist(Object.assign(new Identity(), { id: newId('idn'), userId, provider: LOGIN_PROVIDER, subject: sub, displayName }));
-      await em.flush();
-    }
-    return userId;
+    if (found?.userId === userId) return userId; // linked already
+    if (found) throw fail('CONFLICT', 'this external identity is linked to another account');
+    throw fail('CONFLICT', 'another identity of this provider is already linked; unlink it first');
   }
 
   /** A new login for the user: its row, a refresh token and a first access token. */

@@ -56,4 +56,5 @@ export const allMigrations: readonly LazyMigration[] = [
   { name: '0011a_billing_guest_charge_cap', load: async () => (await import('../billing/migration-guest-charge-cap.js')).BillingGuestChargeCapMigration },
   { name: '0011b_sessions_engine_stopping', load: async () => (await import('../sessions/migration-engine-stopping.js')).SessionsEngineStoppingMigration },
   { name: '0011c_agents_identity', load: async () => (await import('../agents/migration-identity.js')).AgentsIdentityMigration },
+  { name: '0011d_identity_per_provider', load: async () => (await import('../accounts/migration-identity-per-provider.js')).IdentityPerProviderMigration },
 ];
