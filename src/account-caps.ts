@@ -11,7 +11,14 @@ export const PENDING_ORDERS_PER_ACCOUNT = 20;
 /** Pair keys not yet used nor expired (each lives 10 minutes): pairing needs one at a time. */
 export const PAIR_KEYS_PER_ACCOUNT = 20;
 
+/** Favorites and shared agents joined: every node holds a signed-in caller's in memory, and reads them all on a cold cache. */
+export const FAVORITES_PER_ACCOUNT = 1000;
+export const MEMBERSHIPS_PER_ACCOUNT = 1000;
+
+/** The CONFLICT (409) of a full account: `cap` of `what` held. */
+export const overCap = (cap: number, what: string, remedy = 'delete one first') => fail('CONFLICT', `an account holds at most ${cap} ${what}; ${remedy}`);
+
 /** CONFLICT (409) when one more would pass `cap`. */
 export function refuseOverCap(held: number, cap: number, what: string, remedy = 'delete one first'): void {
-  if (held >= cap) throw fail('CONFLICT', `an account holds at most ${cap} ${what}; ${remedy}`);
+  if (held >= cap) throw overCap(cap, what, remedy);
 }

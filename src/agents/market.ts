@@ -3,6 +3,7 @@
 import type { HubContext } from '../context.js';
 import type { Principal } from '../server/http.js';
 import { fail } from '../errors.js';
+import { FAVORITES_PER_ACCOUNT, overCap } from '../account-caps.js';
 import { offsetOf, pageJsonOf, pageOf } from '../paging.js';
 import { orderOf, type AgentCatalog, type Entry, type MarketSort, type UserState } from './catalog.js';
 import type { MarketQueryT } from './schemas.js';
@@ -184,10 +185,27 @@ export class AgentMarket {
   /** Idempotent favorite toggle; favoriteCount is the number of favorite rows. */
   async setFavorite(p: Principal, id: string, on: boolean) {
     const st = await this.prepare(p);
-    this.readable(p, st, id);
+    // Removing is allowed on an agent the caller can no longer read (its list of favorites must be able to make room).
+    let readable = true;
+    try {
+      this.readable(p, st, id);
+    } catch (e) {
+      if (on) throw e;
+      readable = false;
+    }
     const favoriteCount = await this.ctx.em().transactional(async (em) => {
-      if (on) await em.execute(`insert into agent_favorites (user_id, agent_id) values (?, ?) on conflict do nothing`, [p.userId, id]);
-      else await em.execute(`delete from agent_favorites where user_id = ? and agent_id = ?`, [p.userId, id]);
+      if (on) {
+        const added = await em.execute(
+          `insert into agent_favorites (user_id, agent_id) select ?, ? where (select count(*) from agent_favorites where user_id = ?) < ? on conflict do nothing returning agent_id`,
+          [p.userId, id, p.userId, FAVORITES_PER_ACCOUNT],
+        );
+        if (!added.length && !(await em.execute(`select 1 from agent_favorites where user_id = ? and agent_id = ?`, [p.userId, id])).length) {
+          throw overCap(FAVORITES_PER_ACCOUNT, 'favorites', 'remove one first');
+        }
+      } else {
+        const gone = await em.execute(`delete from agent_favorites where user_id = ? and agent_id = ? returning agent_id`, [p.userId, id]);
+        if (!gone.length && !readable) throw fail('NOT_FOUND', 'agent not found');
+      }
       const rows = await em.execute(`select count(*) as n from agent_favorites where agent_id = ?`, [id]);
       return Number(rows[0].n);
     });

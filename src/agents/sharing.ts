@@ -5,6 +5,7 @@
 import type { HubContext } from '../context.js';
 import type { Principal } from '../server/http.js';
 import { fail } from '../errors.js';
+import { MEMBERSHIPS_PER_ACCOUNT, overCap } from '../account-caps.js';
 import { randomId } from '../ids.js';
 import type { AgentCatalog } from './catalog.js';
 import type { AgentManager } from './manage.js';
@@ -84,7 +85,13 @@ export class AgentSharing {
         } else if ((await em.execute(`select 1 from agent_member_removals where agent_id = ? and user_id = ?`, [agentId, p.userId])).length) {
           throw fail('FORBIDDEN', 'the owner removed you from this agent: only a new invitation from the owner lets you back');
         }
-        await em.execute(`insert into agent_members (agent_id, user_id, via) values (?, ?, ?) on conflict do nothing`, [agentId, p.userId, kind]);
+        const joined = await em.execute(
+          `insert into agent_members (agent_id, user_id, via) select ?, ?, ? where (select count(*) from agent_members where user_id = ?) < ? on conflict do nothing returning agent_id`,
+          [agentId, p.userId, kind, p.userId, MEMBERSHIPS_PER_ACCOUNT],
+        );
+        if (!joined.length && !(await em.execute(`select 1 from agent_members where agent_id = ? and user_id = ?`, [agentId, p.userId])).length) {
+          throw overCap(MEMBERSHIPS_PER_ACCOUNT, 'shared agents', 'an owner must remove you from one first');
+        }
       });
       this.catalog.usersChanged(p.userId);
     }
