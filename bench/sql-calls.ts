@@ -29,6 +29,8 @@ const N = Number(process.env.SQL_N ?? 2000);
 const BATCHES = (process.env.SQL_BATCH ?? '1,10').split(',').map(Number);
 const REPS = Number(process.env.SQL_REPS ?? 5);
 const SESSIONS = 200;
+/** What the hub passes for a guest's message (config guestRunMinBalance's default). */
+const GUEST_FLOOR = 1000;
 const AB = process.env.SQL_AB;
 const ONE_RUNNER = process.env.SQL_ONE_RUNNER === '1';
 
@@ -70,7 +72,7 @@ async function window(c: pg.Client, pid: number, w: Awaited<ReturnType<typeof se
     let t = performance.now();
     const acc = await c.query(`select * from hub_accept($1::jsonb, 10, 100)`, [JSON.stringify(batch.map((m) => ({
       ord: m.ord, sid: m.sid, uid: m.uid, tid: m.tid, mid: m.mid, content: 'hello there', hid: w.host, cap: 100000,
-      aid: w.agent, engine: 'claude', wd: '/tmp', mode: null, effort: null,
+      aid: w.agent, engine: 'claude', wd: '/tmp', mode: null, effort: null, gmin: ONE_RUNNER ? 0 : GUEST_FLOOR,
     })))]);
     acceptMs += performance.now() - t;
     if (acc.rows.some((r) => r.o_outcome !== 'running')) throw new Error(`not started: ${JSON.stringify(acc.rows)}`);

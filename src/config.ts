@@ -72,6 +72,8 @@ export interface Config {
   nodeId: string;
   /** Tokens a new account starts with (a `grant` ledger entry). */
   starterTokens: number;
+  /** Tokens that must back each run of a user on another account's agent, running or waiting (a run there is charged at most the balance it finds). */
+  guestRunMinBalance: number;
   /** Share of a run's cost credited to the owner of a paid agent run by someone else (0..1). */
   ownerShare: number;
   /** Enforce plan quotas (hosts, agents, sessions per day); PLAN_QUOTAS=off turns it off. */
@@ -225,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     hostHeartbeatTimeoutMs: int(env, 'HOST_HEARTBEAT_TIMEOUT_MS', 15_000),
     nodeId: env.NODE_ID || `node-${process.pid}`,
     starterTokens: int(env, 'STARTER_TOKENS', 10_000),
+    guestRunMinBalance: int(env, 'GUEST_RUN_MIN_BALANCE', 1_000),
     ownerShare: int(env, 'OWNER_SHARE', 0.2),
     planQuotas: env.PLAN_QUOTAS !== 'off',
     planGrantSweepMs: int(env, 'PLAN_GRANT_SWEEP_MS', 5 * 60_000),
@@ -235,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   if (env.PLAN_QUOTAS !== undefined && env.PLAN_QUOTAS !== '' && env.PLAN_QUOTAS !== 'on' && env.PLAN_QUOTAS !== 'off') throw new ConfigError(`PLAN_QUOTAS must be on or off, got ${JSON.stringify(env.PLAN_QUOTAS)}`);
   if (!Number.isSafeInteger(cfg.starterTokens) || cfg.starterTokens < 0) throw new ConfigError(`STARTER_TOKENS must be a whole number ≥ 0, got ${JSON.stringify(env.STARTER_TOKENS)}`);
+  if (!Number.isSafeInteger(cfg.guestRunMinBalance) || cfg.guestRunMinBalance < 0 || cfg.guestRunMinBalance > 1e12) throw new ConfigError(`GUEST_RUN_MIN_BALANCE must be a whole number from 0 to 10^12, got ${JSON.stringify(env.GUEST_RUN_MIN_BALANCE)}`);
   // Hosts ping at most once a second (the protocol's floor): a shorter window judges on-time hosts silent.
   if (cfg.hostHeartbeatTimeoutMs < MIN_HEARTBEAT_WINDOW_MS) {
     throw new ConfigError(`HOST_HEARTBEAT_TIMEOUT_MS must be at least ${MIN_HEARTBEAT_WINDOW_MS} (hosts ping at most once a second), got ${JSON.stringify(env.HOST_HEARTBEAT_TIMEOUT_MS)}`);

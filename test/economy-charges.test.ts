@@ -9,7 +9,7 @@ import type { AcceptedRun, AgentWriteBody, SessionView } from '../src/client/ind
 
 let t: TestHub;
 before(async () => {
-  t = await startTestHub({ starterTokens: 10_000, ownerShare: 0.2 });
+  t = await startTestHub({ starterTokens: 10_000, ownerShare: 0.2, guestRunMinBalance: 100 }) // 50 guest runs at once on 10,000 tokens (billing-guest-floor.test.ts tests the floor);
 });
 after(() => t.close());
 

@@ -23,7 +23,8 @@
 //      written) starts nothing: the message waits as host_capacity, and the
 //      lease's end drains the host.
 // Outcomes: running | session_busy | host_capacity (wait) | not_found |
-// no_balance (the sender's token balance is ≤ 0) | no_host | queue_full
+// no_balance (the sender's token balance is ≤ 0, or, on another account's agent, below gmin for this
+// message and each of its such messages running or waiting) | no_host | queue_full
 // (refused: nothing written for that message) | retry (its session was
 // locked: nothing written, send it again).
 // A change to the rule is a new migration that replaces the function.
@@ -41,6 +42,8 @@ declare
   -- to the batch's rows gets a generic plan that may scan whole tables).
   v_sids text[] := array(select e->>'sid' from jsonb_array_elements(p_batch) e);
   v_wait text[] := array(select e->>'sid' from jsonb_array_elements(p_batch) e where coalesce((e->>'wait')::boolean, false));
+  -- Senders of messages on other accounts' agents (gmin > 0: the tokens that must back each such run).
+  v_guests text[] := array(select distinct e->>'uid' from jsonb_array_elements(p_batch) e where coalesce((e->>'gmin')::bigint, 0) > 0);
   v_hids text[];
   v_got text[] := '{}';
   v_skip text[];
@@ -79,11 +82,17 @@ begin
   with v as (
     select (e->>'ord')::int as ord, e->>'sid' as sid, e->>'uid' as uid, e->>'tid' as tid, e->>'mid' as mid,
            e->>'content' as content, e->>'hid' as hid, (e->>'cap')::int as cap, e->>'aid' as aid,
-           e->>'engine' as engine, e->>'wd' as wd, e->>'mode' as mode, e->>'effort' as effort
+           e->>'engine' as engine, e->>'wd' as wd, e->>'mode' as mode, e->>'effort' as effort,
+           coalesce((e->>'gmin')::bigint, 0) as gmin,
+           -- This message's place among its sender's guest messages in the batch (each backed on top of those before).
+           row_number() over (partition by e->>'uid', coalesce((e->>'gmin')::bigint, 0) > 0 order by (e->>'ord')::int) as gk
       from jsonb_array_elements(p_batch) e where not (e->>'sid' = any(v_skip))),
   sx as (select s.id, s.user_id, s.running_task_id, s.engine_session_id, s.mode, s.effort from sessions s where s.id = any(v_sids)),
   hx as (select h.id, coalesce(h.settings_until > now(), false) as leased from hosts h where h.id = any(v_hids)),
   ux as (select u.id, u.balance from users u where u.id = any(array(select distinct v.uid from v))),
+  -- Each guest message running or waiting is backed by its gmin: the sender's such messages held now.
+  g as (select t.user_id, count(*) as n from session_tasks t
+         where t.user_id = any(v_guests) and t.gmin > 0 and t.status in ('running', 'queued') group by t.user_id),
   w as (select t.session_id, count(*) as n from session_tasks t
          where t.status = 'queued' and t.session_id = any(v_sids) group by t.session_id),
   -- A run aborted here still holds its slot while its engine may be stopping on the host (engine_until): counted
@@ -97,6 +106,7 @@ begin
     select v.*, s.engine_session_id, coalesce(h.leased, false) as leased, coalesce(v.mode, s.mode) as run_mode, coalesce(v.effort, s.effort) as run_effort,
            case when s.id is null or s.user_id <> v.uid then 'not_found'
                 when coalesce(u.balance, 0) <= 0 then 'no_balance'
+                when v.gmin > 0 and coalesce(u.balance, 0) < v.gmin * (coalesce(g.n, 0) + v.gk) then 'no_balance'
                 when s.running_task_id is not null or coalesce(w.n, 0) > 0 then
                   case when coalesce(w.n, 0) >= p_max_waiting then 'queue_full'
                        when s.running_task_id is not null then 'session_busy'
@@ -104,7 +114,7 @@ begin
                 when h.id is null then 'no_host'
                 else 'candidate' end as kind
       from v left join sx s on s.id = v.sid left join w on w.session_id = v.sid left join hx h on h.id = v.hid
-             left join ux u on u.id = v.uid),
+             left join ux u on u.id = v.uid left join g on g.user_id = v.uid),
   d as (
     select c.*, c.kind = 'candidate' and not c.leased
              and coalesce(r.n, 0) + row_number() over (partition by c.hid, c.kind = 'candidate' order by c.ord) <= c.cap as go
@@ -121,10 +131,10 @@ begin
     select d.mid, d.sid, d.tid, 'user', 'text', d.content, upd.seq, d.engine from d join upd on upd.id = d.sid order by d.ord
     returning id),
   t as (
-    insert into session_tasks (id, session_id, user_id, agent_id, host_id, engine, work_dir, message_id, status, queue_reason, mode, effort, started_at)
+    insert into session_tasks (id, session_id, user_id, agent_id, host_id, engine, work_dir, message_id, status, queue_reason, mode, effort, started_at, gmin)
     select d.tid, d.sid, d.uid, d.aid, d.hid, d.engine, d.wd, d.mid, case when d.go then 'running' else 'queued' end,
            case when d.go then null when d.kind = 'session_busy' then 'session_busy' else 'host_capacity' end,
-           d.run_mode, d.run_effort, case when d.go then now() else null end
+           d.run_mode, d.run_effort, case when d.go then now() else null end, d.gmin
       from d join m on m.id = d.mid order by d.ord
     returning id)
   select c.ord,

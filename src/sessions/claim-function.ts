@@ -18,7 +18,7 @@
 //      long it lasts;
 //   2. each other host's running count (one grouped query) and its free
 //      capacity; for each host with room, its oldest waiting tasks of idle
-//      sessions whose users have a balance, SKIP LOCKED (at most 20 per free
+//      sessions whose users have a balance (one backing each guest run: gmin), SKIP LOCKED (at most 20 per free
 //      slot, 200 in all, as before);
 //   3. per session only its oldest waiting task, then per host the oldest
 //      sessions first, up to its free capacity (window functions);
@@ -74,7 +74,10 @@ begin
       cross join lateral (
         select t.id, t.session_id, t.n from session_tasks t join sessions s on s.id = t.session_id
          where t.host_id = x.hid and t.status = 'queued' and s.running_task_id is null
-           and (select u.balance from users u where u.id = t.user_id) > 0
+           -- A guest's run (gmin > 0) starts only while the balance backs it and the guest runs already running.
+           and (select u.balance from users u where u.id = t.user_id)
+               >= case when t.gmin = 0 then 1
+                       else t.gmin * (1 + (select count(*) from session_tasks g where g.user_id = t.user_id and g.gmin > 0 and g.status = 'running')) end
          order by t.n limit least(200, x.free::bigint * 20) for no key update of t skip locked) c),
     firsts as (select cand.*, row_number() over (partition by cand.session_id order by cand.n) as k from cand),
     picks as (select fs.*, row_number() over (partition by fs.hid order by fs.n) as r from firsts fs where fs.k = 1)

@@ -73,6 +73,11 @@ export class Messaging {
   });
 
   /** sessionId → its owner and agent: facts that never change, so sends skip a lookup. */
+  /** A run on another account's agent is charged at most the balance it finds: the tokens that must back it (billing/charge-function.ts). */
+  private guestFloor(a: UsableAgent, userId: string): number {
+    return a.ownerId === userId ? 0 : this.ctx.config.guestRunMinBalance;
+  }
+
   private owners = new Map<string, { userId: string; agentId: string }>();
 
   private agentOf(userId: string, sessionId: string): string | Promise<string> {
@@ -117,7 +122,7 @@ export class Messaging {
       // The common case goes through the group commit: one hub_accept call for the accepts of a burst.
       const acc = await this.groups.submit({
         sessionId, userId, agentId: a.id, hostId: a.hostId, engine: a.engine, workDir: a.workDir, capacity: presence.capacity, content,
-        mode: options.permissionMode, effort: options.effort,
+        mode: options.permissionMode, effort: options.effort, guestFloor: this.guestFloor(a, userId),
       });
       if (acc.claimed) {
         acc.claimed.acceptedAt = performance.now();
@@ -134,7 +139,7 @@ export class Messaging {
       if (fresh) await fresh.prepare(t);
       const acc = await this.ctx.metrics.timeDb(this.ctx.metrics.dbAccept, () => acceptIn(t, {
         sessionId, userId, agentId: a.id, hostId: a.hostId, engine: a.engine, workDir: a.workDir, capacity: presence.capacity, content,
-        mode: options.permissionMode, effort: options.effort,
+        mode: options.permissionMode, effort: options.effort, guestFloor: this.guestFloor(a, userId),
       }));
       const b: SendBody = acc.queueReason
         ? { sessionId, status: 'queued', taskId: acc.taskId, queueReason: acc.queueReason }

@@ -34,6 +34,8 @@ export interface RunPlace {
 export interface AcceptInput extends RunPlace {
   capacity: number;
   content: string;
+  /** Tokens that must back this run (a run on another account's agent: config guestRunMinBalance); 0 on one's own agent. */
+  guestFloor: number;
   /** Overrides of this run only (options.permissionMode / options.effort); else the session's. */
   mode?: string;
   effort?: string;
@@ -92,7 +94,7 @@ export async function acceptManyIn(em: SqlEm, items: AcceptInput[], lockWaitMs: 
   const planned = items.map((a, ord) => ({ a, ord, taskId: timeOrderedId('run'), messageId: timeOrderedId('msg') }));
   const batch = planned.map(({ a, ord, taskId, messageId }) => ({
     ord, sid: a.sessionId, uid: a.userId, tid: taskId, mid: messageId, content: a.content, hid: a.hostId, cap: a.capacity,
-    aid: a.agentId, engine: a.engine, wd: a.workDir, mode: a.mode ?? null, effort: a.effort ?? null, wait: a.lockWait === true,
+    aid: a.agentId, engine: a.engine, wd: a.workDir, mode: a.mode ?? null, effort: a.effort ?? null, wait: a.lockWait === true, gmin: a.guestFloor,
   }));
   const answers = new Map((await bound<{ o_ord: number; o_outcome: Outcome; o_engine_session_id: string | null; o_mode: string; o_effort: string | null }>(em,
     `select * from hub_accept(?::jsonb, ?, ?)`, [JSON.stringify(batch), MAX_WAITING, lockWaitMs])).map((r) => [r.o_ord, r]));
