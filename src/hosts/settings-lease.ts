@@ -25,7 +25,7 @@ function exec<T = any>(em: Em, sql: string, params: unknown[]): Promise<T[]> {
 
 /**
  * Takes the host's settings lease, or answers undefined when the host is busy:
- * a run is running on it, or another settings write holds the lease.
+ * a run is running on it (or an aborted run's engine is still stopping), or another settings write holds the lease.
  */
 export async function takeSettingsLease(em: Em, hostId: string): Promise<SettingsLease | undefined> {
   return em.transactional(async (t) => {
@@ -38,8 +38,10 @@ export async function takeSettingsLease(em: Em, hostId: string): Promise<Setting
       `update hosts set settings_until = now() + make_interval(secs => ?)
         where id = ? and (settings_until is null or settings_until <= now())
           and not exists (select 1 from session_tasks where host_id = ? and status = 'running')
+          -- An aborted run's engine may still be stopping on the host (sessions' engine_until).
+          and not exists (select 1 from session_tasks where host_id = ? and engine_until > now())
         returning settings_until::text as until`,
-      [SETTINGS_LEASE_MS / 1000, hostId, hostId]);
+      [SETTINGS_LEASE_MS / 1000, hostId, hostId, hostId]);
     return r ? { hostId, until: r.until } : undefined;
   });
 }
