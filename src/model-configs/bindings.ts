@@ -29,10 +29,19 @@ const CLEAN_MAX = 100_000;
 const ERROR_MAX = 1000;
 /** Errors that mean "the host did not take the command", as opposed to "it tried and failed". */
 const NOT_TAKEN = new Set(['HOST_OFFLINE', 'HOST_TOO_OLD', 'HOST_TIMEOUT']);
+/**
+ * After a failed delivery, an idle host is sent what it owes again only after this delay, doubled per
+ * failure up to the max: each delivery holds the host's settings lease (no run starts), up to the
+ * command's deadline when the host is silent. A hello, an apply or an edit still sends at once.
+ */
+export const OWED_RETRY_MIN_MS = 30_000;
+export const OWED_RETRY_MAX_MS = 30 * 60_000;
 const UNANSWERED_ERROR = 'the host did not answer the last settings command and may have applied it; the hub sends its configuration again when the host is next online or idle';
 
 export class ModelBindings {
   private chains = new Map<string, Promise<unknown>>();
+  /** Hosts whose last delivery failed: when an idle may try again, and the delay after the next failure. */
+  private retry = new Map<string, { at: number; delayMs: number }>();
   /**
    * Hosts known to owe nothing, so that "running dropped to zero" (every run end)
    * costs no database read. Kept true by OWED_TOPIC messages from any node.
@@ -59,7 +68,7 @@ export class ModelBindings {
     // A reconnect storm costs one query in flight for all the hellos meanwhile, not one per host.
     this.gateway.onHostsUp((hosts) => this.owingQueue.add(...hosts.map((h) => h.hostId)));
     this.gateway.onIdle((hostId) => {
-      if (!this.clean.has(hostId)) this.kick(hostId);
+      if (!this.clean.has(hostId)) this.kick(hostId, true);
     });
   }
 
@@ -83,7 +92,9 @@ export class ModelBindings {
       const lease = await takeSettingsLease(this.ctx.em(), hostId);
       if (!lease) throw fail('HOST_BUSY', 'host has a running task; apply again when it is idle');
       try {
-        return await this.applyHolding(lease, config);
+        const out = await this.applyHolding(lease, config);
+        this.retry.delete(hostId); // the host answered: idles may deliver at once again
+        return out;
       } finally {
         await this.endLease(lease);
       }
@@ -194,9 +205,9 @@ export class ModelBindings {
     }
   }
 
-  /** Deliver to one host if it owes anything and can take it now; never throws. */
-  kick(hostId: string): void {
-    void this.serial(hostId, () => this.deliverOwed(hostId)).catch((e) => this.ctx.log.warn('model settings delivery failed', { hostId, err: errorText(e) }));
+  /** Deliver to one host if it owes anything and can take it now; never throws. `idle`: not while a failure's delay runs (checked in turn: a kick may wait behind the failing one). */
+  kick(hostId: string, idle = false): void {
+    void this.serial(hostId, async () => (idle && (this.retry.get(hostId)?.at ?? 0) > Date.now() ? undefined : this.deliverOwed(hostId))).catch((e) => this.ctx.log.warn('model settings delivery failed', { hostId, err: errorText(e) }));
   }
 
   /** `modelConfig` of each host (absent from the map = default). One query for any number of hosts. */
@@ -237,11 +248,12 @@ export class ModelBindings {
       // come between the first read and this lease, and what they wrote is what the host must keep.
       const fresh = em.fork();
       const now = await fresh.findOne(HostModelBinding, { hostId });
-      if (now?.configId === null) return await this.sendRevert(hostId);
+      if (now?.configId === null) return this.settle(hostId, await this.sendRevert(hostId));
       const cn = now && (await fresh.findOne(ModelConfig, { id: now.configId }));
       if (!now || !cn || (now.status === 'idle' && now.deliveredVersion === cn.version)) return;
       await em.nativeUpdate(HostModelBinding, { hostId }, { status: 'syncing', updatedAt: new Date() });
       const outcome = await this.send(lease, now.configId);
+      this.settle(hostId, !outcome.failed);
       // Went offline mid-way (or lost the lease): owed again when it comes back.
       if (outcome.notTaken?.kind === 'HOST_OFFLINE' || outcome.notTaken?.kind === 'HOST_BUSY') {
         await em.nativeUpdate(HostModelBinding, { hostId }, { status: 'pending', updatedAt: new Date() });
@@ -252,15 +264,27 @@ export class ModelBindings {
   }
 
   /** The revert a host owes (under its lease): once it answers, the row goes and the host is on its default. */
-  private async sendRevert(hostId: string): Promise<void> {
+  private async sendRevert(hostId: string): Promise<boolean> {
     const em = this.ctx.em();
     try {
       await this.gateway.request(hostId, { t: 'settings.apply', engine: ENGINE, config: null });
     } catch (e) {
       await em.nativeUpdate(HostModelBinding, { hostId, configId: null }, { lastError: errorText(e).slice(0, ERROR_MAX), updatedAt: new Date() });
-      return;
+      return false;
     }
     await em.nativeDelete(HostModelBinding, { hostId, configId: null });
+    return true;
+  }
+
+  /** A delivery's outcome: a failure spaces out the next tries from idles; a success forgets them. */
+  private settle(hostId: string, delivered: boolean): void {
+    if (delivered) {
+      this.retry.delete(hostId);
+      return;
+    }
+    const delayMs = this.retry.get(hostId)?.delayMs ?? OWED_RETRY_MIN_MS;
+    if (this.retry.size >= CLEAN_MAX) this.retry.clear();
+    this.retry.set(hostId, { at: Date.now() + delayMs, delayMs: Math.min(delayMs * 2, OWED_RETRY_MAX_MS) });
   }
 
   /**
@@ -268,7 +292,7 @@ export class ModelBindings {
    * binding. Loops while the configuration changed during the round trip.
    * `unanswered`: the command went out and no answer came back (the host may have applied it).
    */
-  private async send(lease: SettingsLease, configId: string): Promise<{ notTaken?: HubError; unanswered?: boolean }> {
+  private async send(lease: SettingsLease, configId: string): Promise<{ notTaken?: HubError; unanswered?: boolean; failed?: boolean }> {
     const hostId = lease.hostId;
     const em = this.ctx.em();
     for (;;) {
@@ -281,14 +305,14 @@ export class ModelBindings {
         apiKey = await this.configs.openKey(c);
       } catch (e) {
         await this.record(hostId, configId, 'failed', errorText(e), null);
-        return {};
+        return { failed: true };
       }
       try {
         await this.gateway.request(hostId, { t: 'settings.apply', engine: ENGINE, config: { baseUrl: c.baseUrl, authMode: c.authMode, apiKey, model: c.modelName } });
       } catch (e) {
         const conflict = asConflict(e);
         await this.record(hostId, configId, 'failed', conflict ? conflict.message : errorText(e), null);
-        return { notTaken: conflict, unanswered: isUnanswered(e) };
+        return { notTaken: conflict, unanswered: isUnanswered(e), failed: true };
       }
       const latest = await em.fork().findOne(ModelConfig, { id: configId });
       if (latest && latest.version !== c.version) continue;
