@@ -123,6 +123,8 @@ export const RunStart = Type.Object({
   /** default | accept-edits | auto | plan */
   mode: Str(40),
   effort: Type.Optional(Str(40)),
+  /** The run is a user's other than the agent's owner: the host gives it none of the owner's own engine settings (added in v1, optional; an older host ignores it). */
+  guest: Type.Optional(Type.Boolean()),
 });
 /**
  * Ends a run early. With `id` (added in v1, optional) it is a request: the host answers `reply {id, ok: true}`

@@ -24,6 +24,8 @@ export interface HostState {
   groups?: EngineGroups;
   /** Set on SIGINT/SIGTERM: new runs are refused while the running ones end. */
   stopping?: boolean;
+  /** Where a guest run's settings file lives while it runs (main.ts: $AGENT_HOST_HOME/runs). */
+  runFilesDir?: string;
   /** Runs aborted before their run.start came (ids, oldest first): that run.start starts nothing. */
   abortedEarly?: Set<string>;
 }
@@ -47,7 +49,7 @@ const runStart: Handler<'run.start'> = (f, ch, s) => {
   if (f.engine !== 'claude-code' || !s.claudeBin) return fail('ENGINE_UNAVAILABLE', `engine ${f.engine} is not available on this host`);
   let handle: RunHandle;
   try {
-    handle = startRun(f, { workRoot: s.workRoot, claudeBin: s.claudeBin, groups: s.groups }, emit);
+    handle = startRun(f, { workRoot: s.workRoot, claudeBin: s.claudeBin, groups: s.groups, claudeConfigDir: s.claudeConfigDir, runFilesDir: s.runFilesDir }, emit);
   } catch (e) {
     return fail('ENGINE_FAILED', (e as Error).message);
   }

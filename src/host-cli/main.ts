@@ -8,7 +8,7 @@ import { hostname, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { statSync } from 'node:fs';
 import { pair } from './pair.js';
-import { loadPairing, credentialPath } from './home.js';
+import { loadPairing, credentialPath, homeDir } from './home.js';
 import { detectEngines } from './engines.js';
 import { Channel } from './channel.js';
 import { handleFrame, type HostState } from './handlers.js';
@@ -111,6 +111,7 @@ async function cmdRun(argv: string[]): Promise<number> {
   const state: HostState = {
     workRoot,
     claudeConfigDir: process.env.CLAUDE_CONFIG_DIR || join(homedir(), '.claude'),
+    runFilesDir: join(homeDir(), 'runs'),
     claudeBin: detected.claudeBin,
     engines: detected.engines,
     runs: new Map(),

@@ -3,7 +3,8 @@
 // run frames. Exactly one run.end per run, emitted after the process is gone.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { realpathSync, statSync } from 'node:fs';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { homedir, tmpdir } from 'node:os';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { FrameOf, HubToHost, HostToHub } from '../../host-protocol/frames.js';
 import { ClaudeStream } from './claude-stream.js';
 import { isEngineSessionId } from '../../host-protocol/engine-values.js';
@@ -11,6 +12,7 @@ import { encodeHostFrame } from '../../host-protocol/codec.js';
 import { boundRunFrame } from './bounds.js';
 import { ENGINE_LINE_MAX_BYTES, readEngineLines } from './engine-lines.js';
 import type { EngineGroups } from './engine-groups.js';
+import { guestSettings, type GuestSettings } from './guest-settings.js';
 
 export type RunStartFrame = FrameOf<HubToHost, 'run.start'>;
 
@@ -34,6 +36,10 @@ export interface RunOptions {
   lineMaxBytes?: number;
   /** Where the engine's process group is recorded while it runs, for the next agent-host should this one be killed. */
   groups?: Pick<EngineGroups, 'add' | 'remove'>;
+  /** $CLAUDE_CONFIG_DIR (default ~/.claude): a guest's run gets only the model settings of its settings.json (guest-settings.ts). */
+  claudeConfigDir?: string;
+  /** Where a guest run's settings file lives while it runs (default: the OS temp directory). */
+  runFilesDir?: string;
 }
 
 /**
@@ -138,12 +144,15 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
   let killTimer: NodeJS.Timeout | undefined;
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => (resolveDone = r));
+  /** A guest run's settings file (removed at the end). */
+  let guest: GuestSettings | undefined;
 
   const end = (f: Omit<FrameOf<HostToHub, 'run.end'>, 't' | 'runId'>) => {
     if (ended) return;
     ended = true;
     if (killTimer) clearTimeout(killTimer);
     if (GROUPS && child?.pid !== undefined) opts.groups?.remove(child.pid);
+    guest?.remove();
     try {
       const [out] = boundRunFrame({ t: 'run.end', runId, ...f });
       const refused = encodeHostFrame(out).error;
@@ -192,6 +201,16 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
     if (!(e instanceof BadRunError)) throw e;
     queueMicrotask(() => end({ ok: false, error: { code: 'BAD_RUN', message: `refused: ${e.message}` } }));
     return { abort() {}, kill() {}, done };
+  }
+  // A guest's run: none of the owner's own engine settings (guest-settings.ts).
+  if (frame.guest === true) {
+    try {
+      guest = guestSettings(runId, opts.claudeConfigDir ?? join(homedir(), '.claude'), opts.runFilesDir ?? join(tmpdir(), 'agent-host-runs'));
+    } catch (e) {
+      queueMicrotask(() => end({ ok: false, error: { code: 'ENGINE_UNAVAILABLE', message: `the guest run's settings could not be written: ${(e as Error).message}`.slice(0, 4000) } }));
+      return { abort() {}, kill() {}, done };
+    }
+    argv.push(...guest.args);
   }
   const env: NodeJS.ProcessEnv = { ...process.env };
   const thinking = frame.effort ? EFFORT_THINKING_TOKENS.get(frame.effort) : undefined;

@@ -114,6 +114,8 @@ export class Scheduler {
       // A value stored before it was checked (runs.ts) never reaches the engine's argv.
       ...(t.resume && isEngineSessionId(t.resume) ? { resume: t.resume } : {}),
       mode: this.runMode(t, facts), ...(t.effort ? { effort: t.effort } : {}),
+      // Not the owner's: the host withholds the owner's own engine settings (host-cli/guest-settings.ts).
+      ...(t.userId !== facts.ownerId ? { guest: true } : {}),
     };
   }
 
