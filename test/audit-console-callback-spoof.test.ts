@@ -1,0 +1,39 @@
+// Audit: /auth/callback shows the identity provider's `error_description` from the query string
+// before it checks `state` against the flow this tab started. Anyone can therefore send a link to the
+// hub's own origin that renders attacker-written text in the console's alert box (content spoofing /
+// phishing on a trusted origin), e.g. "sign in again at <evil site> with your API key". An IdP's real
+// error comes back with the `state` of a flow this tab started; an error without that state is not
+// the IdP talking, and must not be shown verbatim.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { noBrowser, openConsole, type ConsoleTab } from './helpers/browser.js';
+
+const skip = noBrowser();
+let t: TestHub;
+let tab: ConsoleTab;
+
+before(async () => {
+  if (skip) return;
+  t = await startTestHub();
+  tab = await openConsole(t.url);
+});
+
+after(async () => {
+  if (skip) return;
+  await tab.close();
+  await t.close();
+});
+
+const LURE = 'Your Agent Hub account is locked. Unlock it at https://agent-hub-support.example/unlock with your API key.';
+
+test('a crafted /auth/callback link (no flow started in this tab) does not render attacker text in the console', { skip }, async () => {
+  const { page } = tab;
+  const q = new URLSearchParams({ error: 'access_denied', error_description: LURE, state: 'attacker-chosen' });
+  await page.goto(`${t.url}/auth/callback?${q}`);
+  const alert = page.getByRole('alert');
+  await alert.waitFor();
+  const shown = await alert.innerText();
+  assert.ok(!shown.includes('agent-hub-support.example'),
+    `the console's own alert box, on the hub's origin, shows text taken from the link: ${JSON.stringify(shown)}`);
+});
