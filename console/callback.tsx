@@ -6,6 +6,24 @@ import { client, setLogin, takeFlow, takeLinking } from './session.js';
 import { go } from './router.js';
 import { A, ErrorBox, Loading } from './ui.js';
 
+const NO_CODE = 'This address is where the identity provider returns after signing in; it was opened without a code.';
+const NOT_THIS_TAB = 'This sign-in was not started in this browser tab, so it was not used. Start it again from the sign-in page.';
+/** OAuth's error codes (RFC 6749 §4.1.2.1, OpenID Connect §3.1.2.6) in the console's own words. */
+const REFUSALS: Record<string, string> = {
+  access_denied: 'the sign-in was declined',
+  login_required: 'it needs you to sign in there first',
+  interaction_required: 'it needs you to act there first',
+  consent_required: 'it needs your consent first',
+  account_selection_required: 'it needs you to choose an account there first',
+  server_error: 'it had an error',
+  temporarily_unavailable: 'it is unavailable for now',
+};
+/** The provider's refusal of this tab's sign-in: its code in fixed words, its own description only as a short, labelled detail. */
+function providerRefusal(code: string, description: string | null): string {
+  const detail = description ? ` (the provider's detail: ${description.slice(0, 200)})` : '';
+  return `The identity provider did not sign you in: ${REFUSALS[code] ?? 'it answered with an error'}.${detail}`;
+}
+
 /** Callbacks already sent: a code is single use, a second render must not spend it again. */
 const sent = new Set<string>();
 
@@ -17,10 +35,14 @@ export function Callback(p: { onSignedIn: () => void }) {
     const q = new URLSearchParams(location.search);
     const code = q.get('code');
     const state = q.get('state');
-    if (q.get('error')) return setError(new Error(`The identity provider did not sign you in: ${q.get('error_description') || q.get('error')}`));
-    if (!code || !state) return setError(new Error('This address is where the identity provider returns after signing in; it was opened without a code.'));
+    const err = q.get('error');
+    // Nothing of the address is shown before its state proves it the answer to this tab's own sign-in:
+    // anyone can send a link here, and its text would read as the hub's.
+    if (!state) return setError(new Error(err ? NOT_THIS_TAB : NO_CODE));
     if (sent.has(state)) return;
-    if (state !== started) return setError(new Error('This sign-in was not started in this browser tab, so it was not used. Start it again from the sign-in page.'));
+    if (state !== started) return setError(new Error(NOT_THIS_TAB));
+    if (err) return setError(new Error(providerRefusal(err, q.get('error_description'))));
+    if (!code) return setError(new Error(NO_CODE));
     sent.add(state);
     // A link is finished signed in (the hub takes it only from the account that started it); a
     // plain sign-in goes anonymous, so a stale bearer in this tab cannot get it refused.

@@ -133,7 +133,8 @@ test('/api/docs: an HTML page on the local renderer files, which answer with the
   const html = await page.text();
   assert.match(html, /src="\/api\/docs\/swagger-ui-bundle\.js"/);
   assert.match(html, /href="\/api\/docs\/swagger-ui\.css"/);
-  assert.match(html, /\/api\/v1\/openapi\.json/);
+  assert.match(html, /src="\/api\/docs\/init\.js"/);
+  assert.match(await (await fetch(t.url + '/api/docs/init.js')).text(), /\/api\/v1\/openapi\.json/);
   assert.doesNotMatch(html, /https?:\/\//, 'no CDN');
   const css = await fetch(t.url + '/api/docs/swagger-ui.css');
   assert.equal(css.status, 200);

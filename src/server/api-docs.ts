@@ -29,6 +29,21 @@ function assetDir(): string {
   return dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 }
 
+/** The renderer's start, a file of its own: the page's policy runs no inline script. */
+const INIT = `window.ui = SwaggerUIBundle({ url: '${OPENAPI_PATH}', dom_id: '#swagger-ui', deepLinking: true });\n`;
+
+/**
+ * The page is on the console's origin: no inline script, no framing (clickjacking), no opener's
+ * handle, no sniffing. Swagger UI sets inline styles, and shows images as data: URLs.
+ */
+const PAGE_HEADERS = {
+  'Content-Security-Policy': "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'same-origin',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+};
+
 const PAGE = `<!doctype html>
 <html lang="en">
 <head>
@@ -39,7 +54,7 @@ const PAGE = `<!doctype html>
 <body>
 <div id="swagger-ui"></div>
 <script src="${DOCS_PATH}/swagger-ui-bundle.js"></script>
-<script>window.ui = SwaggerUIBundle({ url: '${OPENAPI_PATH}', dom_id: '#swagger-ui', deepLinking: true });</script>
+<script src="${DOCS_PATH}/init.js"></script>
 </body>
 </html>
 `;
@@ -58,14 +73,15 @@ export function apiDocsRoutes(api: HttpApi, events: Record<string, TSchema>): vo
   api.route({
     method: 'GET', path: DOCS_PATH, auth: 'none',
     doc: { summary: 'The API reference page', raw: { status: 200, contentType: 'text/html', description: 'An HTML page rendering the OpenAPI document.' } },
-    handler: () => text(200, PAGE, 'text/html; charset=utf-8', { 'Cache-Control': CACHE_DOC }),
+    handler: () => text(200, PAGE, 'text/html; charset=utf-8', { 'Cache-Control': CACHE_DOC, ...PAGE_HEADERS }),
   });
   const cache = new Map<string, string>();
   api.route({
     method: 'GET', path: `${DOCS_PATH}/:file`, auth: 'none',
-    doc: { summary: 'A file of the reference page renderer', raw: { status: 200, description: '`swagger-ui.css` (text/css) or `swagger-ui-bundle.js` (text/javascript); any other name is 404.' } },
+    doc: { summary: 'A file of the reference page renderer', raw: { status: 200, description: '`swagger-ui.css` (text/css), `swagger-ui-bundle.js` or `init.js` (text/javascript); any other name is 404.' } },
     handler: (r) => {
       const name = r.params.file;
+      if (name === 'init.js') return text(200, INIT, 'text/javascript; charset=utf-8', { 'Cache-Control': CACHE_DOC, 'X-Content-Type-Options': 'nosniff' });
       if (!Object.hasOwn(ASSETS, name)) throw fail('NOT_FOUND', 'no such file');
       let body = cache.get(name);
       if (body === undefined) cache.set(name, (body = readFileSync(join(assetDir(), name), 'utf8')));

@@ -25,6 +25,8 @@ const PAGE_HEADERS = {
   'Content-Security-Policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   'X-Frame-Options': 'DENY',
   'Referrer-Policy': 'same-origin',
+  // A page that opened the console (window.open) keeps no handle to it: it could send the signed-in tab elsewhere.
+  'Cross-Origin-Opener-Policy': 'same-origin',
 };
 
 interface Bundle {

@@ -1,4 +1,4 @@
-// Audit: the console page is served without Cross-Origin-Opener-Policy. A site on another origin that
+// Audit (forty-fifth session): the console page was served without Cross-Origin-Opener-Policy. A site on another origin that
 // opens the console (window.open, e.g. behind an "Open Agent Hub" button) keeps a live handle to the
 // console's window after the user signs in there, and can later navigate that signed-in tab to a
 // page of its own (a lookalike "session expired, paste your API key" page: reverse tabnabbing), or

@@ -1,5 +1,5 @@
-// Audit: /auth/callback shows the identity provider's `error_description` from the query string
-// before it checks `state` against the flow this tab started. Anyone can therefore send a link to the
+// Audit (forty-fifth session): /auth/callback showed the identity provider's `error_description` from the
+// query string before it checked `state` against the flow this tab started. Anyone can therefore send a link to the
 // hub's own origin that renders attacker-written text in the console's alert box (content spoofing /
 // phishing on a trusted origin), e.g. "sign in again at <evil site> with your API key". An IdP's real
 // error comes back with the `state` of a flow this tab started; an error without that state is not
@@ -36,4 +36,18 @@ test('a crafted /auth/callback link (no flow started in this tab) does not rende
   const shown = await alert.innerText();
   assert.ok(!shown.includes('agent-hub-support.example'),
     `the console's own alert box, on the hub's origin, shows text taken from the link: ${JSON.stringify(shown)}`);
+});
+
+test("the provider's refusal of this tab's own sign-in is reported in the console's words, its detail labelled and short", { skip }, async () => {
+  const { page } = tab;
+  await page.goto(`${t.url}/signin`);
+  await page.evaluate(() => sessionStorage.setItem('agent-hub.flowState', 'this-tabs-state'));
+  const q = new URLSearchParams({ error: 'access_denied', error_description: 'User cancelled. ' + 'x'.repeat(500), state: 'this-tabs-state' });
+  await page.goto(`${t.url}/auth/callback?${q}`);
+  const alert = page.getByRole('alert');
+  await alert.waitFor();
+  const shown = await alert.innerText();
+  assert.match(shown, /did not sign you in: the sign-in was declined/);
+  assert.match(shown, /the provider's detail: User cancelled\./);
+  assert.ok(!shown.includes('x'.repeat(201)), 'the detail is cut short');
 });
