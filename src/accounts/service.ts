@@ -108,17 +108,23 @@ export class AccountService {
 
   async deleteUser(actorId: string, userId: string) {
     if (actorId === userId) throw fail('CONFLICT', 'an administrator cannot delete their own account');
-    const em = this.ctx.em();
-    // One statement: the account goes (its hosts rows cascade with it) and we learn which hosts it had,
-    // so their credentials are revoked and their channels closed at once, on every node. Its agents' ids
-    // are retired as one agent's deletion retires its id (agents/manage.ts).
-    const rows = await em.getConnection().execute(
-      `with h as (select id, credential_hash from hosts where user_id = ?),
-            r as (insert into agent_ids_retired (id) select id from agents where owner_id = ? on conflict do nothing),
-            d as (delete from users where id = ? returning id)
-       select (select count(*) from d)::int as deleted, h.id, h.credential_hash from (select 1) one left join h on true`,
-      [userId, userId, userId],
-    );
+    const rows = await this.ctx.em().transactional(async (tx) => {
+      // Both rows locked in id order, and the actor read under the lock: two administrators deleting each
+      // other at once were both authenticated before either delete committed, and both went (the hub
+      // could be left without one). The second now finds its own account gone.
+      const held = await tx.execute(`select id, role from users where id in (?, ?) order by id for update`, [actorId, userId]);
+      if (!held.some((r) => r.id === actorId && r.role === 'admin')) throw fail('UNAUTHENTICATED', 'your administrator account was deleted or demoted');
+      // One statement: the account goes (its hosts rows cascade with it) and we learn which hosts it had,
+      // so their credentials are revoked and their channels closed at once, on every node. Its agents' ids
+      // are retired as one agent's deletion retires its id (agents/manage.ts).
+      return tx.execute(
+        `with h as (select id, credential_hash from hosts where user_id = ?),
+              r as (insert into agent_ids_retired (id) select id from agents where owner_id = ? on conflict do nothing),
+              d as (delete from users where id = ? returning id)
+         select (select count(*) from d)::int as deleted, h.id, h.credential_hash from (select 1) one left join h on true`,
+        [userId, userId, userId],
+      );
+    });
     if (!rows.length || rows[0].deleted === 0) throw fail('NOT_FOUND', 'user not found');
     this.auth.revokeUser(userId);
     const hosts = rows.filter((r) => r.id !== null).map((r) => ({ id: r.id as string, credentialHash: r.credential_hash as string }));

@@ -21,8 +21,10 @@ export interface BalanceChange {
  * Adds `delta` (signed, non-zero integer tokens) to the user's balance and
  * records it. Joins the caller's transaction when `em` is inside one (as a
  * savepoint), so a failure later in the caller's work undoes the change too.
- * Throws INSUFFICIENT_BALANCE (409, 4091) when the balance would go negative,
- * NOT_FOUND when the user does not exist. Note: a User entity already loaded
+ * Throws INSUFFICIENT_BALANCE (409, 4091) when a debit would take the balance
+ * below zero, NOT_FOUND when the user does not exist. A credit always lands, even
+ * when the balance stays below zero after it (a run on one's own agent is charged
+ * in full, below zero too): a paid pack, a refund or a grant must never be refused. Note: a User entity already loaded
  * in `em` keeps its old `balance`; re-read it if you need the new one.
  */
 export async function applyBalanceChange(
@@ -35,10 +37,10 @@ export async function applyBalanceChange(
 ): Promise<BalanceChange> {
   if (!Number.isSafeInteger(delta) || delta === 0) throw new Error(`balance change must be a non-zero integer, got ${delta}`);
   return em.transactional(async (tx) => {
-    // One conditional update: concurrent spends cannot both pass the check.
+    // One conditional update: concurrent spends cannot both pass the check (credits skip it).
     const rows = await tx.execute(
-      `update users set balance = balance + ?, updated_at = now() where id = ? and balance + ? >= 0 returning balance`,
-      [delta, userId, delta],
+      `update users set balance = balance + ?, updated_at = now() where id = ? and (? > 0 or balance + ? >= 0) returning balance`,
+      [delta, userId, delta, delta],
     );
     if (!rows.length) {
       const exists = await tx.execute(`select 1 from users where id = ?`, [userId]);

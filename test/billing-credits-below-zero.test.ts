@@ -1,10 +1,10 @@
-// Audit (billing): a balance below zero (a run on one's own agent is charged in full, even below
+// Audit (billing, forty-fifth session): a balance below zero (a run on one's own agent is charged in full, even below
 // zero: decisions.md, economy-charges.test.ts) makes every positive balance change smaller than the
 // deficit fail with INSUFFICIENT_BALANCE, because applyBalanceChange (src/billing/ledger.ts) checks
 // `balance + delta >= 0` whatever the sign of delta. So a token pack the user paid for real money is
 // never delivered (the provider's notify gets an error and retries for ever, the order stays
 // pending, the administrator's confirm-payment answers 4091 too), a rejected redemption cannot be
-// refunded, and an administrator's grant is refused.
+// refunded, and an administrator's grant was refused. A credit now always lands; debits keep the check.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';

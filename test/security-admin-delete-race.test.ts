@@ -1,9 +1,10 @@
-// Audit (admin endpoints): DELETE /api/v1/admin/users/{id} refuses only an administrator deleting
+// Audit (admin endpoints, forty-fifth session): DELETE /api/v1/admin/users/{id} refuses only an administrator deleting
 // itself (src/accounts/service.ts deleteUser). Two administrators deleting each other at the same
 // time both succeed: each request was authenticated before the other's delete committed, and the
 // delete statement does not check that its actor still exists. A hub whose only administrators are
 // those two is left without any (the bootstrap key file is written only for an empty database).
-// Expected: a deleted administrator's in-flight action is refused, so one of the two survives.
+// The delete now locks both rows in id order and reads its actor under the lock: the second finds
+// its own account gone (401), so one of the two survives.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';

@@ -1,4 +1,4 @@
-// Audit (billing): races that must not double-grant. Run on PostgreSQL for real concurrency.
+// Audit (billing, forty-fifth session): races that must not double-grant (they held). Run on PostgreSQL for real concurrency.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
