@@ -1,5 +1,5 @@
 // The Agent Hub console: Market (anonymous), Sign in, Invitations, Sessions, My agents, Hosts, Models, Account, Administration (admins). Talks to the hub only through src/client.
-import { render } from 'preact';
+import { render, type VNode } from 'preact';
 import { useState } from 'preact/hooks';
 import './style.css';
 import { go, usePath } from './router.js';
@@ -22,27 +22,40 @@ import { useLoad } from './use-load.js';
 /** Pages that need a signed-in user (the first path segment). */
 const PRIVATE = new Set(['sessions', 'agents', 'hosts', 'models', 'account', 'admin']);
 
+const notFound = <section><h1>Not found</h1><p>No page here. <A href="/">Go to the market</A>.</p></section>;
+
+/** The page for a path segment's id; Not found when the segment is not valid percent-encoding (decoding threw: a blank console). */
+function withId(raw: string, page: (id: string) => VNode): VNode {
+  let id: string;
+  try {
+    id = decodeURIComponent(raw);
+  } catch {
+    return notFound;
+  }
+  return page(id);
+}
+
 function Page(p: { path: string; signedIn: boolean; isAdmin: boolean | undefined; onSignedIn: () => void }) {
   const m = p.path.match(/^\/(market|sessions)\/([^/]+)\/?$/);
   if (p.path === '/' || p.path === '/market' || p.path === '/market/') return <Market />;
-  if (m?.[1] === 'market') return <AgentPage id={decodeURIComponent(m[2])} />;
+  if (m?.[1] === 'market') return withId(m[2], (id) => <AgentPage id={id} />);
   if (p.path === '/auth/callback') return <Callback onSignedIn={p.onSignedIn} />;
   if (p.path === '/signin') return <SignIn onSignedIn={p.onSignedIn} />;
   const invite = p.path.match(/^\/invites\/([^/]+)\/?$/);
-  if (invite) return <InvitePage token={decodeURIComponent(invite[1])} />;
+  if (invite) return withId(invite[1], (token) => <InvitePage token={token} />);
   if (!p.signedIn && PRIVATE.has(p.path.split('/')[1])) return <SignIn onSignedIn={p.onSignedIn} />;
   const top = p.path.replace(/\/+$/, '');
   if (top === '/models') return <ModelConfigs />;
   if (top === '/account') return <Account />;
   if (top === '/admin') return p.isAdmin === undefined ? <Loading /> : p.isAdmin ? <Admin /> : <section><h1>Administration</h1><p class="error" role="alert">Administrators only.</p></section>;
   if (p.path === '/sessions' || p.path === '/sessions/') return <Sessions />;
-  if (m?.[1] === 'sessions') return <ChatPage id={decodeURIComponent(m[2])} />;
+  if (m?.[1] === 'sessions') return withId(m[2], (id) => <ChatPage id={id} />);
   if (p.path === '/agents' || p.path === '/agents/') return <MyAgents />;
   if (p.path === '/agents/new') return <NewAgent />;
   const agent = p.path.match(/^\/agents\/([^/]+)\/?$/);
-  if (agent) return <ManageAgent id={decodeURIComponent(agent[1])} />;
+  if (agent) return withId(agent[1], (id) => <ManageAgent id={id} />);
   if (p.path === '/hosts' || p.path === '/hosts/') return <Hosts />;
-  return <section><h1>Not found</h1><p>No page here. <A href="/">Go to the market</A>.</p></section>;
+  return notFound;
 }
 
 function App() {
