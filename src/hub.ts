@@ -103,10 +103,16 @@ export async function buildHub(config: Config, opts: { log?: Logger; embedded?: 
     const failedAuth = new FailedAuth(limits.limiter, config);
     const drain = new Drain();
     const api = new HttpApi(
-      { authenticate: (t, from) => failedAuth.guard(from, () => authenticator.authenticate(t)), before: (r, route) => limits.check(r, route), streamOpened: (s, p) => {
+      {
+        authenticate: (t, from) => failedAuth.guard(from, () => authenticator.authenticate(t)),
+        before: (r, route) => limits.check(r, route),
+        // A stream ends with a shutdown, and when the credential that opened it is revoked.
+        streamOpened: (s, p) => {
           drain.track(s);
           if (p) s.onClose(authenticator.watch(p, () => endRevoked(s)));
-        }, answered: (r, m, s, sec) => metrics.request(r, m, s, sec) },
+        },
+        answered: (r, m, s, sec) => metrics.request(r, m, s, sec),
+      },
       log,
       config.bodyLimit,
       { bufferBytes: config.sseBufferBytes, maxPerAccount: config.sseMaxStreamsPerAccount },

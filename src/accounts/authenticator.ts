@@ -17,7 +17,6 @@ import { looksLikeJwt, verifyAccessToken } from './tokens.js';
 import { pooled } from '../db/pooled.js';
 import { LiveCredentials, keyCredential, signInCredential, type Revocation } from './live-credentials.js';
 
-type AuthEvent = Revocation;
 
 const TOUCH_FLUSH_MS = 10_000;
 /** Keys per statement of that write (each a few milliseconds of the event loop). */
@@ -44,7 +43,7 @@ export class Authenticator {
 
   constructor(private readonly ctx: HubContext) {
     this.live = new LiveCredentials(ctx);
-    this.unsubs = [subscribeObj<AuthEvent>(ctx.bus, 'auth', (ev) => this.onEvent(ev)), ctx.bus.onReconnect(() => this.forgetAll())];
+    this.unsubs = [subscribeObj<Revocation>(ctx.bus, 'auth', (ev) => this.onEvent(ev)), ctx.bus.onReconnect(() => this.forgetAll())];
     this.timer = setInterval(() => {
       void this.flushTouches();
       for (const m of [this.keys, this.badKeys, this.users, this.sessions]) m.prune(); // expired entries go, not only when looked up
@@ -132,12 +131,12 @@ export class Authenticator {
     this.announce({ t: 'sid', sid });
   }
 
-  private announce(ev: AuthEvent): void {
+  private announce(ev: Revocation): void {
     this.onEvent(ev);
     publishObj(this.ctx.bus, 'auth', ev);
   }
 
-  private onEvent(ev: AuthEvent): void {
+  private onEvent(ev: Revocation): void {
     this.epoch++;
     if (ev.t === 'key') this.keys.delete(ev.hash);
     else if (ev.t === 'sid') this.sessions.set(ev.sid, false);
