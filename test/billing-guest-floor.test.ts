@@ -60,7 +60,7 @@ test('each guest message running or waiting is backed: a balance of 2.5 floors r
   const g = t.client(guest.key);
   accepted(await g.sessions.create({ agentId, content: 'first' }));
   accepted(await g.sessions.create({ agentId, content: 'second' }));
-  await assert.rejects(g.sessions.create({ agentId, content: 'third' }), apiError(429, '4091'));
+  await assert.rejects(g.sessions.create({ agentId, content: 'third' }), (e: any) => e.status === 429 && e.code === '4091' && /needs 1000 tokens of your balance behind it/.test(e.message));
   // Sent together (one accept batch): still two.
   await setBalance(guest.id, FLOOR * 4.5);
   const got = await Promise.all([0, 1, 2, 3].map((i) => g.sessions.create({ agentId, content: `burst ${i}` }).then(() => 202, (e) => e.status)));

@@ -23,8 +23,8 @@
 //      written) starts nothing: the message waits as host_capacity, and the
 //      lease's end drains the host.
 // Outcomes: running | session_busy | host_capacity (wait) | not_found |
-// no_balance (the sender's token balance is ≤ 0, or, on another account's agent, below gmin for this
-// message and each of its such messages running or waiting) | no_host | queue_full
+// no_balance (the sender's token balance is ≤ 0) | guest_floor (on another account's agent: the balance
+// is below gmin for this message and each of its such messages running or waiting) | no_host | queue_full
 // (refused: nothing written for that message) | retry (its session was
 // locked: nothing written, send it again).
 // A change to the rule is a new migration that replaces the function.
@@ -106,7 +106,7 @@ begin
     select v.*, s.engine_session_id, coalesce(h.leased, false) as leased, coalesce(v.mode, s.mode) as run_mode, coalesce(v.effort, s.effort) as run_effort,
            case when s.id is null or s.user_id <> v.uid then 'not_found'
                 when coalesce(u.balance, 0) <= 0 then 'no_balance'
-                when v.gmin > 0 and coalesce(u.balance, 0) < v.gmin * (coalesce(g.n, 0) + v.gk) then 'no_balance'
+                when v.gmin > 0 and coalesce(u.balance, 0) < v.gmin * (coalesce(g.n, 0) + v.gk) then 'guest_floor'
                 when s.running_task_id is not null or coalesce(w.n, 0) > 0 then
                   case when coalesce(w.n, 0) >= p_max_waiting then 'queue_full'
                        when s.running_task_id is not null then 'session_busy'
@@ -138,7 +138,7 @@ begin
       from d join m on m.id = d.mid order by d.ord
     returning id)
   select c.ord,
-         case when c.kind in ('not_found', 'no_balance', 'no_host', 'queue_full', 'session_busy') then c.kind
+         case when c.kind in ('not_found', 'no_balance', 'guest_floor', 'no_host', 'queue_full', 'session_busy') then c.kind
               when d.go then 'running' else 'host_capacity' end,
          c.engine_session_id, c.run_mode, c.run_effort
     from c left join d on d.ord = c.ord

@@ -78,7 +78,7 @@ export async function acceptIn(em: Em, a: AcceptInput): Promise<Accepted> {
 }
 
 /** What hub_accept answers per message (accept-function.ts). */
-type Outcome = 'running' | 'session_busy' | 'host_capacity' | 'not_found' | 'no_balance' | 'no_host' | 'queue_full' | 'retry';
+type Outcome = 'running' | 'session_busy' | 'host_capacity' | 'not_found' | 'no_balance' | 'guest_floor' | 'no_host' | 'queue_full' | 'retry';
 
 /**
  * Accepts several messages, each of another session, in one call of the
@@ -121,6 +121,8 @@ export async function acceptManyIn(em: SqlEm, items: AcceptInput[], lockWaitMs: 
         return fail('QUEUE_FULL');
       case 'no_balance':
         return fail('INSUFFICIENT_BALANCE', 'your token balance is used up: buy a token pack or a plan to send messages');
+      case 'guest_floor':
+        return fail('INSUFFICIENT_BALANCE', `each run on another account's agent needs ${a.guestFloor} tokens of your balance behind it, running or waiting: wait for one to end, or buy a token pack or a plan`);
       default:
         return fail('NOT_FOUND', 'session not found');
     }
