@@ -1,0 +1,42 @@
+// Audit (hostile host): an `engines` frame is written to the hosts table with one UPDATE of its own
+// (HostStore.recordEngines outside a pending hello), not batched like hellos and last-seen times.
+// A host holding its credential sends them at its frame rate: every frame is a statement and a new
+// row version of ~KBs of JSON, queued on the node's pool ahead of everyone's accepts and run ends.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestHub, wrapHubQueries, type TestHub } from './helpers/hub.js';
+import { pairHost, connectFakeHost, type FakeHost } from './helpers/host.js';
+
+let t: TestHub;
+const hosts: FakeHost[] = [];
+before(async () => {
+  t = await startTestHub();
+});
+after(async () => {
+  for (const h of hosts) h.close();
+  await t?.close();
+});
+
+test('a burst of engines frames costs a bounded number of row writes (batched), not one per frame', async () => {
+  const u = await t.user();
+  const { credential } = await pairHost(t, u.key, 'flood');
+  const host = await connectFakeHost(t, credential, { capacity: 1 });
+  hosts.push(host);
+  await new Promise((r) => setTimeout(r, 1200)); // the hello's own batched write is done
+  let engineWrites = 0;
+  const restore = wrapHubQueries(t.hub, (q, send) => {
+    if (/update hosts set engines/i.test(q.text)) engineWrites++;
+    return send();
+  });
+  try {
+    const N = 1000;
+    const big = Array.from({ length: 50 }, (_, i) => ({ id: `e${i}`, displayName: 'x'.repeat(120), version: 'y'.repeat(120) }));
+    for (let i = 0; i < N; i++) host.send({ t: 'engines', engines: big.map((e, j) => (j === 0 ? { ...e, version: String(i) } : e)) });
+    await host.ping();
+    await new Promise((r) => setTimeout(r, 1500)); // past a store flush (1 s)
+    assert.equal(host.ws.readyState, host.ws.OPEN, 'within the frame rate: the channel stays up');
+    assert.ok(engineWrites <= 5, `${N} engines frames made ${engineWrites} UPDATE statements on the hosts row (expected a few batched writes)`);
+  } finally {
+    restore();
+  }
+});
