@@ -265,8 +265,10 @@ export class Scheduler {
     const started = open.filter((t) => t.status !== 'queued');
     // Only runs started before the batch's first hello are judged (one dispatched since is not in `running`).
     const helloAt = new Date(Math.min(...hellos.map((h) => h.at)));
-    const still = new Set(hellos.flatMap((h) => h.running));
-    const suspects = started.filter((t) => !still.has(t.id));
+    // Each host speaks for its own runs only (its latest hello of the batch): merged, another account's host
+    // listing a run's id kept that run open for good on a host that had lost it.
+    const still = new Map(hellos.map((h) => [h.hostId, new Set(h.running)]));
+    const suspects = started.filter((t) => !still.get(t.host_id)?.has(t.id));
     if (suspects.length) void this.lostAfterHello(ids, suspects, helloAt); // not awaited: the next batch of hellos goes on
     return started.map((t) => ({ hostId: t.host_id, runId: t.id }));
   }

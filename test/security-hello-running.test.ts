@@ -1,8 +1,9 @@
-// Audit (hostile host): Scheduler.hostsUp judges lost runs against the union of the `running` lists of
+// Audit (hostile host, forty-fifth session): Scheduler.hostsUp judged lost runs against the union of the `running` lists of
 // every hello in its batch. A host of another account that says hello in the same batch as a victim host,
 // listing the victim's run id, keeps that run `running` although the victim reconnected without it:
 // the run is never ended (HOST_DISCONNECTED), the session stays `processing` and the slot of the victim
 // host's capacity stays taken (reconcile does not resend it: the victim's channel "carries" it).
+// Each host's runs are now judged against its own hello only.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
