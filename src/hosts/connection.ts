@@ -2,7 +2,7 @@
 // (`handle`) and tells it when the socket drains or closes; it answers with
 // one handler per frame type. It holds no timers and no closures: liveness
 // is judged by the node's single sweep (see channels.ts) from `lastSeen`.
-import { encodeFrame, type FrameOf, type HostToHub, type HubToHost } from '../../host-protocol/index.js';
+import { encodeFrame, type Engine, type FrameOf, type HostToHub, type HubToHost } from '../../host-protocol/index.js';
 import { pingToPong } from '../../host-protocol/ping.js';
 import { CloseCodes, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION, type CloseCode } from '../../host-protocol/version.js';
 import type { HostIdentity } from './store.js';
@@ -63,6 +63,8 @@ export class HostConnection {
   ready = false;
   /** Runs the host said it takes at once (its hello). */
   capacity = 0;
+  /** The engine list last taken from this channel (interned: an unchanged report is the same array). */
+  engines: Engine[] | undefined = undefined;
   /**
    * The epoch of this channel's presence write (see Presence.set): a takeover from a later write
    * replaces it, an earlier one does not. Undefined until the write answers.

@@ -24,6 +24,10 @@ import { PreHello } from './pre-hello.js';
 import { LivenessSweep } from './liveness.js';
 import { HostRouting, hostsTopic, PRESENCE_REUSE_MS, type HostMsg, type SendMsg } from './routing.js';
 import type { SendPresence } from './recent-presence.js';
+import { WindowCounter } from '../ratelimit/window-counter.js';
+
+/** Engine lists a host may report per minute (frames, refresh replies, HTTP heartbeats); its software changes far less often. */
+export const ENGINE_REPORTS_PER_MINUTE = 10;
 
 export { hostsTopic };
 
@@ -51,6 +55,8 @@ export function presenceTtlOf(t: ChannelTiming): number {
 }
 
 export class HostChannels implements HostGateway, ChannelOwner {
+  /** Engine reports taken per host on this node (updateEngines). */
+  private readonly engineReports = new WindowCounter(ENGINE_REPORTS_PER_MINUTE, 60_000);
   private readonly node: string;
   private readonly local = new Map<string, HostConnection>();
   /** Open sockets that have not said hello yet (closed by the sweep when too slow). */
@@ -126,6 +132,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     this.ctx.log.info('host connected', { hostId: id, userId: conn.userId, name: f.name, cli: f.cli, v: f.v, capacity: f.capacity, running: f.running?.length ?? 0 });
     if (old && old !== conn) old.close(CloseCodes.REPLACED);
     const engines = this.intern(f.engines);
+    conn.engines = engines;
     const running = f.running ?? [];
     this.runs.hello(conn, running);
     void this.presenceStore.set(id, { nodeId: this.node, running: running.length, capacity: f.capacity, engines, lastSeenAt: Date.now() }, presenceTtlOf(this.timing))
@@ -337,9 +344,17 @@ export class HostChannels implements HostGateway, ChannelOwner {
     this.idleHandlers.push(handler);
   }
 
-  /** New engine list from a host (frame or refresh reply): presence now, database batched. */
+  /**
+   * New engine list from a host (frame or refresh reply): presence now, database batched. A list equal to
+   * the channel's last one changes nothing; past ENGINE_REPORTS_PER_MINUTE a host's reports are dropped
+   * (engines change when software is installed: each report was a presence write and a row write).
+   */
   updateEngines(hostId: string, engines: Engine[]): void {
     const list = this.intern(engines);
+    const conn = this.local.get(hostId);
+    if (conn?.engines === list) return;
+    if (!this.engineReports.take(hostId)) return;
+    if (conn) conn.engines = list;
     void this.presenceStore.patch(hostId, { engines: list });
     this.store.recordEngines(hostId, list);
   }

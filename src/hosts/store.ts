@@ -58,6 +58,8 @@ export class HostStore {
   private closed = false;
   private hellos = new Map<string, HelloData>();
   private seen = new Map<string, number>();
+  /** Engine lists reported outside a hello, the latest per host, written by the periodic flush. */
+  private engines = new Map<string, Engine[]>();
   private timer: NodeJS.Timeout;
   private unsubs: Array<() => void>;
   private flushing: Promise<void> = Promise.resolve();
@@ -177,6 +179,7 @@ export class HostStore {
   recordHello(hostId: string, hello: HelloData, stored?: string): void {
     if (stored !== undefined && stored === helloPrint(hello) && !this.hellos.has(hostId)) return;
     this.hellos.set(hostId, hello);
+    this.engines.delete(hostId); // the hello carries the latest list
     this.seen.set(hostId, Date.now());
     this.soon();
   }
@@ -184,7 +187,9 @@ export class HostStore {
   recordEngines(hostId: string, engines: Engine[]): void {
     const h = this.hellos.get(hostId);
     if (h) h.engines = engines;
-    else void this.write(`update hosts set engines = ?::jsonb, updated_at = now() where id = ?`, [JSON.stringify(engines), hostId]);
+    // With the next periodic flush (FLUSH_MS), the latest list only: one statement per frame was a hostile
+    // host's way to write thousands of rows a second ahead of everyone's accepts and run ends.
+    else this.engines.set(hostId, engines);
   }
 
   private scheduled = false;
@@ -231,6 +236,17 @@ export class HostStore {
            where h.id = v.id`,
           [part.map(([id]) => id), part.map(([, h]) => h.name), part.map(([, h]) => h.cliVersion), part.map(([, h]) => h.protocolVersion),
             part.map(([, h]) => JSON.stringify(h.engines)), part.map(([, h]) => h.capacity), seen.map((t) => (t === undefined ? null : new Date(t).toISOString()))],
+        );
+      }
+    }
+    if (this.engines.size) {
+      const batch = [...this.engines];
+      this.engines.clear();
+      for (let i = 0; i < batch.length; i += 2000) {
+        const part = batch.slice(i, i + 2000);
+        await this.write(
+          `update hosts h set engines = v.engines, updated_at = now() from unnest(?::text[], ?::jsonb[]) as v(id, engines) where h.id = v.id`,
+          [part.map(([id]) => id), part.map(([, e]) => JSON.stringify(e))],
         );
       }
     }

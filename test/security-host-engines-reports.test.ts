@@ -1,7 +1,9 @@
-// Audit (hostile host): an `engines` frame is written to the hosts table with one UPDATE of its own
-// (HostStore.recordEngines outside a pending hello), not batched like hellos and last-seen times.
-// A host holding its credential sends them at its frame rate: every frame is a statement and a new
-// row version of ~KBs of JSON, queued on the node's pool ahead of everyone's accepts and run ends.
+// Audit (hostile host, forty-fifth session): an `engines` frame was written to the hosts table with one
+// UPDATE of its own (HostStore.recordEngines outside a pending hello), not batched like hellos and
+// last-seen times, and patched into presence each time. A host holding its credential sent them at its
+// frame rate: every frame a statement and a new row version of ~KBs of JSON, queued on the node's pool
+// ahead of everyone's accepts and run ends. Now an unchanged list is dropped, a host reports at most
+// ENGINE_REPORTS_PER_MINUTE lists, and the table is written by the periodic flush, the latest list only.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, wrapHubQueries, type TestHub } from './helpers/hub.js';
@@ -25,7 +27,7 @@ test('a burst of engines frames costs a bounded number of row writes (batched), 
   await new Promise((r) => setTimeout(r, 1200)); // the hello's own batched write is done
   let engineWrites = 0;
   const restore = wrapHubQueries(t.hub, (q, send) => {
-    if (/update hosts set engines/i.test(q.text)) engineWrites++;
+    if (/update hosts\b[\s\S]*\bengines\b/i.test(q.text)) engineWrites++;
     return send();
   });
   try {
