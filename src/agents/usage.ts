@@ -67,10 +67,15 @@ async function resolveLater(ctx: HubContext, userId: string, agentId: string): P
 
 type CatalogEntry = NonNullable<ReturnType<AgentCatalog['get']>>;
 
-/** The rule on a catalog entry and the caller's shares: the agent, or NOT_FOUND / AGENT_UNUSABLE thrown. */
-function judged(e: CatalogEntry, us: UserState, userId: string): UsableAgent {
+/**
+ * The rule on a catalog entry and the caller's shares: the agent, AGENT_UNUSABLE thrown, or undefined
+ * when the caller may not read it — then the database answers, as for an id the catalog does not hold:
+ * refused at once from memory, a stranger's private agent answered its 404 faster than an unknown id,
+ * which told whether a guessed id (`<owner>/<name>`) existed.
+ */
+function judged(e: CatalogEntry, us: UserState, userId: string): UsableAgent | undefined {
   const a = e.a;
-  if (!canRead(a, { userId, shared: us.shared.has(a.id) ? new Set([a.id]) : undefined })) throw fail('NOT_FOUND', 'agent not found');
+  if (!canRead(a, { userId, shared: us.shared.has(a.id) ? new Set([a.id]) : undefined })) return undefined;
   const why = unusableReason(a, userId);
   if (why) throw fail('AGENT_UNUSABLE', why);
   return { id: a.id, ownerId: a.ownerId, hostId: a.hostId as string, engine: a.engine as string, workDir: a.workDir as string, displayName: a.displayName, pricing: a.pricing, maxGuestMode: a.maxGuestMode };

@@ -1,8 +1,9 @@
-// Audit (reads): POST /sessions answers a stranger's private agent and an id
+// Audit (reads, forty-fifth session): POST /sessions answered a stranger's private agent and an id
 // nobody holds with the same 404 envelope, but not in the same way: a private
 // agent the catalog holds is refused from memory, an unknown id costs a
 // database look-up first. The difference is a timing oracle for whether a
-// private agent of a guessable id (`<owner prefix>/<name slug>`) exists.
+// private agent of a guessable id (`<owner prefix>/<name slug>`) exists. A caller who may not read the
+// agent the catalog holds is now answered by the database, as for an id it does not hold.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, wrapHubQueries, type TestHub } from './helpers/hub.js';
