@@ -5,7 +5,8 @@
 // (`run.start` `guest: true`) and the reference host starts it with --setting-sources=project,local
 // (the agent's own directory's settings stay: the owner set them for this agent), --strict-mcp-config
 // (no MCP server) and --settings=<file> holding only the model settings the hub manages (the six env
-// keys of the user settings), a 0600 file that lives as long as the run.
+// keys of the user settings, and the owner's deny rules: they only take power away), a 0600 file that
+// lives as long as the run.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -29,7 +30,7 @@ process.env.FAKE_CLAUDE_LOG = logFile;
 const logs = () => readFileSync(logFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 
 const OWNER_SETTINGS = {
-  permissions: { allow: ['Bash(*)', 'Read(~/.ssh/**)'], defaultMode: 'acceptEdits' },
+  permissions: { allow: ['Bash(*)', 'Read(~/.ssh/**)'], deny: ['Read(~/.aws/**)', 'Bash(curl:*)'], defaultMode: 'acceptEdits', disableBypassPermissionsMode: 'disable' },
   hooks: { PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: 'echo owner-hook' }] }] },
   env: { ANTHROPIC_BASE_URL: 'https://llm.example', ANTHROPIC_AUTH_TOKEN: 'sk-owner-endpoint', ANTHROPIC_DEFAULT_SONNET_MODEL: 'm1', OWNER_SECRET: 'not-for-guests' },
 };
@@ -62,7 +63,10 @@ test("a guest's run: no user settings, no MCP servers, only the hub's model sett
   assert.ok(g.argv.includes('--strict-mcp-config'));
   const file = g.argv.find((x: string) => x.startsWith('--settings='))?.slice('--settings='.length);
   assert.ok(file, 'a settings file');
-  assert.deepEqual(g.settings, { env: { ANTHROPIC_BASE_URL: 'https://llm.example', ANTHROPIC_AUTH_TOKEN: 'sk-owner-endpoint', ANTHROPIC_DEFAULT_SONNET_MODEL: 'm1' } }, 'the managed keys only');
+  assert.deepEqual(g.settings, {
+    env: { ANTHROPIC_BASE_URL: 'https://llm.example', ANTHROPIC_AUTH_TOKEN: 'sk-owner-endpoint', ANTHROPIC_DEFAULT_SONNET_MODEL: 'm1' },
+    permissions: { deny: ['Read(~/.aws/**)', 'Bash(curl:*)'], disableBypassPermissionsMode: 'disable' },
+  }, 'the managed keys and what takes power away, nothing that gives it');
   assert.ok(!existsSync(file), 'the file is gone with the run');
 
   await run(frame({ runId: 'run_o1' }));

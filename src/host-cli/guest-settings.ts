@@ -3,8 +3,9 @@
 // (tools allowed without asking), hooks and defaults, and its MCP servers the owner's tokens. Such a
 // run is started with --setting-sources=project,local (the agent's directory's settings stay: the
 // owner set them for this agent), --strict-mcp-config (no MCP server) and --settings=<file> holding
-// only the model settings the hub manages (the six env keys of the user settings, settings.ts), in a
-// 0600 file that lives as long as the run.
+// only the model settings the hub manages (the six env keys of the user settings, settings.ts) and
+// what of the user settings only takes power away (`permissions.deny`, the switch that disables the
+// bypass mode), in a 0600 file that lives as long as the run.
 import { chmodSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MANAGED_KEYS, SETTINGS_FILE } from './settings.js';
@@ -16,21 +17,27 @@ export interface GuestSettings {
   remove(): void;
 }
 
-/** The managed env keys of the user settings, as the engine would read them; {} when there is no readable file. */
-export function managedEnv(claudeConfigDir: string): Record<string, string> {
-  let parsed: unknown;
+/** What a guest's run takes of the user settings: the hub's model keys, and the owner's restrictions; {} without a readable file. */
+export function guestSettingsOf(claudeConfigDir: string): { env?: Record<string, string>; permissions?: { deny?: string[]; disableBypassPermissionsMode?: string } } {
+  let parsed: { env?: unknown; permissions?: { deny?: unknown; disableBypassPermissionsMode?: unknown } } | null;
   try {
     parsed = JSON.parse(readFileSync(join(claudeConfigDir, SETTINGS_FILE), 'utf8'));
   } catch {
     return {};
   }
-  const env = (parsed as { env?: unknown } | null)?.env;
-  const out: Record<string, string> = {};
-  if (!env || typeof env !== 'object') return out;
-  for (const k of MANAGED_KEYS) {
-    const v = (env as Record<string, unknown>)[k];
-    if (typeof v === 'string') out[k] = v;
+  const out: ReturnType<typeof guestSettingsOf> = {};
+  const env = parsed?.env;
+  if (env && typeof env === 'object') {
+    for (const k of MANAGED_KEYS) {
+      const v = (env as Record<string, unknown>)[k];
+      if (typeof v === 'string') (out.env ??= {})[k] = v;
+    }
   }
+  // Rules that take power away: a guest is held to them as the owner is.
+  const p = parsed?.permissions;
+  const deny = Array.isArray(p?.deny) ? p.deny.filter((r): r is string => typeof r === 'string') : [];
+  if (deny.length) (out.permissions ??= {}).deny = deny;
+  if (typeof p?.disableBypassPermissionsMode === 'string') (out.permissions ??= {}).disableBypassPermissionsMode = p.disableBypassPermissionsMode;
   return out;
 }
 
@@ -39,7 +46,7 @@ export function guestSettings(runId: string, claudeConfigDir: string, dir: strin
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   // The run id is the hub's: only its safe characters name the file.
   const file = join(dir, `guest-${runId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 100)}-${process.pid}.json`);
-  writeFileSync(file, JSON.stringify({ env: managedEnv(claudeConfigDir) }), { mode: 0o600 });
+  writeFileSync(file, JSON.stringify(guestSettingsOf(claudeConfigDir)), { mode: 0o600 });
   chmodSync(file, 0o600); // a file left by an earlier process of this pid kept its mode
   let removed = false;
   return {
