@@ -24,6 +24,7 @@ export function open(key, sealed, aad) {
 
 /** Task: { op: 'seal' | 'open', key: Uint8Array(32), data: string, aad?: string }. */
 export default function vaultTask(task) {
+  if (task.op === 'ready') return true; // the pool's close waits for this worker to have loaded (vault.ts)
   const key = Buffer.from(task.key);
   try {
     return task.op === 'seal' ? seal(key, task.data, task.aad) : open(key, task.data, task.aad);

@@ -18,6 +18,9 @@ export function vaultWorkerPath(): string {
   throw new Error('vault worker file not found next to ' + fileURLToPath(import.meta.url));
 }
 
+/** Longest wait at close for the pool's worker to finish loading. */
+const CLOSE_WAIT_MS = 10_000;
+
 export class Vault {
   private readonly pool: Piscina;
   private readonly key: Uint8Array;
@@ -41,7 +44,19 @@ export class Vault {
     return this.pool.threads.length;
   }
 
-  close(): Promise<void> {
-    return this.pool.destroy();
+  /**
+   * Waits (at most CLOSE_WAIT_MS) for the worker started with the pool to have loaded, then ends the pool.
+   * A worker terminated while its modules were still evaluating aborted the whole process now and then
+   * (V8 "Check failed: (location_) != nullptr" in SourceTextModule::ExecuteAsyncModule, nodejs/node#53238):
+   * a hub closed within seconds of its start, as tests do, on a loaded machine.
+   */
+  async close(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.pool.run({ op: 'ready' }).catch(() => undefined),
+      new Promise((r) => (timer = setTimeout(r, CLOSE_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+    await this.pool.destroy();
   }
 }
