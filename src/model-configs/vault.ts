@@ -48,7 +48,7 @@ export class Vault {
    * Waits (at most CLOSE_WAIT_MS) for the worker started with the pool to have loaded, then ends the pool.
    * A worker terminated while its modules were still evaluating aborted the whole process now and then
    * (V8 "Check failed: (location_) != nullptr" in SourceTextModule::ExecuteAsyncModule, nodejs/node#53238):
-   * a hub closed within seconds of its start, as tests do, on a loaded machine.
+   * most likely this (the one thread such a hub starts and ends): a hub closed within seconds of its start, as tests do, on a loaded machine.
    */
   async close(): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
