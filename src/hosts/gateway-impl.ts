@@ -12,7 +12,7 @@ import type { Engine, FrameOf, HostToHub, HubToHost } from '../../host-protocol/
 import { CloseCodes, PROTOCOL_VERSION } from '../../host-protocol/version.js';
 import { publishObj, subscribeObj } from '../bus/bus.js';
 import type { HostGateway, HostPresence, RequestFrame, RunFrame, RunStartMeta } from './gateway.js';
-import { INTERNED_LIST_MAX_CHARS, type Presence, type PresenceEntry, type Written } from './presence.js';
+import type { Presence, PresenceEntry, Written } from './presence.js';
 import type { HostStore } from './store.js';
 import { HostConnection, type ChannelOwner } from './connection.js';
 import { RequestForwarding } from './forwarding.js';
@@ -24,10 +24,7 @@ import { PreHello } from './pre-hello.js';
 import { LivenessSweep } from './liveness.js';
 import { HostRouting, hostsTopic, PRESENCE_REUSE_MS, type HostMsg, type SendMsg } from './routing.js';
 import type { SendPresence } from './recent-presence.js';
-import { WindowCounter } from '../ratelimit/window-counter.js';
-
-/** Engine lists a host may report per minute (frames, refresh replies, HTTP heartbeats); its software changes far less often. */
-export const ENGINE_REPORTS_PER_MINUTE = 10;
+import { EngineLists } from './engine-lists.js';
 
 export { hostsTopic };
 
@@ -55,8 +52,6 @@ export function presenceTtlOf(t: ChannelTiming): number {
 }
 
 export class HostChannels implements HostGateway, ChannelOwner {
-  /** Engine reports taken per host on this node (updateEngines). */
-  private readonly engineReports = new WindowCounter(ENGINE_REPORTS_PER_MINUTE, 60_000);
   private readonly node: string;
   private readonly local = new Map<string, HostConnection>();
   /** Open sockets that have not said hello yet (closed by the sweep when too slow). */
@@ -67,8 +62,8 @@ export class HostChannels implements HostGateway, ChannelOwner {
   private batchUpHandlers: Array<(hosts: Array<{ hostId: string; running: string[] }>) => void> = [];
   private upBatch: Array<{ hostId: string; running: string[] }> = [];
   private idleHandlers: Array<(hostId: string) => void> = [];
-  /** One shared array per distinct engine list: thousands of hosts report the same one. */
-  private engineLists = new Map<string, Engine[]>();
+  /** One shared array per distinct engine list (thousands of hosts report the same one), and the rule for reports after the hello. */
+  private readonly engineLists = new EngineLists();
   private readonly liveness: LivenessSweep;
   private unsubReconnect: () => void;
   private readonly unsubFrames: () => void;
@@ -131,7 +126,7 @@ export class HostChannels implements HostGateway, ChannelOwner {
     this.local.set(id, conn);
     this.ctx.log.info('host connected', { hostId: id, userId: conn.userId, name: f.name, cli: f.cli, v: f.v, capacity: f.capacity, running: f.running?.length ?? 0 });
     if (old && old !== conn) old.close(CloseCodes.REPLACED);
-    const engines = this.intern(f.engines);
+    const engines = this.engineLists.intern(f.engines);
     conn.engines = engines;
     const running = f.running ?? [];
     this.runs.hello(conn, running);
@@ -344,16 +339,11 @@ export class HostChannels implements HostGateway, ChannelOwner {
     this.idleHandlers.push(handler);
   }
 
-  /**
-   * New engine list from a host (frame or refresh reply): presence now, database batched. A list equal to
-   * the channel's last one changes nothing; past ENGINE_REPORTS_PER_MINUTE a host's reports are dropped
-   * (engines change when software is installed: each report was a presence write and a row write).
-   */
+  /** New engine list from a host (frame or refresh reply): presence now, database batched; dropped as engine-lists.ts says. */
   updateEngines(hostId: string, engines: Engine[]): void {
-    const list = this.intern(engines);
     const conn = this.local.get(hostId);
-    if (conn?.engines === list) return;
-    if (!this.engineReports.take(hostId)) return;
+    const list = this.engineLists.report(hostId, engines, conn?.engines);
+    if (!list) return;
     if (conn) conn.engines = list;
     void this.presenceStore.patch(hostId, { engines: list });
     this.store.recordEngines(hostId, list);
@@ -376,18 +366,6 @@ export class HostChannels implements HostGateway, ChannelOwner {
       else if (v.status === 'online') online++;
     }
     return { connected: this.local.size + this.waiting.size, online, busy };
-  }
-
-  private intern(engines: Engine[]): Engine[] {
-    const key = JSON.stringify(engines);
-    // Bounded in bytes too: only lists of a usual size are shared (a host can send thousands of distinct large ones).
-    if (key.length > INTERNED_LIST_MAX_CHARS) return engines;
-    let list = this.engineLists.get(key);
-    if (!list) {
-      if (this.engineLists.size > 10_000) this.engineLists.clear();
-      this.engineLists.set(key, (list = engines));
-    }
-    return list;
   }
 
   private safe(fn: () => void): void {
