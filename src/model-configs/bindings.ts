@@ -112,6 +112,7 @@ export class ModelBindings {
         await this.gateway.request(hostId, { t: 'settings.apply', engine: ENGINE, config: null });
       } catch (e) {
         // The host may have reverted: what it had is owed again, so it ends where the hub says.
+        if (isUnanswered(e)) this.settle(hostId, false); // a silent host: idles do not hold its lease again at once
         if (isUnanswered(e) && before?.configId) await this.owe(hostId, before.configId);
         throw asConflict(e) ?? fail('ENGINE_FAILED', `host could not revert its settings: ${errorText(e)}`);
       }
@@ -133,7 +134,10 @@ export class ModelBindings {
     if (outcome.notTaken) {
       // Not taken: the binding goes back as it was, and the answer is 409. Taken without an answer, the
       // host may hold the new settings: what it had before (its default: a revert) is owed to it again.
-      if (outcome.unanswered) await this.owe(hostId, before?.configId ?? null);
+      if (outcome.unanswered) {
+        this.settle(hostId, false); // a silent host: idles do not hold its lease again at once; its hello still does
+        await this.owe(hostId, before?.configId ?? null);
+      }
       else if (before) await em.nativeUpdate(HostModelBinding, { hostId }, { ...before, updatedAt: new Date() });
       else await em.nativeDelete(HostModelBinding, { hostId });
       throw outcome.notTaken;
