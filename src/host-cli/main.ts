@@ -4,7 +4,7 @@
 //   agent-host run [--work-root DIR] [--capacity N] [--verbose] [--hub URL --pair-key KEY [--name NAME]]
 //   agent-host status
 import { parseArgs } from 'node:util';
-import { hostname, homedir } from 'node:os';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { statSync } from 'node:fs';
 import { pair } from './pair.js';
@@ -16,6 +16,7 @@ import { CLI_VERSION } from './version.js';
 import { Activity } from './activity.js';
 import { readLiveStatus, removeStatus } from './status-file.js';
 import { EngineGroups } from './engine-groups.js';
+import { claudeConfigDirOf } from './settings.js';
 
 /** How long Ctrl-C / SIGTERM waits for the aborted runs' run.end to reach the hub. */
 const STOP_WAIT_MS = 10_000;
@@ -110,7 +111,7 @@ async function cmdRun(argv: string[]): Promise<number> {
   const detected = await detectEngines();
   const state: HostState = {
     workRoot,
-    claudeConfigDir: process.env.CLAUDE_CONFIG_DIR || join(homedir(), '.claude'),
+    claudeConfigDir: claudeConfigDirOf(),
     runFilesDir: join(homeDir(), 'runs'),
     claudeBin: detected.claudeBin,
     engines: detected.engines,

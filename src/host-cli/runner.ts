@@ -3,7 +3,7 @@
 // run frames. Exactly one run.end per run, emitted after the process is gone.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { realpathSync, statSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { FrameOf, HubToHost, HostToHub } from '../../host-protocol/frames.js';
 import { ClaudeStream } from './claude-stream.js';
@@ -13,6 +13,7 @@ import { boundRunFrame } from './bounds.js';
 import { ENGINE_LINE_MAX_BYTES, readEngineLines } from './engine-lines.js';
 import type { EngineGroups } from './engine-groups.js';
 import { guestSettings, type GuestSettings } from './guest-settings.js';
+import { claudeConfigDirOf } from './settings.js';
 
 export type RunStartFrame = FrameOf<HubToHost, 'run.start'>;
 
@@ -205,7 +206,7 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
   // A guest's run: none of the owner's own engine settings (guest-settings.ts).
   if (frame.guest === true) {
     try {
-      guest = guestSettings(runId, opts.claudeConfigDir ?? join(homedir(), '.claude'), opts.runFilesDir ?? join(tmpdir(), 'agent-host-runs'));
+      guest = guestSettings(runId, opts.claudeConfigDir ?? claudeConfigDirOf(), opts.runFilesDir ?? join(tmpdir(), 'agent-host-runs'));
     } catch (e) {
       queueMicrotask(() => end({ ok: false, error: { code: 'ENGINE_UNAVAILABLE', message: `the guest run's settings could not be written: ${(e as Error).message}`.slice(0, 4000) } }));
       return { abort() {}, kill() {}, done };

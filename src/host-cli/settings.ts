@@ -12,6 +12,7 @@
 // restores the target's bytes and mode; the link itself is never replaced.
 import { chmod, lstat, open, readFile, readlink, rename, stat, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
+import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { FrameOf, HubToHost } from '../../host-protocol/frames.js';
 import { parseKeepingNumbers } from './json-numbers.js';
@@ -22,6 +23,9 @@ export interface SettingsOptions {
   /** $CLAUDE_CONFIG_DIR, default ~/.claude */
   claudeConfigDir: string;
 }
+
+/** Claude Code's settings directory: $CLAUDE_CONFIG_DIR, else ~/.claude (the one rule for every reader here). */
+export const claudeConfigDirOf = (env = process.env): string => env.CLAUDE_CONFIG_DIR || join(homedir(), '.claude');
 
 export const SETTINGS_FILE = 'settings.json';
 /** Beside settings.json, so that it follows CLAUDE_CONFIG_DIR. */
