@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startRun, type RunStartFrame } from '../src/host-cli/runner.js';
+import { removeLeftovers } from '../src/host-cli/guest-settings.js';
 import type { HostToHub } from '../host-protocol/frames.js';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
@@ -98,4 +99,16 @@ test('the hub marks a guest\'s run.start, never the owner\'s', async () => {
   assert.equal((await start(mine.taskId)).guest, undefined);
   assert.equal((await start(theirs.taskId)).guest, true);
   host.close();
+});
+
+test('files a killed agent-host left behind go at the next start; a live one\'s stay', () => {
+  const dir = join(root, 'leftovers');
+  mkdirSync(dir, { recursive: true });
+  const dead = join(dir, 'guest-run_x-2147483646.json'); // no such pid
+  const live = join(dir, `guest-run_y-${process.pid}.json`);
+  const other = join(dir, 'notes.json');
+  for (const f of [dead, live, other]) writeFileSync(f, '{}');
+  assert.equal(removeLeftovers(dir), 1);
+  assert.deepEqual([existsSync(dead), existsSync(live), existsSync(other)], [false, true, true]);
+  assert.equal(removeLeftovers(join(root, 'no-such-dir')), 0);
 });

@@ -6,7 +6,7 @@
 // only the model settings the hub manages (the six env keys of the user settings, settings.ts) and
 // what of the user settings only takes power away (`permissions.deny`, the switch that disables the
 // bypass mode), in a 0600 file that lives as long as the run.
-import { chmodSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MANAGED_KEYS, SETTINGS_FILE } from './settings.js';
 
@@ -39,6 +39,42 @@ export function guestSettingsOf(claudeConfigDir: string): { env?: Record<string,
   if (deny.length) (out.permissions ??= {}).deny = deny;
   if (typeof p?.disableBypassPermissionsMode === 'string') (out.permissions ??= {}).disableBypassPermissionsMode = p.disableBypassPermissionsMode;
   return out;
+}
+
+const FILE = /^guest-[A-Za-z0-9_-]*-(\d+)\.json$/;
+
+/**
+ * Deletes the settings files an agent-host that is gone left behind (killed mid-run: each holds a copy of
+ * the endpoint key); a file's name carries the pid of the agent-host that wrote it. Answers how many went.
+ */
+export function removeLeftovers(dir: string): number {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const m = FILE.exec(name);
+    if (!m || Number(m[1]) === process.pid || alive(Number(m[1]))) continue;
+    try {
+      unlinkSync(join(dir, name));
+      removed++;
+    } catch {
+      /* gone already */
+    }
+  }
+  return removed;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM'; // someone else's process: not ours to judge
+  }
 }
 
 /** Writes the run's settings file under `dir` (created 0700) and answers the engine's extra argv. */

@@ -17,6 +17,7 @@ import { Activity } from './activity.js';
 import { readLiveStatus, removeStatus } from './status-file.js';
 import { EngineGroups } from './engine-groups.js';
 import { claudeConfigDirOf } from './settings.js';
+import { removeLeftovers } from './guest-settings.js';
 
 /** How long Ctrl-C / SIGTERM waits for the aborted runs' run.end to reach the hub. */
 const STOP_WAIT_MS = 10_000;
@@ -120,6 +121,9 @@ async function cmdRun(argv: string[]): Promise<number> {
   };
   // Engines a killed agent-host left running (and what their tools started): their turns are over.
   for (const l of state.groups!.stopLeftovers()) out(`stopped ${l.groups} engine process group${l.groups === 1 ? '' : 's'} left by agent-host pid ${l.owner}`);
+  // Guest runs' settings files an agent-host killed mid-run left behind (each holds a copy of the endpoint key).
+  const stale = removeLeftovers(state.runFilesDir!);
+  if (stale) out(`removed ${stale} guest run settings file${stale === 1 ? '' : 's'} left by an earlier agent-host`);
   if (!state.claudeBin) out('no claude executable found (CLAUDE_BIN or PATH): no engine to offer');
   state.activity = new Activity({ hub: pairing.hub, name: pairing.name, verbose: v.verbose === true, out });
   process.once('exit', () => removeStatus());
