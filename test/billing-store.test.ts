@@ -168,3 +168,17 @@ test("another account's redemption is a 404; admin paths need the role; list fil
   await assert.rejects(t.admin.admin.deliverRedeem('rdm_missing', [{ no: '1' }]), apiError(404));
   await assert.rejects(t.admin.admin.rejectRedeem('rdm_missing', 'x'), apiError(404));
 });
+
+test("a deleted account's pending redemptions give their stock back; delivered ones do not", async () => {
+  const u = await richUser(10);
+  const c = t.client(u.key);
+  const stock = (await stockOf('coffee-voucher'))!;
+  const kept = await c.billing.redeem('coffee-voucher', 1);
+  await t.admin.admin.deliverRedeem(kept.id, [{ no: 'C-1' }]);
+  await c.billing.redeem('coffee-voucher', 2);
+  await c.billing.redeem('coffee-voucher', 1);
+  assert.equal(await stockOf('coffee-voucher'), stock - 4);
+  await t.admin.admin.deleteUser(u.id);
+  // Before: the pending requests went with the account (on delete cascade) and their 3 units never came back.
+  assert.equal(await stockOf('coffee-voucher'), stock - 1, 'the pending units are back, the delivered one stays gone');
+});

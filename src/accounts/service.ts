@@ -114,6 +114,16 @@ export class AccountService {
       // could be left without one). The second now finds its own account gone.
       const held = await tx.execute(`select id, role from users where id in (?, ?) order by id for update`, [actorId, userId]);
       if (!held.some((r) => r.id === actorId && r.role === 'admin')) throw fail('UNAUTHENTICATED', 'your administrator account was deleted or demoted');
+      // Its pending redemptions go with it (on delete cascade): their units go back to stock, as a
+      // rejection's do. Locked first, so a rejection racing this delete restores them once.
+      await tx.execute(
+        `update products p set stock = p.stock + r.qty
+           from (select product_id, sum(qty)::int as qty
+                   from (select product_id, qty from redemptions where user_id = ? and status = 'pending' for update) x
+                  group by product_id) r
+          where p.id = r.product_id and p.stock is not null`,
+        [userId],
+      );
       // One statement: the account goes (its hosts rows cascade with it) and we learn which hosts it had,
       // so their credentials are revoked and their channels closed at once, on every node. Its agents' ids
       // are retired as one agent's deletion retires its id (agents/manage.ts).
