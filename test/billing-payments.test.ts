@@ -375,6 +375,11 @@ test('a pending order expires after 30 minutes; a late payment still delivers on
   await setBack(old.id, 31);
   await setBack(late.id, 31);
 
+  // Another account's read of the order is a 404 and writes nothing to it.
+  await assert.rejects(s.client((await s.user()).key).billing.order(old.id), apiError(404));
+  const [stored] = await s.hub.ctx.em().execute(`select status from orders where id = ?`, [old.id]);
+  assert.equal(stored.status, 'pending', "a stranger's read does not touch the order");
+
   assert.equal((await orderOf(s, u.key, young.id)).status, 'pending');
   const expired = await orderOf(s, u.key, old.id);
   assert.deepEqual([expired.status, expired.payUrl], ['expired', null]);

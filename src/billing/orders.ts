@@ -22,10 +22,10 @@ const TTL_MS = ORDER_TTL_MINUTES * 60_000;
 /** Statuses a payment may still settle: an expired order paid at the deadline still delivers (the money was received). */
 const SETTLEABLE = `status in ('pending', 'expired')`;
 
-/** Marks pending orders past their deadline `expired` (all, or the user's, or one). */
+/** Marks pending orders past their deadline `expired` (all, or the user's, or one, or one of the user's). */
 export async function expireStale(em: EntityManager, scope: { userId?: string; id?: string } = {}): Promise<void> {
-  const cond = scope.id ? ' and id = ?' : scope.userId ? ' and user_id = ?' : '';
-  const args = scope.id ? [scope.id] : scope.userId ? [scope.userId] : [];
+  const cond = (scope.id ? ' and id = ?' : '') + (scope.userId ? ' and user_id = ?' : '');
+  const args = [scope.id, scope.userId].filter((v): v is string => v !== undefined);
   await em.execute(`update orders set status = 'expired', updated_at = now() where status = 'pending' and created_at < now() - interval '${ORDER_TTL_MINUTES} minutes'${cond}`, args);
 }
 
@@ -155,7 +155,7 @@ export class OrderService {
   }
 
   async get(userId: string, id: string) {
-    await expireStale(this.ctx.em(), { id });
+    await expireStale(this.ctx.em(), { id, userId }); // only the caller's: another's read writes nothing
     const o = await this.ctx.em().findOne(Order, { id, userId });
     if (!o) throw fail('NOT_FOUND', 'order not found');
     return orderView(o);
