@@ -12,16 +12,19 @@ import type { HostConnection } from './connection.js';
 import { PendingRequests, type ReplyMsg } from './requests.js';
 
 /** A request on its way to the node holding host `h`'s channel. */
-export type RequestMsg = { k: 'req'; h: string; node: string; rid: number; frame: RequestFrame; hop?: number };
+export type RequestMsg = { k: 'req'; h: string; node: string; rid: number; frame: RequestFrame; hop?: number; ttl?: number };
 
-/** A forward with no reply is forgotten after this long (its asker timed out long before). */
+/** A forward with no reply is forgotten this long after its asker gave up (`ttl`, its timeout), at the latest after 5 minutes
+ * (a message without `ttl`, from an older node): a host that answers nothing must not pile up entries here. */
 const FORWARD_MAX_AGE_MS = 5 * 60_000;
+const FORWARD_GRACE_MS = 5_000;
 
 interface Forward {
   hostId: string;
   node: string;
   rid: number;
-  at: number;
+  /** When to forget it unanswered (epoch ms). */
+  until: number;
 }
 
 export class RequestForwarding {
@@ -43,7 +46,7 @@ export class RequestForwarding {
   /** Asking side: routes the request to node `to`, which holds the host's channel; resolves with the reply's data. */
   ask(hostId: string, to: string, frame: RequestFrame, timeoutMs: number): Promise<unknown> {
     const { rid, result } = this.pending.open(timeoutMs, frame.t === 'settings.apply');
-    this.route(to, { k: 'req', h: hostId, node: this.node, rid, frame });
+    this.route(to, { k: 'req', h: hostId, node: this.node, rid, frame, ttl: timeoutMs });
     return result;
   }
 
@@ -51,7 +54,8 @@ export class RequestForwarding {
   deliver(conn: HostConnection | undefined, m: RequestMsg): void {
     if (!conn) return this.offline(m);
     const id = ++this.nextForward;
-    this.forwards.set(id, { hostId: m.h, node: m.node, rid: m.rid, at: Date.now() });
+    const ttl = typeof m.ttl === 'number' && m.ttl >= 0 ? Math.min(m.ttl + FORWARD_GRACE_MS, FORWARD_MAX_AGE_MS) : FORWARD_MAX_AGE_MS;
+    this.forwards.set(id, { hostId: m.h, node: m.node, rid: m.rid, until: Date.now() + ttl });
     conn.send({ ...m.frame, id } as HubToHost);
   }
 
@@ -79,9 +83,14 @@ export class RequestForwarding {
     }
   }
 
-  /** Forgets forwards the host never answered. */
+  /** Forgets forwards the host never answered and their askers gave up on. */
   dropStale(now: number): void {
-    for (const [id, f] of this.forwards) if (now - f.at > FORWARD_MAX_AGE_MS) this.forwards.delete(id);
+    for (const [id, f] of this.forwards) if (now > f.until) this.forwards.delete(id);
+  }
+
+  /** Requests sent on channels here and not yet answered. */
+  get inFlight(): number {
+    return this.forwards.size;
   }
 
   close(): void {
