@@ -24,10 +24,12 @@ const root = mkdtempSync(join(tmpdir(), 'guest-settings-'));
 const work = join(root, 'work');
 const claudeDir = join(root, 'claude');
 const runDir = join(root, 'runs');
+const hostHome = join(root, 'agent-host');
 mkdirSync(join(work, 'proj'), { recursive: true });
 mkdirSync(claudeDir);
 const logFile = join(root, 'claude.log');
 process.env.FAKE_CLAUDE_LOG = logFile;
+process.env.AGENT_HOST_GUEST_ENV = 'FAKE_CLAUDE_*'; // the fake engine's log reaches guests' runs too (host-cli-guest-env.test.ts)
 const logs = () => readFileSync(logFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 
 const OWNER_SETTINGS = {
@@ -51,7 +53,7 @@ const frame = (over: Partial<RunStartFrame> = {}): RunStartFrame => ({
 });
 async function run(f: RunStartFrame) {
   const frames: HostToHub[] = [];
-  const h = startRun(f, { workRoot: work, claudeBin: FAKE, claudeConfigDir: claudeDir, runFilesDir: runDir }, (x) => frames.push(x));
+  const h = startRun(f, { workRoot: work, claudeBin: FAKE, claudeConfigDir: claudeDir, runFilesDir: runDir, hostHome }, (x) => frames.push(x));
   await h.done;
   return frames;
 }
@@ -66,8 +68,20 @@ test("a guest's run: no user settings, no MCP servers, only the hub's model sett
   assert.ok(file, 'a settings file');
   assert.deepEqual(g.settings, {
     env: { ANTHROPIC_BASE_URL: 'https://llm.example', ANTHROPIC_AUTH_TOKEN: 'sk-owner-endpoint', ANTHROPIC_DEFAULT_SONNET_MODEL: 'm1' },
-    permissions: { deny: ['Read(~/.aws/**)', 'Bash(curl:*)'], disableBypassPermissionsMode: 'disable' },
+    permissions: {
+      deny: [
+        'Read(~/.aws/**)', 'Bash(curl:*)', `Read(/${hostHome}/**)`, `Edit(/${hostHome}/**)`, `Read(/${claudeDir}/**)`, `Edit(/${claudeDir}/**)`,
+        `Edit(/${join(work, 'proj')}/.claude/**)`, `Edit(/${join(work, 'proj')}/**/.claude/**)`,
+      ],
+      disableBypassPermissionsMode: 'disable',
+    },
   }, 'the managed keys and what takes power away, nothing that gives it');
+  // Absolute paths are written `//path` in Claude Code's rules: the host's credential and the owner's engine
+  // configuration (its login, the endpoint key) are out of a guest's file tools' reach.
+  assert.ok(g.settings.permissions.deny.includes(`Read(//${hostHome.slice(1)}/**)`));
+  // The project's own settings apply to a guest's runs (the owner's per-agent choice), so a guest allowed to
+  // edit files must not write them: hooks or allow rules there would run commands on its next turn.
+  assert.ok(g.settings.permissions.deny.includes(`Edit(//${join(work, 'proj').slice(1)}/.claude/**)`));
   assert.ok(!existsSync(file), 'the file is gone with the run');
 
   await run(frame({ runId: 'run_o1' }));

@@ -5,9 +5,13 @@
 // owner set them for this agent), --strict-mcp-config (no MCP server) and --settings=<file> holding
 // only the model settings the hub manages (the six env keys of the user settings, settings.ts) and
 // what of the user settings only takes power away (`permissions.deny`, the switch that disables the
-// bypass mode), in a 0600 file that lives as long as the run.
+// bypass mode), in a 0600 file that lives as long as the run. Its deny rules also keep the guest's file
+// tools out of agent-host's home (the host credential: whoever holds it speaks for this host to the
+// hub) and Claude Code's configuration directory (the owner's login and endpoint key), and keep its
+// edits out of the work directory's `.claude/` (project settings apply to guests' runs: hooks or allow
+// rules a guest wrote there would run commands on its next turn).
 import { chmodSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { MANAGED_KEYS, SETTINGS_FILE } from './settings.js';
 
 export interface GuestSettings {
@@ -17,13 +21,31 @@ export interface GuestSettings {
   remove(): void;
 }
 
-/** What a guest's run takes of the user settings: the hub's model keys, and the owner's restrictions; {} without a readable file. */
-export function guestSettingsOf(claudeConfigDir: string): { env?: Record<string, string>; permissions?: { deny?: string[]; disableBypassPermissionsMode?: string } } {
+/** An absolute directory as a Claude Code rule path (`//path`: glob characters escaped, no trailing slash). */
+const rulePath = (dir: string) => '/' + resolve(dir).replace(/[\\*?[\]]/g, (c) => '\\' + c).replace(/\/+$/, '');
+
+/** Claude Code's Read and Edit rules for everything under an absolute directory. */
+export function offLimits(dir: string): string[] {
+  const path = rulePath(dir);
+  return [`Read(${path}/**)`, `Edit(${path}/**)`];
+}
+
+/** Edit rules for the engine settings directories (`.claude/`) of a work directory and of any directory under it. */
+export function settingsReadOnly(workDir: string): string[] {
+  const path = rulePath(workDir);
+  return [`Edit(${path}/.claude/**)`, `Edit(${path}/**/.claude/**)`];
+}
+
+/**
+ * What a guest's run takes of the user settings: the hub's model keys, and the owner's restrictions, then
+ * the directories `offLimits` (each denied to its file tools), and the work directory's engine settings read-only.
+ */
+export function guestSettingsOf(claudeConfigDir: string, privateDirs: string[] = [], workDir?: string): { env?: Record<string, string>; permissions?: { deny?: string[]; disableBypassPermissionsMode?: string } } {
   let parsed: { env?: unknown; permissions?: { deny?: unknown; disableBypassPermissionsMode?: unknown } } | null;
   try {
     parsed = JSON.parse(readFileSync(join(claudeConfigDir, SETTINGS_FILE), 'utf8'));
   } catch {
-    return {};
+    parsed = null;
   }
   const out: ReturnType<typeof guestSettingsOf> = {};
   const env = parsed?.env;
@@ -36,6 +58,8 @@ export function guestSettingsOf(claudeConfigDir: string): { env?: Record<string,
   // Rules that take power away: a guest is held to them as the owner is.
   const p = parsed?.permissions;
   const deny = Array.isArray(p?.deny) ? p.deny.filter((r): r is string => typeof r === 'string') : [];
+  for (const dir of privateDirs) deny.push(...offLimits(dir));
+  if (workDir) deny.push(...settingsReadOnly(workDir));
   if (deny.length) (out.permissions ??= {}).deny = deny;
   if (typeof p?.disableBypassPermissionsMode === 'string') (out.permissions ??= {}).disableBypassPermissionsMode = p.disableBypassPermissionsMode;
   return out;
@@ -78,11 +102,11 @@ function alive(pid: number): boolean {
 }
 
 /** Writes the run's settings file under `dir` (created 0700) and answers the engine's extra argv. */
-export function guestSettings(runId: string, claudeConfigDir: string, dir: string): GuestSettings {
+export function guestSettings(runId: string, claudeConfigDir: string, dir: string, privateDirs: string[] = [], workDir?: string): GuestSettings {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   // The run id is the hub's: only its safe characters name the file.
   const file = join(dir, `guest-${runId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 100)}-${process.pid}.json`);
-  writeFileSync(file, JSON.stringify(guestSettingsOf(claudeConfigDir)), { mode: 0o600 });
+  writeFileSync(file, JSON.stringify(guestSettingsOf(claudeConfigDir, privateDirs, workDir)), { mode: 0o600 });
   chmodSync(file, 0o600); // a file left by an earlier process of this pid kept its mode
   let removed = false;
   return {

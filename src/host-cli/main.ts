@@ -60,6 +60,10 @@ reach the hub, then exits; a second Ctrl-C exits at once.
   --pair-key KEY    pair with this key before running
   --name NAME       host name when pairing (default: hostname)
   --verbose         also print each run's prompt (first 200 characters)
+
+Other users' runs (guests of a shared or public agent) get only the variables of this environment
+an engine needs (PATH, HOME, locale, proxies, ANTHROPIC_*, CLAUDE_CODE_* …); AGENT_HOST_GUEST_ENV
+lists more for them (names or PREFIX*, comma-separated; * for all). Your own runs get everything.
 `,
   status: `agent-host status
 

@@ -14,6 +14,8 @@ import { ENGINE_LINE_MAX_BYTES, readEngineLines } from './engine-lines.js';
 import type { EngineGroups } from './engine-groups.js';
 import { guestSettings, type GuestSettings } from './guest-settings.js';
 import { claudeConfigDirOf } from './settings.js';
+import { homeDir } from './home.js';
+import { guestEnv, guestEnvList } from './guest-env.js';
 
 export type RunStartFrame = FrameOf<HubToHost, 'run.start'>;
 
@@ -41,6 +43,10 @@ export interface RunOptions {
   claudeConfigDir?: string;
   /** Where a guest run's settings file lives while it runs (default: the OS temp directory). */
   runFilesDir?: string;
+  /** agent-host's home ($AGENT_HOST_HOME, default ~/.agent-host): off limits to a guest's file tools, with claudeConfigDir. */
+  hostHome?: string;
+  /** Variables of agent-host's environment a guest's engine gets beyond what an engine needs (guest-env.ts; default AGENT_HOST_GUEST_ENV). */
+  guestEnv?: readonly string[];
 }
 
 /**
@@ -206,14 +212,15 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
   // A guest's run: none of the owner's own engine settings (guest-settings.ts).
   if (frame.guest === true) {
     try {
-      guest = guestSettings(runId, opts.claudeConfigDir ?? claudeConfigDirOf(), opts.runFilesDir ?? join(tmpdir(), 'agent-host-runs'));
+      const configDir = opts.claudeConfigDir ?? claudeConfigDirOf();
+      guest = guestSettings(runId, configDir, opts.runFilesDir ?? join(tmpdir(), 'agent-host-runs'), [opts.hostHome ?? homeDir(), configDir], cwd!);
     } catch (e) {
       queueMicrotask(() => end({ ok: false, error: { code: 'ENGINE_UNAVAILABLE', message: `the guest run's settings could not be written: ${(e as Error).message}`.slice(0, 4000) } }));
       return { abort() {}, kill() {}, done };
     }
     argv.push(...guest.args);
   }
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  const env: NodeJS.ProcessEnv = frame.guest === true ? guestEnv(process.env, opts.guestEnv ?? guestEnvList(process.env.AGENT_HOST_GUEST_ENV)) : { ...process.env };
   const thinking = frame.effort ? EFFORT_THINKING_TOKENS.get(frame.effort) : undefined;
   if (thinking) env.MAX_THINKING_TOKENS = thinking;
   let stderrTail = '';

@@ -183,7 +183,8 @@ export interface AgentHostProcess {
 export function spawnAgentHost(args: string[], env: NodeJS.ProcessEnv = {}): AgentHostProcess {
   const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/host-cli/main.ts'), ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...env },
+    // The fake engine's own variables reach guests' runs too (a guest's engine gets only what an engine needs).
+    env: { ...process.env, AGENT_HOST_GUEST_ENV: 'FAKE_CLAUDE_*', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
