@@ -18,99 +18,13 @@ import type { Redis } from 'ioredis';
 import type { Engine } from '../../host-protocol/frames.js';
 import { INTERNED_LIST_MAX_CHARS, parsedEngines, type Presence, type PresenceEntry, type Refreshed, type Written } from './presence.js';
 import type { Logger } from '../log.js';
+import { GET, NODE_DEL, PATCH, REFRESH, REMOVE, SET, SET_POLLED } from './presence-scripts.js';
 
 /** A node's liveness key lives this long without renewal. */
 export const NODE_TTL_MS = 5000;
 const NODE_RENEW_MS = 1500;
 /** Largest number of hosts in one script call. */
 const CHUNK = 500;
-
-// KEYS: presence keys. ARGV[1]: node key prefix. Returns, per key, the five
-// fields, or nils when absent or when its node is dead or has restarted since
-// it wrote the entry (its key holds another boot). A live node's entry reads
-// last seen at the node's latest renewal ('<boot>:<ms>'), when that is later.
-// An entry without a boot (a node of an earlier version) is judged by its
-// node key's existence alone.
-const GET = `
-local out = {}
-for i, k in ipairs(KEYS) do
-  local v = redis.call('HMGET', k, 'n', 'r', 'c', 'e', 's', 'b')
-  if v[1] and v[1] ~= '' then
-    local live = redis.call('GET', ARGV[1] .. v[1])
-    if not live then
-      v = {}
-    elseif v[6] and v[6] ~= '' then
-      local sep = string.find(live, ':', 1, true)
-      if not sep or string.sub(live, 1, sep - 1) ~= v[6] then
-        v = {}
-      else
-        local stamp = string.sub(live, sep + 1)
-        if (tonumber(stamp) or 0) > (tonumber(v[5]) or 0) then v[5] = stamp end
-      end
-    end
-  end
-  v[6] = nil
-  out[i] = v
-end
-return out
-`;
-// KEYS: presence keys. ARGV: per key, in order: node, running, capacity,
-// engines, lastSeen, ttl, boot. Replaces each entry (a key given twice is
-// written twice, in order); returns, per key, the node that held it before
-// ('' for none) and this write's epoch 'q': Redis's clock in microseconds, or
-// one more than the entry's when that is not larger. The clock keeps epochs
-// rising across an entry removed, expired or lost with a restarted Redis, with
-// no key of its own. The consecutive sets of one event-loop turn are one call.
-const SET = `
-local out = {}
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-for i, k in ipairs(KEYS) do
-  local a = (i - 1) * 7
-  local was = redis.call('HMGET', k, 'n', 'q')
-  local epoch = now
-  local last = was[2] and tonumber(was[2])
-  if last and epoch <= last then epoch = last + 1 end
-  redis.call('DEL', k)
-  redis.call('HSET', k, 'n', ARGV[a + 1], 'r', ARGV[a + 2], 'c', ARGV[a + 3], 'e', ARGV[a + 4], 's', ARGV[a + 5], 'q', string.format('%.0f', epoch), 'b', ARGV[a + 7])
-  redis.call('PEXPIRE', k, ARGV[a + 6])
-  out[#out + 1] = was[1] or ''
-  out[#out + 1] = epoch
-end
-return out
-`;
-// KEYS: presence keys. ARGV: node, ttl ms, boot. Extends the entries this
-// node wrote since it booted (two commands a host); returns the (1-based)
-// positions of keys gone (Redis restarted empty) or written under this
-// node's name by an earlier boot of it.
-const REFRESH = `
-local gone = {}
-for i, k in ipairs(KEYS) do
-  local v = redis.call('HMGET', k, 'n', 'b')
-  if v[1] == ARGV[1] and v[2] == ARGV[3] then
-    redis.call('PEXPIRE', k, ARGV[2])
-  elseif not v[1] or v[1] == ARGV[1] then
-    gone[#gone + 1] = i
-  end
-end
-return gone
-`;
-// KEYS[1]: the node's liveness key. ARGV[1]: its boot. Deleted only while it is this boot's.
-const NODE_DEL = `
-local v = redis.call('GET', KEYS[1])
-if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ':' then redis.call('DEL', KEYS[1]) end
-return 0
-`;
-// KEYS[1]: presence key. ARGV: field, value pairs. Only a live entry changes.
-const PATCH = `
-if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], unpack(ARGV)) end
-return 0
-`;
-// KEYS[1]: presence key. ARGV[1]: node. Only the holder may remove it.
-const REMOVE = `
-if redis.call('HGET', KEYS[1], 'n') == ARGV[1] then redis.call('DEL', KEYS[1]) end
-return 0
-`;
 
 type WriteCommand = 'presenceSet' | 'presencePatch' | 'presenceRemove';
 interface QueuedWrite {
@@ -127,6 +41,7 @@ type Scripts = Redis & {
   presencePatch(key: string, ...a: Array<string | number>): Promise<number>;
   presenceRemove(key: string, node: string): Promise<number>;
   presenceNodeDel(key: string, boot: string): Promise<number>;
+  presenceSetPolled(key: string, ...a: Array<string | number>): Promise<number>;
 };
 
 /** Removals that failed, kept for another try: at most this many (the TTL collects the rest). */
@@ -169,6 +84,7 @@ export class RedisPresence implements Presence {
       redis.defineCommand('presencePatch', { lua: PATCH, numberOfKeys: 1 });
       redis.defineCommand('presenceRemove', { lua: REMOVE, numberOfKeys: 1 });
       redis.defineCommand('presenceNodeDel', { lua: NODE_DEL, numberOfKeys: 1 });
+      redis.defineCommand('presenceSetPolled', { lua: SET_POLLED, numberOfKeys: 1 });
     }
     this.redis = redis as Scripts;
     this.nodeKey = keyOf(`node:${nodeId}`);
@@ -199,6 +115,14 @@ export class RedisPresence implements Presence {
       });
     if (this.previous.size > 10_000) this.previous.clear();
     this.previous.set(hostId, written);
+    return written;
+  }
+
+  async setPolled(hostId: string, e: PresenceEntry, ttlMs: number): Promise<boolean> {
+    this.sendWrites(); // after the writes queued before it, on the one connection
+    const polled = { ...e, nodeId: null };
+    const written = (await this.redis.presenceSetPolled(this.key(hostId), ...this.fields(polled, ttlMs), this.keyOf('node:'))) === 1;
+    if (written) this.mine.delete(hostId);
     return written;
   }
 

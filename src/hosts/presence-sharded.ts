@@ -39,6 +39,10 @@ export class ShardedPresence implements Presence {
     return this.of(hostId).set(hostId, entry, ttlMs);
   }
 
+  setPolled(hostId: string, entry: PresenceEntry, ttlMs: number): Promise<boolean> {
+    return this.of(hostId).setPolled(hostId, entry, ttlMs);
+  }
+
   takenOverFrom(hostId: string): Promise<string | null> {
     return this.of(hostId).takenOverFrom(hostId);
   }

@@ -33,6 +33,11 @@ export interface Presence {
   /** Writes the entry (atomically with reading the previous holder and taking the next epoch). */
   set(hostId: string, entry: PresenceEntry, ttlMs: number): Promise<Written>;
   /**
+   * Writes the entry of a host that polls over HTTP (its nodeId ignored: none) unless a live node holds
+   * the host's channel, in one step with that check; answers whether it wrote.
+   */
+  setPolled(hostId: string, entry: PresenceEntry, ttlMs: number): Promise<boolean>;
+  /**
    * Extends the TTL of entries held by nodeId. Answers the hosts whose entries the store had lost and
    * were written again (a Redis that restarted empty), and `ok: false` when a write failed (the store
    * unreachable): the caller tries again.
@@ -71,6 +76,12 @@ export class LocalPresence implements Presence {
     const prev = this.live(hostId)?.nodeId ?? null;
     this.entries.set(hostId, stored(entry, Date.now() + ttlMs));
     return { prev: prev && prev !== entry.nodeId ? prev : null, epoch: ++this.epoch };
+  }
+
+  async setPolled(hostId: string, entry: PresenceEntry, ttlMs: number): Promise<boolean> {
+    if (this.live(hostId)?.nodeId) return false; // in one process every node id is this live node's
+    await this.set(hostId, { ...entry, nodeId: null }, ttlMs);
+    return true;
   }
 
   async refresh(hostIds: string[], nodeId: string | null, ttlMs: number): Promise<Refreshed> {

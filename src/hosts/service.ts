@@ -216,8 +216,9 @@ export class HostService {
         capacity ??= r?.capacity ?? 1;
         engines ??= r?.engines ?? [];
       }
-      await this.presence.set(id.hostId, { nodeId: null, running: body.running ?? cur?.running ?? 0, capacity, engines, lastSeenAt: now }, ttl);
-      if (body.engines) this.store.recordEngines(id.hostId, body.engines);
+      // A hello may have written a channel's entry since the read: the write leaves such an entry alone.
+      const wrote = await this.presence.setPolled(id.hostId, { nodeId: null, running: body.running ?? cur?.running ?? 0, capacity, engines, lastSeenAt: now }, ttl);
+      if (wrote && body.engines) this.store.recordEngines(id.hostId, body.engines);
     }
     this.store.touch(id.hostId, now);
     const p = await this.presence.get(id.hostId);
