@@ -86,6 +86,8 @@ export interface Config {
   hostConnectsPerMinute: number;
   /** Streamed text one run may hold unsaved before it ends with OUTPUT_TOO_LARGE, bytes. */
   runOutputMaxBytes: number;
+  /** Output one run may store in all (its messages, never decreasing), bytes; over it the run ends with OUTPUT_TOO_LARGE. */
+  runStoredMaxBytes: number;
   /** Payment channels (billing/payments); a channel left unset answers 503 5031 at order creation unless the sandbox stands in. */
   payments: PaymentsConfig;
 }
@@ -234,6 +236,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     hostFramesPerSecond: Math.max(1, int(env, 'HOST_FRAMES_PER_SECOND', HOST_FRAMES_PER_SECOND_DEFAULT)),
     hostConnectsPerMinute: Math.max(0, int(env, 'HOST_CONNECTS_PER_MINUTE', CONNECTS_PER_HOST_PER_MINUTE)),
     runOutputMaxBytes: Math.max(64 * 1024, int(env, 'RUN_OUTPUT_MAX_BYTES', 8 * 1024 * 1024)),
+    runStoredMaxBytes: Math.max(64 * 1024, int(env, 'RUN_STORED_MAX_BYTES', 64 * 1024 * 1024)),
     payments: loadPayments(env),
   };
   if (env.PLAN_QUOTAS !== undefined && env.PLAN_QUOTAS !== '' && env.PLAN_QUOTAS !== 'on' && env.PLAN_QUOTAS !== 'off') throw new ConfigError(`PLAN_QUOTAS must be on or off, got ${JSON.stringify(env.PLAN_QUOTAS)}`);

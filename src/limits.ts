@@ -1,7 +1,7 @@
 // Every memory and rate bound the hub keeps per run, per session and per host
 // channel, in one place. A host is untrusted: whatever it streams is held only
-// up to these bounds (issue 10, hole 4). The two that operators may tune come
-// from the configuration (HOST_FRAMES_PER_SECOND, RUN_OUTPUT_MAX_BYTES).
+// up to these bounds (issue 10, hole 4). The three that operators may tune come
+// from the configuration (HOST_FRAMES_PER_SECOND, RUN_OUTPUT_MAX_BYTES, RUN_STORED_MAX_BYTES).
 import type { Config } from './config.js';
 
 const MiB = 1024 * 1024;
@@ -9,6 +9,11 @@ const MiB = 1024 * 1024;
 export interface Limits {
   /** A run's streamed text not yet covered by a complete message, plus rows not yet written: over it the run ends (OUTPUT_TOO_LARGE). */
   runOutputBytes: number;
+  /**
+   * What a run stores in all (its messages' bytes, counted as they come and never decreasing): the held
+   * bound above drops at each mid-run write, so a host pacing complete messages stored any amount.
+   */
+  runStoredBytes: number;
   /** The same, for all of one host's runs on a node together: the run that would pass it ends (OUTPUT_TOO_LARGE). */
   hostOutputBytes: number;
   /** Frames held for a run while it is loaded from the database (it was dispatched by another node). */
@@ -62,9 +67,10 @@ export const HOST_OUTPUT_RUNS = 8;
 /** A run holding more than this (or than its own bound, if less) is checked against its host's bound too. */
 export const HOST_CHECK_FROM_BYTES = 64 * 1024;
 
-export function limitsOf(config: Pick<Config, 'hostFramesPerSecond' | 'runOutputMaxBytes'>): Limits {
+export function limitsOf(config: Pick<Config, 'hostFramesPerSecond' | 'runOutputMaxBytes'> & Partial<Pick<Config, 'runStoredMaxBytes'>>): Limits {
   return {
     runOutputBytes: config.runOutputMaxBytes,
+    runStoredBytes: Math.max(config.runOutputMaxBytes, config.runStoredMaxBytes ?? 64 * MiB),
     hostOutputBytes: HOST_OUTPUT_RUNS * config.runOutputMaxBytes,
     runBacklogBytes: RUN_BACKLOG_MAX_BYTES,
     channelHeldBytes: CHANNEL_HELD_MAX_BYTES,
@@ -91,12 +97,15 @@ export class TokenBucket {
 }
 
 /** Bytes a run frame adds to what the hub holds for its run (text and tool payloads; the rest is small and fixed). */
-export function frameBytes(f: { t: string; text?: string; blocks?: Array<{ content?: string; toolInput?: unknown; toolResult?: unknown }> }): number {
+export function frameBytes(f: { t: string; text?: string; blocks?: Array<{ content?: string; toolInput?: unknown; toolResult?: unknown; toolId?: string; toolName?: string }> }): number {
   if (f.t === 'run.delta') return Buffer.byteLength(f.text ?? '');
   if (f.t !== 'run.message' || !f.blocks) return 64;
   let n = 64;
   for (const b of f.blocks) {
     if (b.content) n += Buffer.byteLength(b.content);
+    // A tool's id and name are kept too (stored, and held by the run for its whole life: toolBytes).
+    if (b.toolId) n += b.toolId.length;
+    if (b.toolName) n += b.toolName.length;
     if (b.toolInput !== undefined) n += Buffer.byteLength(JSON.stringify(b.toolInput) ?? '');
     if (b.toolResult !== undefined) n += Buffer.byteLength(JSON.stringify(b.toolResult) ?? '');
   }

@@ -40,7 +40,7 @@ export class HostOutput {
   /** What the host's runs on this node hold together. */
   private held(hostId: string): number {
     let sum = 0;
-    for (const r of this.byHost.get(hostId) ?? []) sum += r.partial.bytes + r.pendingBytes;
+    for (const r of this.byHost.get(hostId) ?? []) sum += r.partial.bytes + r.pendingBytes + r.toolBytes;
     return sum;
   }
 }

@@ -58,6 +58,10 @@ export interface RunState {
   pending: Row[];
   toolSeq: Map<string, number>;
   toolNames: Map<string, string>;
+  /** Characters of the tool ids and names of the run's tool_use blocks: `toolSeq` and `toolNames` hold them for the run's life (counted as held). */
+  toolBytes: number;
+  /** Bytes of the run's messages so far (never decreasing): bounded by `runStoredBytes`. */
+  storedBytes: number;
   /** Events in frame order; a tool event waits here until its row is committed, and deltas behind it wait too. */
   outq: Array<{ rowId?: string; ev?: Ev }>;
   rowEvents: Map<string, Ev>;

@@ -177,8 +177,12 @@ export class RunTracker {
       }
       case 'run.message': {
         const n = frameBytes(f);
-        if (this.over(st, n)) return;
+        let tools = 0;
+        for (const b of f.blocks) if (b.kind === 'tool_use') tools += (b.toolId?.length ?? 0) + (b.toolName?.length ?? 0);
+        if (this.over(st, n + tools, n)) return;
         st.pendingBytes += n;
+        st.toolBytes += tools;
+        st.storedBytes += n;
         for (const b of f.blocks) {
           if (f.role === 'assistant' && b.kind === 'text') {
             st.partial.clear();
@@ -212,12 +216,13 @@ export class RunTracker {
 
   /**
    * Whether `n` more bytes take the run over what the hub holds for one run (streamed text not yet
-   * covered by a message, plus rows not yet written): then the engine is aborted and the run ends
-   * with OUTPUT_TOO_LARGE (issue 10, hole 4).
+   * covered by a message, rows not yet written, the tool ids and names it keeps), or `stored` more over
+   * what it may store in all: then the engine is aborted and the run ends with OUTPUT_TOO_LARGE (issue
+   * 10, hole 4).
    */
-  private over(st: RunState, n: number): boolean {
-    const held = st.partial.bytes + st.pendingBytes + n;
-    if (held <= this.limits.runOutputBytes && !this.hostOutput.over(st, n, held)) return false;
+  private over(st: RunState, n: number, stored = 0): boolean {
+    const held = st.partial.bytes + st.pendingBytes + st.toolBytes + n;
+    if (held <= this.limits.runOutputBytes && st.storedBytes + stored <= this.limits.runStoredBytes && !this.hostOutput.over(st, n, held)) return false;
     this.tooLarge(st);
     return true;
   }
@@ -363,7 +368,7 @@ export class RunTracker {
   /** A run's state, counted on its host (host-output.ts) until forgetSoon: every caller keeps it in `states`. */
   private newState(runId: string, sessionId: string, hostId: string, agentId: string, engine: string, ready: boolean): RunState {
     const st: RunState = {
-      runId, sessionId, hostId, agentId, engine, ready, since: Date.now(), backlog: [], closed: false, partial: new PartialText(this.limits.runOutputBytes), pending: [], toolSeq: new Map(), toolNames: new Map(),
+      runId, sessionId, hostId, agentId, engine, ready, since: Date.now(), backlog: [], closed: false, partial: new PartialText(this.limits.runOutputBytes), pending: [], toolSeq: new Map(), toolNames: new Map(), toolBytes: 0, storedBytes: 0,
       outq: [], rowEvents: new Map(), chain: Promise.resolve(), pendingBytes: 0, backlogBytes: 0, sinceHostCheck: 0,
     };
     return this.hostOutput.track(st);

@@ -1,0 +1,52 @@
+// What one run may make the hub STORE, not only hold unsaved (audit, forty-sixth session).
+// RUN_OUTPUT_MAX_BYTES bounds a run's streamed text plus rows not yet written; rows written by the
+// mid-run flush (every FLUSH_MS) left that count, so a host that paced complete run.message frames
+// (each under the bound, within the frame rate) made one run store any number of bytes in
+// session_messages. Now a run's messages count against RUN_STORED_MAX_BYTES as they come, never
+// decreasing: past it the engine is aborted and the run ends OUTPUT_TOO_LARGE.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import type { AcceptedRun } from '../src/client/index.js';
+
+const LIMIT = 256 * 1024;
+let t: TestHub;
+const hosts: FakeHost[] = [];
+before(async () => {
+  t = await startTestHub({ runOutputMaxBytes: LIMIT, runStoredMaxBytes: LIMIT, hostFramesPerSecond: 200 });
+});
+after(async () => {
+  for (const h of hosts) h.close();
+  await t?.close();
+});
+
+test('a run cannot store more than RUN_STORED_MAX_BYTES of output by pacing complete messages', async () => {
+  const u = await t.user();
+  const { hostId, credential } = await pairHost(t, u.key, 'pacer');
+  const host = await connectFakeHost(t, credential, { capacity: 1 });
+  hosts.push(host);
+  const c = t.client(u.key);
+  const agent = await eventually(() => c.agents.create({ name: 'pacer', hostId, engine: 'claude-code', workDir: 'w' }));
+  const r = (await c.sessions.create({ agentId: agent.id, content: 'go' })) as AcceptedRun;
+  const start: any = await host.next((f) => f.t === 'run.start');
+
+  // 64 complete messages of 64 KiB each = 4 MiB, 16 × the run's bound; paced so each is flushed
+  // before the next arrives (what an engine printing a long answer in messages looks like).
+  const chunk = 'z'.repeat(64 * 1024);
+  for (let i = 0; i < 64; i++) {
+    if (host.frames.some((f) => f.t === 'run.abort')) break;
+    host.send({ t: 'run.message', runId: start.runId, role: 'assistant', blocks: [{ kind: 'text', content: chunk }] });
+    await sleep(40);
+  }
+  await sleep(300);
+  const db = t.hub.ctx.em().getConnection();
+  const [kept] = await db.execute(`select coalesce(sum(octet_length(content)), 0)::bigint as n from session_messages where session_id = ? and role = 'assistant'`, [r.sessionId]);
+  const [task] = await db.execute(`select status, error_code from session_tasks where id = ?`, [start.runId]);
+  const stored = Number(kept.n);
+  assert.ok(stored <= LIMIT,
+    `one run stored ${stored} bytes of output (${(stored / LIMIT).toFixed(1)} × RUN_STORED_MAX_BYTES = ${LIMIT}); run still ${task.status}, error ${task.error_code ?? 'none'}`);
+  assert.equal(task.error_code, 'OUTPUT_TOO_LARGE');
+  assert.ok(host.frames.some((f) => f.t === 'run.abort'), 'the engine is stopped');
+});
