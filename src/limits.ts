@@ -96,7 +96,14 @@ export class TokenBucket {
   }
 }
 
-/** Bytes a run frame adds to what the hub holds for its run (text and tool payloads; the rest is small and fixed). */
+/** Characters of the tool ids and names of a message's `tool_use` blocks: what a run keeps of them for its whole life. */
+export function toolUseBytes(blocks: ReadonlyArray<{ kind: string; toolId?: string; toolName?: string }>): number {
+  let n = 0;
+  for (const b of blocks) if (b.kind === 'tool_use') n += (b.toolId?.length ?? 0) + (b.toolName?.length ?? 0);
+  return n;
+}
+
+/** Bytes a run frame adds to what the hub holds for its run (text, tool payloads, ids and names; the rest is small and fixed). */
 export function frameBytes(f: { t: string; text?: string; blocks?: Array<{ content?: string; toolInput?: unknown; toolResult?: unknown; toolId?: string; toolName?: string }> }): number {
   if (f.t === 'run.delta') return Buffer.byteLength(f.text ?? '');
   if (f.t !== 'run.message' || !f.blocks) return 64;

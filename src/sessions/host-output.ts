@@ -1,15 +1,25 @@
-// What one host's runs on this node hold together (streamed text not yet covered by a message,
-// plus rows not yet written), held to the host's bound (src/limits.ts hostOutputBytes): each run
-// is bounded on its own, but a host chooses its capacity and may keep many runs open at once.
+// The output bounds of runs (src/limits.ts): what one run holds (streamed text not yet covered by a
+// message, rows not yet written, the tool ids and names it keeps), what it stores in all, and what
+// one host's runs on this node hold together: each run is bounded on its own, but a host chooses
+// its capacity and may keep many runs open at once.
 import { ChurnMap, ChurnSet } from '../churn-map.js';
-import { HOST_CHECK_FROM_BYTES } from '../limits.js';
+import { HOST_CHECK_FROM_BYTES, type Limits } from '../limits.js';
 import type { RunState } from './run-batch.js';
 
 export class HostOutput {
   /** The states of each host's runs (ChurnMap and ChurnSet: run states die young). */
   private byHost = new ChurnMap<string, ChurnSet<RunState>>();
 
-  constructor(private readonly hostOutputBytes: number) {}
+  constructor(private readonly limits: Pick<Limits, 'runOutputBytes' | 'runStoredBytes' | 'hostOutputBytes'>) {}
+
+  /**
+   * Whether `n` more bytes held, `stored` of them to be stored, take the run over its bounds or its
+   * host's runs over the host's (then the run is to end with OUTPUT_TOO_LARGE).
+   */
+  runOver(st: RunState, n: number, stored: number): boolean {
+    const held = st.partial.bytes + st.pendingBytes + st.toolBytes + n;
+    return held > this.limits.runOutputBytes || st.storedBytes + stored > this.limits.runStoredBytes || this.over(st, n, held);
+  }
 
   /** Counts `st` on its host until `untrack`; answers `st`. */
   track(st: RunState): RunState {
@@ -34,7 +44,7 @@ export class HostOutput {
     st.sinceHostCheck += n;
     if (held <= HOST_CHECK_FROM_BYTES || st.sinceHostCheck < HOST_CHECK_FROM_BYTES) return false;
     st.sinceHostCheck = 0;
-    return this.held(st.hostId) + n > this.hostOutputBytes;
+    return this.held(st.hostId) + n > this.limits.hostOutputBytes;
   }
 
   /** What the host's runs on this node hold together. */

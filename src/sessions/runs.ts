@@ -14,7 +14,7 @@ import { AgentChangeNotices } from './agent-notices.js';
 import type { SessionEvents } from './events.js';
 import type { Claim, ClaimedTask } from './queue.js';
 import { engineSessionIdOf } from './engine-session.js';
-import { frameBytes, limitsOf, type Limits } from '../limits.js';
+import { frameBytes, limitsOf, toolUseBytes, type Limits } from '../limits.js';
 import { HostOutput } from './host-output.js';
 import { ErrorCatalogue } from '../errors.js';
 import { engineFailure } from './engine-failure.js';
@@ -30,7 +30,7 @@ export class RunTracker {
   /** Runs whose end is written, for a minute (closed-runs.ts). */
   private readonly retired = new ClosedRuns();
   private readonly limits: Limits;
-  private readonly hostOutput: HostOutput; // each host's runs here, held to the host's bound (over())
+  private readonly hostOutput: HostOutput; // each run's output bounds, and its host's runs' here (over())
   /** Set by close(): a run end still failing stops being retried (another node's sweep ends the run). */
   private closing = false;
   /** Runs loaded from the database because their frames arrived before this node knew them (tests count them). */
@@ -54,7 +54,7 @@ export class RunTracker {
     capacityOf?: (hostId: string) => number | undefined,
   ) {
     this.limits = limitsOf(ctx.config);
-    this.hostOutput = new HostOutput(this.limits.hostOutputBytes);
+    this.hostOutput = new HostOutput(this.limits);
     this.endWriter = new RunEndWriter(ctx, capacityOf);
     this.agentNotices = new AgentChangeNotices(ctx.bus);
   }
@@ -177,8 +177,7 @@ export class RunTracker {
       }
       case 'run.message': {
         const n = frameBytes(f);
-        let tools = 0;
-        for (const b of f.blocks) if (b.kind === 'tool_use') tools += (b.toolId?.length ?? 0) + (b.toolName?.length ?? 0);
+        const tools = toolUseBytes(f.blocks);
         if (this.over(st, n + tools, n)) return;
         st.pendingBytes += n;
         st.toolBytes += tools;
@@ -214,15 +213,9 @@ export class RunTracker {
     st.backlog.push(f);
   }
 
-  /**
-   * Whether `n` more bytes take the run over what the hub holds for one run (streamed text not yet
-   * covered by a message, rows not yet written, the tool ids and names it keeps), or `stored` more over
-   * what it may store in all: then the engine is aborted and the run ends with OUTPUT_TOO_LARGE (issue
-   * 10, hole 4).
-   */
+  /** Whether `n` more bytes (`stored` of them kept) take the run over its output bounds (host-output.ts): then it ends OUTPUT_TOO_LARGE. */
   private over(st: RunState, n: number, stored = 0): boolean {
-    const held = st.partial.bytes + st.pendingBytes + st.toolBytes + n;
-    if (held <= this.limits.runOutputBytes && st.storedBytes + stored <= this.limits.runStoredBytes && !this.hostOutput.over(st, n, held)) return false;
+    if (!this.hostOutput.runOver(st, n, stored)) return false;
     this.tooLarge(st);
     return true;
   }
