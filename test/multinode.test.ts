@@ -126,6 +126,11 @@ async function scenario() {
   assert.equal(ab.status, 200, ab.text);
   assert.deepEqual(ab.body.data, { sessionId, status: 'aborted' });
   await eventually(async () => (await call(B.url, 'GET', `/api/v1/sessions/${sessionId}`, { token: key })).body.data.processing === false, 15_000, 100);
+  // The aborted run keeps its slot of the host's capacity (1) until the host reports its engine gone: a
+  // message sent before that waits as host_capacity (202), by design (a red CI run raced it). Wait for
+  // agent-host's run.end, then for the hub to have written it.
+  await host.waitFor(new RegExp(`run ${slow.body.taskId} aborted`), 15_000); // a 202 answers its body bare (the spec)
+  await new Promise((r) => setTimeout(r, 500));
 
   // 3. A long turn streamed from B, two more messages queued behind it, then node A dies.
   const long = await openSse(`${B.url}/api/v1/sessions/${sessionId}/messages`, {
