@@ -88,6 +88,8 @@ export interface Config {
   runOutputMaxBytes: number;
   /** Output one run may store in all (its messages, never decreasing), bytes; over it the run ends with OUTPUT_TOO_LARGE. */
   runStoredMaxBytes: number;
+  /** What one session may store (its messages and its runs' output): a message that would take it over is refused (409); 0 = no bound. */
+  sessionStoredMaxBytes: number;
   /** Payment channels (billing/payments); a channel left unset answers 503 5031 at order creation unless the sandbox stands in. */
   payments: PaymentsConfig;
 }
@@ -237,6 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     hostConnectsPerMinute: Math.max(0, int(env, 'HOST_CONNECTS_PER_MINUTE', CONNECTS_PER_HOST_PER_MINUTE)),
     runOutputMaxBytes: Math.max(64 * 1024, int(env, 'RUN_OUTPUT_MAX_BYTES', 8 * 1024 * 1024)),
     runStoredMaxBytes: Math.max(64 * 1024, int(env, 'RUN_STORED_MAX_BYTES', 64 * 1024 * 1024)),
+    sessionStoredMaxBytes: Math.max(0, int(env, 'SESSION_STORED_MAX_BYTES', 256 * 1024 * 1024)),
     payments: loadPayments(env),
   };
   if (env.PLAN_QUOTAS !== undefined && env.PLAN_QUOTAS !== '' && env.PLAN_QUOTAS !== 'on' && env.PLAN_QUOTAS !== 'off') throw new ConfigError(`PLAN_QUOTAS must be on or off, got ${JSON.stringify(env.PLAN_QUOTAS)}`);

@@ -1,11 +1,12 @@
-// Messages one account may store (audit, forty-sixth session; open). A message's content is ≤ 100,000 characters
+// What one session may store (audit, forty-sixth session). A message's content is ≤ 100,000 characters
 // (up to 300 KB of UTF-8), but nothing bounds how many messages a session (or an account) holds,
 // nor their bytes: plan quotas count sessions per day, hosts and agents only, and the waiting-queue
 // limit (10) counts waiting messages only. With its own host ending each run at once with zero usage
 // (free runs), one account stores ≈ 300 KB per request: at the general rate limit (600/min per API
 // key, 50 keys) that is ≈ 10 GB an hour per key into session_messages, kept for good.
-// Expected: a bound on what a session (or account) stores — refused 4xx past it. This test states
-// 8 MiB of user content for one session (the order of RUN_OUTPUT_MAX_BYTES) as the bound.
+// Now each session counts what it stores (sessions.stored_bytes: its messages and its runs' output) and
+// a message that would take it over SESSION_STORED_MAX_BYTES is refused 409, nothing written; what an
+// account stores a day is so bounded by its plan's sessions per day.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
@@ -16,16 +17,14 @@ const EXPECTED_SESSION_BYTES = 8 * 1024 * 1024;
 let t: TestHub;
 let host: FakeHost | undefined;
 before(async () => {
-  t = await startTestHub();
+  t = await startTestHub({ sessionStoredMaxBytes: EXPECTED_SESSION_BYTES });
 });
 after(async () => {
   host?.close();
   await t?.close();
 });
 
-// Not fixed yet (issue 15's note): a bound needs a stored-bytes count kept by hub_accept, hub_end_runs and
-// the mid-run write, beside message_count; until then this reports the hole without failing the suite.
-test('one session cannot be made to store more than 8 MiB of message content', { todo: 'no per-session or per-account storage bound yet' }, async () => {
+test('one session cannot be made to store more than SESSION_STORED_MAX_BYTES', async () => {
   const u = await t.user();
   const { hostId, credential } = await pairHost(t, u.key, 'free-host');
   host = await connectFakeHost(t, credential, { capacity: 4 });
@@ -65,4 +64,41 @@ test('one session cannot be made to store more than 8 MiB of message content', {
   const stored = Number(kept.n);
   assert.ok(stored <= EXPECTED_SESSION_BYTES,
     `one session stored ${kept.rows} user messages, ${(stored / 1048576).toFixed(1)} MiB (expected ≤ ${EXPECTED_SESSION_BYTES / 1048576} MiB); ${accepted} accepted, refused: ${refused ? String(refused) : 'never'}`);
+});
+
+test("a run's output counts toward its session's bound; a cancelled waiting message gives its bytes back", async () => {
+  const u = await t.user();
+  const { hostId, credential } = await pairHost(t, u.key, 'writer');
+  const w = await connectFakeHost(t, credential, { capacity: 1 });
+  try {
+    const c = t.client(u.key);
+    const agent = await eventually(() => c.agents.create({ name: 'writer', hostId, engine: 'claude-code', workDir: 'w' }));
+    const first = (await c.sessions.create({ agentId: agent.id, content: 'write a lot' })) as AcceptedRun;
+    const start: any = await w.next((f) => f.t === 'run.start');
+    const half = 'y'.repeat(512 * 1024); // a frame's string is at most 1,000,000 bytes
+    for (let i = 0; i < 18; i++) {
+      w.send({ t: 'run.message', runId: start.runId, role: 'assistant', blocks: [{ kind: 'text', content: half }] });
+      await new Promise((r) => setTimeout(r, 30)); // each written mid-run (the unsaved bound is 8 MiB)
+    }
+    w.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 0, outputTokens: 0 } });
+    const db = t.hub.ctx.em().getConnection();
+    await eventually(async () => (await db.execute(`select status from session_tasks where id = ?`, [start.runId]))[0].status !== 'running');
+    const [task] = await db.execute(`select status, error_code from session_tasks where id = ?`, [start.runId]);
+    assert.equal(task.status, 'completed', JSON.stringify(task));
+    const [s] = await db.execute(`select stored_bytes from sessions where id = ?`, [first.sessionId]);
+    assert.ok(Number(s.stored_bytes) >= 9 * 1024 * 1024, `the run's output is counted: ${s.stored_bytes}`);
+    await assert.rejects(c.sessions.send(first.sessionId, { content: 'more' }), (e: unknown) => e instanceof ApiError && e.status === 409 && /new session/.test(e.message));
+    // A new session of the same agent is fine.
+    const second = (await c.sessions.create({ agentId: agent.id, content: 'hello again' })) as AcceptedRun;
+    const run2: any = await w.next((f) => f.t === 'run.start' && (f as any).runId !== start.runId);
+    // Its next message waits behind the run; cancelling it takes its bytes back.
+    const waiting: any = await c.sessions.send(second.sessionId, { content: 'x'.repeat(1000) });
+    assert.equal(waiting.status, 'queued');
+    const before = Number((await db.execute(`select stored_bytes from sessions where id = ?`, [second.sessionId]))[0].stored_bytes);
+    await c.chat.cancelQueued(second.sessionId, waiting.taskId);
+    assert.equal(Number((await db.execute(`select stored_bytes from sessions where id = ?`, [second.sessionId]))[0].stored_bytes), before - 1000);
+    w.send({ t: 'run.end', runId: run2.runId, ok: true, usage: { inputTokens: 0, outputTokens: 0 } });
+  } finally {
+    w.close();
+  }
 });

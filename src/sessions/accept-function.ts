@@ -24,7 +24,8 @@
 //      lease's end drains the host.
 // Outcomes: running | session_busy | host_capacity (wait) | not_found |
 // no_balance (the sender's token balance is ≤ 0) | guest_floor (on another account's agent: the balance
-// is below gmin for this message and each of its such messages running or waiting) | no_host | queue_full
+// is below gmin for this message and each of its such messages running or waiting) | session_full (the
+// session would store more than its smax bytes: sessions.stored_bytes) | no_host | queue_full
 // (refused: nothing written for that message) | retry (its session was
 // locked: nothing written, send it again).
 // A change to the rule is a new migration that replaces the function.
@@ -83,11 +84,11 @@ begin
     select (e->>'ord')::int as ord, e->>'sid' as sid, e->>'uid' as uid, e->>'tid' as tid, e->>'mid' as mid,
            e->>'content' as content, e->>'hid' as hid, (e->>'cap')::int as cap, e->>'aid' as aid,
            e->>'engine' as engine, e->>'wd' as wd, e->>'mode' as mode, e->>'effort' as effort,
-           coalesce((e->>'gmin')::bigint, 0) as gmin,
+           coalesce((e->>'gmin')::bigint, 0) as gmin, coalesce((e->>'smax')::bigint, 0) as smax,
            -- This message's place among its sender's guest messages in the batch (each backed on top of those before).
            row_number() over (partition by e->>'uid', coalesce((e->>'gmin')::bigint, 0) > 0 order by (e->>'ord')::int) as gk
       from jsonb_array_elements(p_batch) e where not (e->>'sid' = any(v_skip))),
-  sx as (select s.id, s.user_id, s.running_task_id, s.engine_session_id, s.mode, s.effort from sessions s where s.id = any(v_sids)),
+  sx as (select s.id, s.user_id, s.running_task_id, s.engine_session_id, s.mode, s.effort, s.stored_bytes from sessions s where s.id = any(v_sids)),
   hx as (select h.id, coalesce(h.settings_until > now(), false) as leased from hosts h where h.id = any(v_hids)),
   ux as (select u.id, u.balance from users u where u.id = any(array(select distinct v.uid from v))),
   -- Each guest message running or waiting is backed by its gmin: the sender's such messages held now.
@@ -105,6 +106,7 @@ begin
   c as (
     select v.*, s.engine_session_id, coalesce(h.leased, false) as leased, coalesce(v.mode, s.mode) as run_mode, coalesce(v.effort, s.effort) as run_effort,
            case when s.id is null or s.user_id <> v.uid then 'not_found'
+                when v.smax > 0 and s.stored_bytes + octet_length(v.content) > v.smax then 'session_full'
                 when coalesce(u.balance, 0) <= 0 then 'no_balance'
                 when v.gmin > 0 and coalesce(u.balance, 0) < v.gmin * (coalesce(g.n, 0) + v.gk) then 'guest_floor'
                 when s.running_task_id is not null or coalesce(w.n, 0) > 0 then
@@ -121,7 +123,8 @@ begin
       from c left join r on r.host_id = c.hid
      where c.kind in ('candidate', 'session_busy', 'host_capacity')),
   upd as (
-    update sessions s set next_seq = s.next_seq + 1, message_count = s.message_count + 1, last_message = left(d.content, 500),
+    update sessions s set next_seq = s.next_seq + 1, message_count = s.message_count + 1, stored_bytes = s.stored_bytes + octet_length(d.content),
+           last_message = left(d.content, 500),
            last_msg_at = now(), last_active_at = now(), updated_at = now(),
            running_task_id = case when d.go then d.tid else s.running_task_id end
       from d where s.id = d.sid and s.id = any(v_sids)
@@ -138,7 +141,7 @@ begin
       from d join m on m.id = d.mid order by d.ord
     returning id)
   select c.ord,
-         case when c.kind in ('not_found', 'no_balance', 'guest_floor', 'no_host', 'queue_full', 'session_busy') then c.kind
+         case when c.kind in ('not_found', 'session_full', 'no_balance', 'guest_floor', 'no_host', 'queue_full', 'session_busy') then c.kind
               when d.go then 'running' else 'host_capacity' end,
          c.engine_session_id, c.run_mode, c.run_effort
     from c left join d on d.ord = c.ord

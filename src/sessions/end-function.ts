@@ -23,7 +23,8 @@
 //      claim per message. A host with waiting work and no known capacity is
 //      only reported: the caller drains it.
 // Batch element: {run, sid, hid, aid, engine, ok, aborted, tin, tout, cost,
-// share, model, esid, ecode, emsg, amodel, n, texts, fresh, last, partial, rows}; `rows`
+// share, model, esid, ecode, emsg, amodel, n, texts, fresh, last, partial, rows, b}; `b` the bytes of
+// its rows and streamed text (added to sessions.stored_bytes); `rows`
 // as writeRunBatch numbers them (seq known, or off from the base), a row with
 // `partial: true` (the streamed text of the turn) only when interrupted; its
 // content is the element's `partial` (sent once: it may be megabytes).
@@ -61,7 +62,7 @@ begin
            coalesce((e->>'share')::numeric, 0) as share, e->>'model' as model, e->>'esid' as esid,
            e->>'ecode' as ecode, e->>'emsg' as emsg, e->>'amodel' as amodel,
            (e->>'n')::int as n, (e->>'texts')::int as texts, (e->>'fresh')::int as fresh, e->>'last' as last_text,
-           e->>'partial' as partial, e->'rows' as rows
+           e->>'partial' as partial, e->'rows' as rows, coalesce((e->>'b')::bigint, 0) as b
       from jsonb_array_elements(p_batch) e),
   q as (
     select v.*, t.status as prev, t.user_id, (v.aborted or t.status = 'aborted') as intr,
@@ -77,7 +78,7 @@ begin
      where not coalesce(x.partial, false) or q.intr),
   s as (
     update sessions s set next_seq = s.next_seq + q.fresh + q.extra, message_count = s.message_count + q.n + q.extra,
-           unread = s.unread + q.texts + q.extra,
+           stored_bytes = s.stored_bytes + q.b, unread = s.unread + q.texts + q.extra,
            last_message = coalesce(left(case when q.extra = 1 then q.partial else q.last_text end, 500), s.last_message),
            last_msg_at = case when q.n + q.extra > 0 then now() else s.last_msg_at end,
            last_active_at = now(), updated_at = now(), model = coalesce(q.model, s.model),

@@ -122,7 +122,7 @@ export class Messaging {
       // The common case goes through the group commit: one hub_accept call for the accepts of a burst.
       const acc = await this.groups.submit({
         sessionId, userId, agentId: a.id, hostId: a.hostId, engine: a.engine, workDir: a.workDir, capacity: presence.capacity, content,
-        mode: options.permissionMode, effort: options.effort, guestFloor: this.guestFloor(a, userId),
+        mode: options.permissionMode, effort: options.effort, guestFloor: this.guestFloor(a, userId), sessionMaxBytes: this.ctx.config.sessionStoredMaxBytes,
       });
       if (acc.claimed) {
         acc.claimed.acceptedAt = performance.now();
@@ -139,7 +139,7 @@ export class Messaging {
       if (fresh) await fresh.prepare(t);
       const acc = await this.ctx.metrics.timeDb(this.ctx.metrics.dbAccept, () => acceptIn(t, {
         sessionId, userId, agentId: a.id, hostId: a.hostId, engine: a.engine, workDir: a.workDir, capacity: presence.capacity, content,
-        mode: options.permissionMode, effort: options.effort, guestFloor: this.guestFloor(a, userId),
+        mode: options.permissionMode, effort: options.effort, guestFloor: this.guestFloor(a, userId), sessionMaxBytes: this.ctx.config.sessionStoredMaxBytes,
       }));
       const b: SendBody = acc.queueReason
         ? { sessionId, status: 'queued', taskId: acc.taskId, queueReason: acc.queueReason }

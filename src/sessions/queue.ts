@@ -36,6 +36,8 @@ export interface AcceptInput extends RunPlace {
   content: string;
   /** Tokens that must back this run (a run on another account's agent: config guestRunMinBalance); 0 on one's own agent. */
   guestFloor: number;
+  /** The most the session may store (sessions.stored_bytes with this message); 0 or absent: no bound. */
+  sessionMaxBytes?: number;
   /** Overrides of this run only (options.permissionMode / options.effort); else the session's. */
   mode?: string;
   effort?: string;
@@ -78,7 +80,7 @@ export async function acceptIn(em: Em, a: AcceptInput): Promise<Accepted> {
 }
 
 /** What hub_accept answers per message (accept-function.ts). */
-type Outcome = 'running' | 'session_busy' | 'host_capacity' | 'not_found' | 'no_balance' | 'guest_floor' | 'no_host' | 'queue_full' | 'retry';
+type Outcome = 'running' | 'session_busy' | 'host_capacity' | 'not_found' | 'session_full' | 'no_balance' | 'guest_floor' | 'no_host' | 'queue_full' | 'retry';
 
 /**
  * Accepts several messages, each of another session, in one call of the
@@ -95,6 +97,7 @@ export async function acceptManyIn(em: SqlEm, items: AcceptInput[], lockWaitMs: 
   const batch = planned.map(({ a, ord, taskId, messageId }) => ({
     ord, sid: a.sessionId, uid: a.userId, tid: taskId, mid: messageId, content: a.content, hid: a.hostId, cap: a.capacity,
     aid: a.agentId, engine: a.engine, wd: a.workDir, mode: a.mode ?? null, effort: a.effort ?? null, wait: a.lockWait === true, gmin: a.guestFloor,
+    smax: a.sessionMaxBytes ?? 0,
   }));
   const answers = new Map((await bound<{ o_ord: number; o_outcome: Outcome; o_engine_session_id: string | null; o_mode: string; o_effort: string | null }>(em,
     `select * from hub_accept(?::jsonb, ?, ?)`, [JSON.stringify(batch), MAX_WAITING, lockWaitMs])).map((r) => [r.o_ord, r]));
@@ -119,6 +122,8 @@ export async function acceptManyIn(em: SqlEm, items: AcceptInput[], lockWaitMs: 
         return fail('AGENT_UNUSABLE', 'the agent has no host');
       case 'queue_full':
         return fail('QUEUE_FULL');
+      case 'session_full':
+        return fail('CONFLICT', `this session holds the most a session may store (${Math.floor((a.sessionMaxBytes ?? 0) / 1048576)} MiB of messages and output): start a new session`);
       case 'no_balance':
         return fail('INSUFFICIENT_BALANCE', 'your token balance is used up: buy a token pack or a plan to send messages');
       case 'guest_floor':
@@ -183,10 +188,12 @@ export async function discardWaiting(em: Em, sessionId: string, taskId?: string)
     `update session_tasks set status = 'cancelled', ended_at = now() where session_id = ? and status = 'queued'${taskId ? ' and id = ?' : ''} returning message_id`,
     taskId ? [sessionId, taskId] : [sessionId]);
   if (!gone.length) return 0;
-  await rows(em, `delete from session_messages where id in (${marks(gone.length)})`, gone.map((g) => g.message_id));
+  const [del] = await rows<{ n: string }>(em,
+    `with d as (delete from session_messages where id in (${marks(gone.length)}) returning octet_length(content) as n)
+     select coalesce(sum(n), 0)::bigint as n from d`, gone.map((g) => g.message_id));
   await rows(em,
-    `update sessions set message_count = greatest(0, message_count - ?),
+    `update sessions set message_count = greatest(0, message_count - ?), stored_bytes = greatest(0, stored_bytes - ?),
        last_message = (select content from session_messages where session_id = ? and kind = 'text' order by n desc limit 1),
-       updated_at = now() where id = ?`, [gone.length, sessionId, sessionId]);
+       updated_at = now() where id = ?`, [gone.length, Number(del?.n ?? 0), sessionId, sessionId]);
   return gone.length;
 }

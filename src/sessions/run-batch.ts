@@ -155,17 +155,18 @@ export function assistantTexts(batch: Row[]): { count: number; last: string | nu
  * written by hub_end_runs (end-function.ts) instead.
  * `again`: the very batch of a failed call, which may have stored it after all (its connection lost
  * after the commit): the statement is atomic, so when the batch's first row is stored the whole batch
- * is, and it writes nothing and answers the base its rows were numbered from.
+ * is, and it writes nothing and answers the base its rows were numbered from. `bytes`: the rows' size
+ * (frameBytes), added to the session's stored_bytes.
  */
-export async function writeRunBatch(em: Em, st: RunState, batch: Row[], again = false): Promise<Array<[string, Ev]>> {
+export async function writeRunBatch(em: Em, st: RunState, batch: Row[], again = false, bytes = 0): Promise<Array<[string, Ev]>> {
   const plan = await planSeqs(em, st, batch);
   const { known, offset, fresh } = plan;
   const texts = assistantTexts(batch);
   const params: unknown[] = [again ? batch[0]?.id ?? null : null,
-    fresh, batch.length, texts.count, texts.last?.slice(0, 500) ?? null, batch.length, st.model ?? null, st.engineSessionId ?? null,
+    fresh, batch.length, bytes, texts.count, texts.last?.slice(0, 500) ?? null, batch.length, st.model ?? null, st.engineSessionId ?? null,
     st.sessionId, fresh];
   const ctes = [`d as (select 1 from session_messages where id = ?)`,
-    `s as (update sessions set next_seq = next_seq + ?, message_count = message_count + ?, unread = unread + ?,
+    `s as (update sessions set next_seq = next_seq + ?, message_count = message_count + ?, stored_bytes = stored_bytes + ?, unread = unread + ?,
        last_message = coalesce(?, last_message), last_msg_at = case when ? > 0 then now() else last_msg_at end,
        last_active_at = now(), updated_at = now(), model = coalesce(?, model), engine_session_id = coalesce(?, engine_session_id)
      where id = ? and not exists (select 1 from d) returning next_seq - ? as base)`];

@@ -156,6 +156,7 @@ export class RunEndWriter {
           ok: end.ok, aborted: end.aborted === true, tin: usage.inputTokens, tout: usage.outputTokens, cost: costOf(usage), share: this.ctx.config.ownerShare,
           model: st.model ?? null, esid: st.engineSessionId ?? null, ecode: end.error ? engineFailure(end).code : null, emsg: end.error ? engineFailure(end).message : null,
           amodel: model, n: batch.length, texts: texts.count, fresh: plan.fresh, last: texts.last, partial: partial || null, rows: rowsOut,
+          b: item.bytes,
         },
       };
     }));

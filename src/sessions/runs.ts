@@ -247,7 +247,7 @@ export class RunTracker {
     st.givenBack = st.givenBackBytes = undefined;
     try {
       // One statement (writeRunBatch), atomic on its own: no BEGIN/COMMIT round trips around it.
-      const evs = await writeRunBatch(this.ctx.em() as unknown as Em, st, batch, again > 0);
+      const evs = await writeRunBatch(this.ctx.em() as unknown as Em, st, batch, again > 0, bytes);
       this.publish(st, evs);
       if (again && st.pending.length && !st.closed) this.schedule(st);
     } catch (e) {
