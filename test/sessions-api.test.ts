@@ -188,6 +188,13 @@ test('idempotency-key: same key and body replays the first answer and creates no
   // The same key for another user is independent.
   const other = await t.user();
   assert.equal((await t.api('POST', s.S, { token: other.key, body: { agentId: s.agentId, title: 'once' }, headers: h })).status, 404);
+  // Records past the 24-hour window go at the user's next keyed creation, whatever their key (they were
+  // deleted only when their own key came back, so a table of spent records grew for good).
+  const db = t.hub.ctx.em().getConnection();
+  await db.execute(`update session_idempotency set created_at = now() - interval '25 hours' where user_id = ? and key = 'create-1'`, [s.user.id]);
+  await t.api('POST', s.S, { token: s.user.key, body: { agentId: s.agentId, title: 'later' }, headers: { 'idempotency-key': 'create-3' } });
+  const keys = (await db.execute(`select key from session_idempotency where user_id = ? order by key`, [s.user.id])).map((r: { key: string }) => r.key);
+  assert.deepEqual(keys, ['create-2', 'create-3']);
   s.host.close();
 });
 

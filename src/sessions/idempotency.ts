@@ -37,7 +37,9 @@ export class IdempotencyRace extends Error {}
 
 /** Inside the creating transaction; throws IdempotencyRace when a concurrent request took the key first. */
 export async function storeAnswer(em: Em, userId: string, key: string, hash: string, answer: StoredAnswer): Promise<void> {
-  await rows(em, `delete from session_idempotency where user_id = ? and key = ? and created_at <= now() - ${IDEMPOTENCY_WINDOW}`, [userId, key]);
+  // The user's records past the window go, this key's and the others' (a spent record was deleted only
+  // when its own key came back: the table grew for good); the user's live ones stay under a day's creations.
+  await rows(em, `delete from session_idempotency where user_id = ? and created_at <= now() - ${IDEMPOTENCY_WINDOW}`, [userId]);
   const ins = await rows(em,
     `insert into session_idempotency (user_id, key, body_hash, response) values (?, ?, ?, ?::jsonb) on conflict do nothing returning key`,
     [userId, key, hash, JSON.stringify(answer)]);
