@@ -38,10 +38,11 @@ test("a guest's engine gets no secret of agent-host's environment; the owner's o
   Object.assign(process.env, {
     FAKE_CLAUDE_LOG: logFile, AWS_SECRET_ACCESS_KEY: 'owner-aws', GITHUB_TOKEN: 'owner-gh', DATABASE_URL: 'postgres://owner',
     ANTHROPIC_API_KEY: 'sk-engine', CLAUDE_CODE_USE_BEDROCK: '1', HTTPS_PROXY: 'http://proxy:3128', LC_ALL: 'C.UTF-8',
+    XDG_RUNTIME_DIR: '/run/user/1000', SSH_AUTH_SOCK: '/tmp/ssh-x/agent.1', XDG_CONFIG_HOME: '/home/o/.config',
   });
   const guest = await envKeysOf({ guest: true }, ['FAKE_CLAUDE_*']);
-  for (const k of ['AWS_SECRET_ACCESS_KEY', 'GITHUB_TOKEN', 'DATABASE_URL']) assert.ok(!guest.includes(k), `${k} reached a guest's engine`);
-  for (const k of ['PATH', 'ANTHROPIC_API_KEY', 'CLAUDE_CODE_USE_BEDROCK', 'HTTPS_PROXY', 'LC_ALL', 'FAKE_CLAUDE_LOG']) assert.ok(guest.includes(k), `${k} is what an engine needs`);
+  for (const k of ['AWS_SECRET_ACCESS_KEY', 'GITHUB_TOKEN', 'DATABASE_URL', 'XDG_RUNTIME_DIR', 'SSH_AUTH_SOCK']) assert.ok(!guest.includes(k), `${k} reached a guest's engine`);
+  for (const k of ['PATH', 'ANTHROPIC_API_KEY', 'CLAUDE_CODE_USE_BEDROCK', 'HTTPS_PROXY', 'LC_ALL', 'XDG_CONFIG_HOME', 'FAKE_CLAUDE_LOG']) assert.ok(guest.includes(k), `${k} is what an engine needs`);
   const own = await envKeysOf({}, ['FAKE_CLAUDE_*']);
   for (const k of ['AWS_SECRET_ACCESS_KEY', 'GITHUB_TOKEN', 'DATABASE_URL']) assert.ok(own.includes(k), `the owner's run keeps ${k}`);
   const listed = await envKeysOf({ guest: true }, ['FAKE_CLAUDE_*', 'AWS_*', 'GITHUB_TOKEN']);

@@ -9,10 +9,12 @@ const NAMES = new Set([
   'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TERM', 'COLORTERM', 'TZ', 'TMPDIR', 'TMP', 'TEMP',
   'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'all_proxy',
   'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'CLAUDE_CONFIG_DIR', 'MAX_THINKING_TOKENS',
+  // Where tools keep their own files; not XDG_RUNTIME_DIR (the user session's sockets: its bus, keyring and agents).
+  'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME',
   // Windows: what a process needs to start at all.
   'SYSTEMROOT', 'SystemRoot', 'COMSPEC', 'PATHEXT', 'USERPROFILE', 'APPDATA', 'LOCALAPPDATA', 'WINDIR', 'windir',
 ]);
-const PREFIXES = ['LC_', 'XDG_', 'ANTHROPIC_', 'CLAUDE_CODE_'];
+const PREFIXES = ['LC_', 'ANTHROPIC_', 'CLAUDE_CODE_'];
 
 /** The owner's list (AGENT_HOST_GUEST_ENV): comma- or space-separated names, `PREFIX*`, or `*` for everything. */
 export function guestEnvList(value: string | undefined): string[] {
