@@ -11,7 +11,7 @@
 // edits out of the work directory's `.claude/` (project settings apply to guests' runs: hooks or allow
 // rules a guest wrote there would run commands on its next turn).
 import { chmodSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { MANAGED_KEYS, SETTINGS_FILE } from './settings.js';
 
 export interface GuestSettings {
@@ -28,6 +28,17 @@ const rulePath = (dir: string) => '/' + resolve(dir).replace(/[\\*?[\]]/g, (c) =
 export function offLimits(dir: string): string[] {
   const path = rulePath(dir);
   return [`Read(${path}/**)`, `Edit(${path}/**)`];
+}
+
+/**
+ * Claude Code's global config file: inside its configuration directory when CLAUDE_CONFIG_DIR names one,
+ * else `~/.claude.json` beside the default `~/.claude/` (the owner's MCP servers with their secrets, its
+ * account): Read and Edit rules for it and its backups when the directory is a `.claude`.
+ */
+export function globalConfigOffLimits(claudeConfigDir: string): string[] {
+  if (basename(resolve(claudeConfigDir)) !== '.claude') return [];
+  const file = rulePath(join(dirname(resolve(claudeConfigDir)), '.claude.json'));
+  return [`Read(${file}*)`, `Edit(${file}*)`];
 }
 
 /** Edit rules for the engine settings directories (`.claude/`) of a work directory and of any directory under it. */
@@ -59,6 +70,7 @@ export function guestSettingsOf(claudeConfigDir: string, privateDirs: string[] =
   const p = parsed?.permissions;
   const deny = Array.isArray(p?.deny) ? p.deny.filter((r): r is string => typeof r === 'string') : [];
   for (const dir of privateDirs) deny.push(...offLimits(dir));
+  if (privateDirs.length) deny.push(...globalConfigOffLimits(claudeConfigDir));
   if (workDir) deny.push(...settingsReadOnly(workDir));
   if (deny.length) (out.permissions ??= {}).deny = deny;
   if (typeof p?.disableBypassPermissionsMode === 'string') (out.permissions ??= {}).disableBypassPermissionsMode = p.disableBypassPermissionsMode;
