@@ -193,7 +193,7 @@ test('idempotency-key: same key and body replays the first answer and creates no
   const db = t.hub.ctx.em().getConnection();
   await db.execute(`update session_idempotency set created_at = now() - interval '25 hours' where user_id = ? and key = 'create-1'`, [s.user.id]);
   await t.api('POST', s.S, { token: s.user.key, body: { agentId: s.agentId, title: 'later' }, headers: { 'idempotency-key': 'create-3' } });
-  const keys = (await db.execute(`select key from session_idempotency where user_id = ? order by key`, [s.user.id])).map((r: { key: string }) => r.key);
+  const keys = (await db.execute(`select key from session_idempotency where user_id = ? order by key`, [s.user.id])).map((r: any) => r.key as string);
   assert.deepEqual(keys, ['create-2', 'create-3']);
   s.host.close();
 });

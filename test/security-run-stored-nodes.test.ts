@@ -1,0 +1,60 @@
+// Review 46: RUN_STORED_MAX_BYTES is counted in the memory of the node that receives a run's frames
+// (RunState.storedBytes). A host that reconnects to another node (its hello lists the run as running)
+// has the run adopted there with storedBytes = 0: the run's stored bound starts over on each node.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
+import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
+import type { AcceptedRun } from '../src/client/index.js';
+
+const redis = await redisUrlOrSkip();
+const skip = 'skip' in redis ? redis.skip : !process.env.DATABASE_URL ? 'DATABASE_URL is not set' : undefined;
+const RUN_MAX = 512 * 1024;
+let A: TestHub;
+let B: TestHub;
+before(async () => {
+  if (skip) return;
+  const shared = { redisUrl: (redis as { url: string }).url, redisPrefix: testPrefix(), runStoredMaxBytes: RUN_MAX, runOutputMaxBytes: 64 * 1024, sessionStoredMaxBytes: 0 };
+  A = await startTestHub(shared);
+  B = await startTestHub({ ...shared, databaseUrl: A.config.databaseUrl });
+});
+after(async () => {
+  await B?.close();
+  await A?.close();
+});
+
+test('a run cannot store more than RUN_STORED_MAX_BYTES by moving its host to another node', { skip }, async () => {
+  const u = await A.user();
+  const { hostId, credential } = await pairHost(A, u.key, 'roamer');
+  const onA = await connectFakeHost(A, credential, { capacity: 1 });
+  const c = A.client(u.key);
+  const agent = await eventually(() => c.agents.create({ name: 'sink', hostId, engine: 'claude-code', workDir: 'w' }));
+  const first = (await c.sessions.create({ agentId: agent.id, content: 'go' })) as AcceptedRun;
+  const start: any = await onA.next((f) => f.t === 'run.start');
+  const chunk = 'z'.repeat(60 * 1024);
+  const pour = async (h: typeof onA) => {
+    for (let i = 0; i < 8; i++) { // 8 × 60 KiB = 480 KiB < RUN_STORED_MAX_BYTES on its own
+      h.send({ t: 'run.message', runId: start.runId, role: 'assistant', blocks: [{ kind: 'text', content: chunk }] });
+      await new Promise((r) => setTimeout(r, 60));
+    }
+  };
+  await pour(onA);
+  // The host opens its new channel on B, then drops the one on A (A sees the host back: the run goes on).
+  const onB = await connectFakeHost(B, credential, { capacity: 1, running: [start.runId] });
+  onA.close();
+  await onA.closed;
+  try {
+    await pour(onB);
+    onB.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 0, outputTokens: 0 } });
+    const db = A.hub.ctx.em().getConnection();
+    await eventually(async () => (await db.execute(`select status from session_tasks where id = ?`, [start.runId]))[0].status !== 'running', 10_000);
+    const [task] = await db.execute(`select status, error_code from session_tasks where id = ?`, [start.runId]);
+    const [kept] = await db.execute(`select coalesce(sum(octet_length(content)), 0)::bigint as n from session_messages where task_id = ? and role = 'assistant'`, [start.runId]);
+    const stored = Number(kept.n);
+    assert.ok(stored <= RUN_MAX,
+      `one run stored ${(stored / 1024).toFixed(0)} KiB (RUN_STORED_MAX_BYTES ${RUN_MAX / 1024} KiB), ended ${task.status}/${task.error_code ?? '-'} (session ${first.sessionId})`);
+  } finally {
+    onB.close();
+  }
+});
