@@ -1,6 +1,7 @@
-// Review 46: RUN_STORED_MAX_BYTES is counted in the memory of the node that receives a run's frames
-// (RunState.storedBytes). A host that reconnects to another node (its hello lists the run as running)
-// has the run adopted there with storedBytes = 0: the run's stored bound starts over on each node.
+// Review (forty-sixth session): RUN_STORED_MAX_BYTES was counted in the memory of the node that received
+// a run's frames (RunState.storedBytes): a host that reconnected to another node (its hello listing the run
+// as running) had the run adopted there from 0, so the bound started over on each node. A node adopting a
+// run now reads what the run has stored (storedByRun).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
@@ -16,8 +17,8 @@ let B: TestHub;
 before(async () => {
   if (skip) return;
   const shared = { redisUrl: (redis as { url: string }).url, redisPrefix: testPrefix(), runStoredMaxBytes: RUN_MAX, runOutputMaxBytes: 64 * 1024, sessionStoredMaxBytes: 0 };
-  A = await startTestHub(shared);
-  B = await startTestHub({ ...shared, databaseUrl: A.config.databaseUrl });
+  A = await startTestHub({ ...shared, nodeId: 'node-a' });
+  B = await startTestHub({ ...shared, nodeId: 'node-b', databaseUrl: A.config.databaseUrl });
 });
 after(async () => {
   await B?.close();
@@ -50,6 +51,7 @@ test('a run cannot store more than RUN_STORED_MAX_BYTES by moving its host to an
     const db = A.hub.ctx.em().getConnection();
     await eventually(async () => (await db.execute(`select status from session_tasks where id = ?`, [start.runId]))[0].status !== 'running', 10_000);
     const [task] = await db.execute(`select status, error_code from session_tasks where id = ?`, [start.runId]);
+    assert.deepEqual([task.status, task.error_code], ['failed', 'OUTPUT_TOO_LARGE'], 'stopped on B for what it stored on A and B together');
     const [kept] = await db.execute(`select coalesce(sum(octet_length(content)), 0)::bigint as n from session_messages where task_id = ? and role = 'assistant'`, [start.runId]);
     const stored = Number(kept.n);
     assert.ok(stored <= RUN_MAX,

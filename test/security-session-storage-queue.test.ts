@@ -1,7 +1,8 @@
-// Review 46: SESSION_STORED_MAX_BYTES is checked only when a message is accepted (hub_accept). Messages
+// Review (forty-sixth session): SESSION_STORED_MAX_BYTES is checked only when a message is accepted (hub_accept). Messages
 // accepted while the session's first run is still going (they wait: session_busy) each start a run
 // later, when the session is already past its bound, and each run may store RUN_STORED_MAX_BYTES.
-// docs/decisions.md: "a run already going may end past the bound by at most its own RUN_STORED_MAX_BYTES".
+// Now each mid-run write reads the session's total: the run whose write takes it over is stopped
+// (SESSION_FULL), and the runs of its waiting messages are refused at dispatch.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
@@ -38,7 +39,9 @@ test('messages queued behind a run cannot take a session past SESSION_STORED_MAX
   const chunk = 'z'.repeat(60 * 1024); // under the held bound (64 KiB) each
   const seen = new Set<string>();
   for (let run = 0; run < 11; run++) {
-    const start: any = await h.next((f) => f.t === 'run.start' && !seen.has((f as any).runId), 10_000);
+    // Once a write finds the session over its bound, the waiting messages' runs are refused: no run.start.
+    const start: any = await h.next((f) => f.t === 'run.start' && !seen.has((f as any).runId), 3_000).catch(() => undefined);
+    if (!start) break;
     seen.add(start.runId);
     for (let i = 0; i < 7; i++) { // 7 × 60 KiB ≈ 420 KiB < RUN_STORED_MAX_BYTES: each run is within its own bound
       h.send({ t: 'run.message', runId: start.runId, role: 'assistant', blocks: [{ kind: 'text', content: chunk }] });
@@ -51,6 +54,8 @@ test('messages queued behind a run cannot take a session past SESSION_STORED_MAX
   const [kept] = await db.execute(`select coalesce(sum(octet_length(content)), 0)::bigint as n from session_messages where session_id = ?`, [sid]);
   const [tasks] = await db.execute(`select count(*)::int as n from session_tasks where session_id = ? and status = 'completed'`, [sid]);
   const stored = Number(kept.n);
+  const [full] = await db.execute(`select count(*)::int as n from session_tasks where session_id = ? and error_code = 'SESSION_FULL'`, [sid]);
+  assert.ok(full.n >= 1, 'the runs past the bound end SESSION_FULL');
   assert.ok(stored <= SESSION_MAX + RUN_MAX,
     `session stored ${(stored / 1048576).toFixed(2)} MiB over ${tasks.n} completed runs (bound ${SESSION_MAX / 1048576} MiB + one run's ${RUN_MAX / 1048576} MiB)`);
 });

@@ -66,7 +66,7 @@ test('one session cannot be made to store more than SESSION_STORED_MAX_BYTES', a
     `one session stored ${kept.rows} user messages, ${(stored / 1048576).toFixed(1)} MiB (expected ≤ ${EXPECTED_SESSION_BYTES / 1048576} MiB); ${accepted} accepted, refused: ${refused ? String(refused) : 'never'}`);
 });
 
-test("a run's output counts toward its session's bound; a cancelled waiting message gives its bytes back", async () => {
+test("a run's output counts toward its session's bound, and a run that takes it over is stopped; a cancelled waiting message gives its bytes back", async () => {
   const u = await t.user();
   const { hostId, credential } = await pairHost(t, u.key, 'writer');
   const w = await connectFakeHost(t, credential, { capacity: 1 });
@@ -84,9 +84,11 @@ test("a run's output counts toward its session's bound; a cancelled waiting mess
     const db = t.hub.ctx.em().getConnection();
     await eventually(async () => (await db.execute(`select status from session_tasks where id = ?`, [start.runId]))[0].status !== 'running');
     const [task] = await db.execute(`select status, error_code from session_tasks where id = ?`, [start.runId]);
-    assert.equal(task.status, 'completed', JSON.stringify(task));
+    assert.deepEqual([task.status, task.error_code], ['failed', 'SESSION_FULL'], 'stopped at the write that took its session over');
+    assert.ok(w.frames.some((f) => f.t === 'run.abort'), 'the engine is stopped');
     const [s] = await db.execute(`select stored_bytes from sessions where id = ?`, [first.sessionId]);
-    assert.ok(Number(s.stored_bytes) >= 9 * 1024 * 1024, `the run's output is counted: ${s.stored_bytes}`);
+    const stored = Number(s.stored_bytes);
+    assert.ok(stored > EXPECTED_SESSION_BYTES && stored <= EXPECTED_SESSION_BYTES + 2 * 1024 * 1024, `the run's output is counted, and stopped within a write of the bound: ${stored}`);
     await assert.rejects(c.sessions.send(first.sessionId, { content: 'more' }), (e: unknown) => e instanceof ApiError && e.status === 409 && /new session/.test(e.message));
     // A new session of the same agent is fine.
     const second = (await c.sessions.create({ agentId: agent.id, content: 'hello again' })) as AcceptedRun;

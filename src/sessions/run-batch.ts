@@ -62,6 +62,8 @@ export interface RunState {
   toolBytes: number;
   /** Bytes of the run's messages so far (never decreasing): bounded by `runStoredBytes`. */
   storedBytes: number;
+  /** What the run's session stores in all, as the run's last mid-run write left it (sessions.stored_bytes). */
+  sessionStored?: number;
   /** Events in frame order; a tool event waits here until its row is committed, and deltas behind it wait too. */
   outq: Array<{ rowId?: string; ev?: Ev }>;
   rowEvents: Map<string, Ev>;
@@ -169,7 +171,7 @@ export async function writeRunBatch(em: Em, st: RunState, batch: Row[], again = 
     `s as (update sessions set next_seq = next_seq + ?, message_count = message_count + ?, stored_bytes = stored_bytes + ?, unread = unread + ?,
        last_message = coalesce(?, last_message), last_msg_at = case when ? > 0 then now() else last_msg_at end,
        last_active_at = now(), updated_at = now(), model = coalesce(?, model), engine_session_id = coalesce(?, engine_session_id)
-     where id = ? and not exists (select 1 from d) returning next_seq - ? as base)`];
+     where id = ? and not exists (select 1 from d) returning next_seq - ? as base, stored_bytes)`];
   if (batch.length) {
     const values: string[] = [];
     params.push(st.sessionId, st.runId, st.engine); // the select list's placeholders come before the values'
@@ -185,8 +187,18 @@ export async function writeRunBatch(em: Em, st: RunState, batch: Row[], again = 
   }
   // Stored already: the base is the seq of the row numbered first (offset 0), if any.
   params.push(batch[offset.indexOf(0)]?.id ?? null);
-  const base = await one<{ base: number }>(em, `with ${ctes.join(',\n')} select base from s
-    union all select coalesce((select seq from session_messages where id = ?), 0) from d`, params);
+  const base = await one<{ base: number; stored_bytes: string | null }>(em, `with ${ctes.join(',\n')} select base, stored_bytes from s
+    union all select coalesce((select seq from session_messages where id = ?), 0), null from d`, params);
+  if (base?.stored_bytes != null) st.sessionStored = Number(base.stored_bytes);
   if (!base || !batch.length) return []; // session deleted meanwhile, or nothing but model / engine session
   return rowEvents(st, batch, plan, Number(base.base));
+}
+
+/** What a run has stored so far (its rows but its prompt, as frameBytes counts them): a node adopting it goes on from there. */
+export async function storedByRun(em: Em, sessionId: string, runId: string): Promise<number> {
+  const r = await one<{ n: string }>(em,
+    `select coalesce(sum(coalesce(octet_length(content), 0) + coalesce(octet_length(tool_input::text), 0) + coalesce(octet_length(tool_result::text), 0)
+                         + coalesce(length(tool_id), 0) + coalesce(length(tool_name), 0)), 0)::bigint as n
+       from session_messages where session_id = ? and task_id = ? and not (role = 'user' and kind = 'text')`, [sessionId, runId]);
+  return Number(r?.n ?? 0);
 }

@@ -8,14 +8,14 @@ import type { HubContext } from '../context.js';
 import type { FrameOf, HostToHub } from '../../host-protocol/frames.js';
 import type { RunFrame } from '../hosts/gateway.js';
 import { one, type Em } from './sql.js';
-import { writeRunBatch, newRow, FLUSH_MS, type Ev, type RunEnd, type RunState } from './run-batch.js';
+import { writeRunBatch, newRow, storedByRun, FLUSH_MS, type Ev, type RunEnd, type RunState } from './run-batch.js';
 import { RunEndWriter, logRunEnd, refusedAsData, takeEndItem, type EndItem } from './run-end.js';
 import { AgentChangeNotices } from './agent-notices.js';
 import type { SessionEvents } from './events.js';
 import type { Claim, ClaimedTask } from './queue.js';
 import { engineSessionIdOf } from './engine-session.js';
 import { frameBytes, limitsOf, toolUseBytes, type Limits } from '../limits.js';
-import { HostOutput } from './host-output.js';
+import { HostOutput, SESSION_FULL } from './host-output.js';
 import { ErrorCatalogue } from '../errors.js';
 import { engineFailure } from './engine-failure.js';
 import { PartialText } from './partial-text.js';
@@ -118,7 +118,7 @@ export class RunTracker {
       this.adopt(st).catch((e) => this.ctx.log.error('run frames could not be applied', { runId: f.runId, err: e })); // never an unhandled rejection
       return;
     }
-    if (!st.ready) return this.hold(st, f);
+    if (!st.ready) return this.hostOutput.hold(st, f);
     this.apply(st, f);
   }
 
@@ -201,18 +201,6 @@ export class RunTracker {
     }
   }
 
-  /** Frames of a run being loaded wait, up to their bound; past it the rest is dropped and the run ends once loaded. */
-  private hold(st: RunState, f: RunFrame): void {
-    if (st.overflow) return;
-    st.backlogBytes += frameBytes(f);
-    if (st.backlogBytes > this.limits.runBacklogBytes) {
-      st.overflow = true;
-      st.backlog = [];
-      return;
-    }
-    st.backlog.push(f);
-  }
-
   /** Whether `n` more bytes (`stored` of them kept) take the run over its output bounds (host-output.ts): then it ends OUTPUT_TOO_LARGE. */
   private over(st: RunState, n: number, stored = 0): boolean {
     if (!this.hostOutput.runOver(st, n, stored)) return false;
@@ -220,11 +208,17 @@ export class RunTracker {
     return true;
   }
 
-  private tooLarge(st: RunState): void {
+  /** Stops the run: over its output bounds, or (`full`) its session over SESSION_STORED_MAX_BYTES. */
+  private tooLarge(st: RunState, full = false): void {
     if (st.closed) return;
-    this.ctx.log.warn('run output over its bound: the run is stopped', { runId: st.runId, hostId: st.hostId, limit: this.limits.runOutputBytes });
+    this.ctx.log.warn('run output over its bound: the run is stopped', { runId: st.runId, hostId: st.hostId, session: full || undefined });
     this.abort(st.hostId, st.runId);
-    void this.finish(st, { ok: false, error: { code: 'OUTPUT_TOO_LARGE', message: ErrorCatalogue.OUTPUT_TOO_LARGE.message } });
+    void this.finish(st, { ok: false, error: full ? SESSION_FULL : { code: 'OUTPUT_TOO_LARGE', message: ErrorCatalogue.OUTPUT_TOO_LARGE.message } });
+  }
+
+  /** Whether a session is known here to store more than it may: its next runs are refused at dispatch (SESSION_FULL). */
+  sessionFull(sessionId: string): boolean {
+    return this.hostOutput.isFull(sessionId);
   }
 
   private schedule(st: RunState, soon = false, delayMs = soon ? 0 : FLUSH_MS): void {
@@ -249,6 +243,7 @@ export class RunTracker {
       // One statement (writeRunBatch), atomic on its own: no BEGIN/COMMIT round trips around it.
       const evs = await writeRunBatch(this.ctx.em() as unknown as Em, st, batch, again > 0, bytes);
       this.publish(st, evs);
+      if (this.hostOutput.sessionOver(st, this.ctx.config.sessionStoredMaxBytes)) this.tooLarge(st, true);
       if (again && st.pending.length && !st.closed) this.schedule(st);
     } catch (e) {
       st.pending.unshift(...batch);
@@ -383,6 +378,8 @@ export class RunTracker {
       }
       if (t) Object.assign(st, { sessionId: t.session_id, agentId: t.agent_id, engine: t.engine });
       if (!t || t.ended_at || (t.status !== 'running' && t.status !== 'aborted')) over = true;
+      // What it stored through other nodes counts against its bound here too (else it started over on each node).
+      else st.storedBytes = await storedByRun(this.ctx.em() as unknown as Em, st.sessionId, st.runId);
     } catch (e) {
       this.ctx.log.error('cannot load run', { runId: st.runId, err: e });
       over = true;

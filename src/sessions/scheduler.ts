@@ -3,6 +3,7 @@
 // whose host went away, and keeps the gateway's running count true.
 // The host-down pass: host-down.ts; the lost-run sweep: lost-runs.ts.
 import type { HubContext } from '../context.js';
+import { SESSION_FULL } from './host-output.js';
 import type { HostGateway } from '../hosts/gateway.js';
 import { claimForHost, readClaimed, type Claim, type ClaimedTask } from './queue.js';
 import { rows, type Em } from './sql.js';
@@ -82,6 +83,8 @@ export class Scheduler {
     // The node holding the host's channel tracks the run: here, or wherever the run.start goes (onRunStarting).
     this.runs().started(t, this.gateway.heldCapacity(t.hostId) !== undefined);
     try {
+      // Its session filled up while it waited (a run's write found it over SESSION_STORED_MAX_BYTES).
+      if (this.runs().sessionFull(t.sessionId)) return await this.refused(t, { code: SESSION_FULL.code, unusable: SESSION_FULL.message });
       // The user may have lost the agent since the message was accepted (removed, disabled, unlisted).
       const asked = runFactsOf(this.ctx, t.userId, t.agentId);
       const facts = asked instanceof Promise ? await asked : asked;
