@@ -37,15 +37,20 @@ test('messages queued behind a run cannot take a session past SESSION_STORED_MAX
     assert.equal(r.status, 'queued');
   }
   const chunk = 'z'.repeat(60 * 1024); // under the held bound (64 KiB) each
+  const db0 = t.hub.ctx.em().getConnection();
+  const storedNow = async () => Number((await db0.execute(`select stored_bytes from sessions where id = ?`, [sid]))[0].stored_bytes);
+  const running = async (id: string) => (await db0.execute(`select status from session_tasks where id = ?`, [id]))[0].status === 'running';
   const seen = new Set<string>();
   for (let run = 0; run < 11; run++) {
     // Once a write finds the session over its bound, the waiting messages' runs are refused: no run.start.
     const start: any = await h.next((f) => f.t === 'run.start' && !seen.has((f as any).runId), 3_000).catch(() => undefined);
     if (!start) break;
     seen.add(start.runId);
-    for (let i = 0; i < 7; i++) { // 7 × 60 KiB ≈ 420 KiB < RUN_STORED_MAX_BYTES: each run is within its own bound
+    for (let i = 0; i < 7 && (await running(start.runId)); i++) { // 7 × 60 KiB ≈ 420 KiB < RUN_STORED_MAX_BYTES: each run is within its own bound
+      const was = await storedNow();
       h.send({ t: 'run.message', runId: start.runId, role: 'assistant', blocks: [{ kind: 'text', content: chunk }] });
-      await new Promise((r) => setTimeout(r, 60));
+      // Each written mid-run before the next (an embedded database may be slower than the frames).
+      await eventually(async () => (await storedNow()) > was || !(await running(start.runId)), 10_000, 20);
     }
     h.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 0, outputTokens: 0 } });
   }

@@ -76,12 +76,16 @@ test("a run's output counts toward its session's bound, and a run that takes it 
     const first = (await c.sessions.create({ agentId: agent.id, content: 'write a lot' })) as AcceptedRun;
     const start: any = await w.next((f) => f.t === 'run.start');
     const half = 'y'.repeat(512 * 1024); // a frame's string is at most 1,000,000 bytes
-    for (let i = 0; i < 18; i++) {
+    const db = t.hub.ctx.em().getConnection();
+    const storedNow = async () => Number((await db.execute(`select stored_bytes from sessions where id = ?`, [first.sessionId]))[0].stored_bytes);
+    const running = async () => (await db.execute(`select status from session_tasks where id = ?`, [start.runId]))[0].status === 'running';
+    for (let i = 0; i < 18 && (await running()); i++) {
+      const was = await storedNow();
       w.send({ t: 'run.message', runId: start.runId, role: 'assistant', blocks: [{ kind: 'text', content: half }] });
-      await new Promise((r) => setTimeout(r, 30)); // each written mid-run (the unsaved bound is 8 MiB)
+      // Each written mid-run before the next (an embedded database may be slower than the frames).
+      await eventually(async () => (await storedNow()) > was || !(await running()), 10_000, 20);
     }
     w.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 0, outputTokens: 0 } });
-    const db = t.hub.ctx.em().getConnection();
     await eventually(async () => (await db.execute(`select status from session_tasks where id = ?`, [start.runId]))[0].status !== 'running');
     const [task] = await db.execute(`select status, error_code from session_tasks where id = ?`, [start.runId]);
     assert.deepEqual([task.status, task.error_code], ['failed', 'SESSION_FULL'], 'stopped at the write that took its session over');
