@@ -12,7 +12,7 @@ import { guestSettingsOf } from '../src/host-cli/guest-settings.js';
 test("a guest's file tools are kept out of the owner's ~/.claude.json (default config dir)", () => {
   const home = mkdtempSync(join(tmpdir(), 'r46-home-'));
   const configDir = join(home, '.claude'); // claudeConfigDirOf() without CLAUDE_CONFIG_DIR
-  const s = guestSettingsOf(configDir, [join(home, '.agent-host'), configDir], join(home, 'work'));
+  const s = guestSettingsOf(configDir, [join(home, '.agent-host')], join(home, 'work'));
   const deny = s.permissions?.deny ?? [];
   const covered = deny.some((r) => r.startsWith('Read(') && (r.includes(`/${home}/.claude.json`) || r === `Read(/${home}/**)`));
   assert.ok(covered, `no Read rule covers ${home}/.claude.json; deny = ${JSON.stringify(deny)}`);

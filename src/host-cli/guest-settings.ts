@@ -49,7 +49,8 @@ export function settingsReadOnly(workDir: string): string[] {
 
 /**
  * What a guest's run takes of the user settings: the hub's model keys, and the owner's restrictions, then
- * the directories `offLimits` (each denied to its file tools), and the work directory's engine settings read-only.
+ * `privateDirs` and Claude Code's own configuration (its directory, its global file) denied to its file
+ * tools, and the work directory's engine settings read-only.
  */
 export function guestSettingsOf(claudeConfigDir: string, privateDirs: string[] = [], workDir?: string): { env?: Record<string, string>; permissions?: { deny?: string[]; disableBypassPermissionsMode?: string } } {
   let parsed: { env?: unknown; permissions?: { deny?: unknown; disableBypassPermissionsMode?: unknown } } | null;
@@ -70,7 +71,7 @@ export function guestSettingsOf(claudeConfigDir: string, privateDirs: string[] =
   const p = parsed?.permissions;
   const deny = Array.isArray(p?.deny) ? p.deny.filter((r): r is string => typeof r === 'string') : [];
   for (const dir of privateDirs) deny.push(...offLimits(dir));
-  if (privateDirs.length) deny.push(...globalConfigOffLimits(claudeConfigDir));
+  deny.push(...offLimits(claudeConfigDir), ...globalConfigOffLimits(claudeConfigDir));
   if (workDir) deny.push(...settingsReadOnly(workDir));
   if (deny.length) (out.permissions ??= {}).deny = deny;
   if (typeof p?.disableBypassPermissionsMode === 'string') (out.permissions ??= {}).disableBypassPermissionsMode = p.disableBypassPermissionsMode;

@@ -213,7 +213,7 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
   if (frame.guest === true) {
     try {
       const configDir = opts.claudeConfigDir ?? claudeConfigDirOf();
-      guest = guestSettings(runId, configDir, opts.runFilesDir ?? join(tmpdir(), 'agent-host-runs'), [opts.hostHome ?? homeDir(), configDir], cwd!);
+      guest = guestSettings(runId, configDir, opts.runFilesDir ?? join(tmpdir(), 'agent-host-runs'), [opts.hostHome ?? homeDir()], cwd!);
     } catch (e) {
       queueMicrotask(() => end({ ok: false, error: { code: 'ENGINE_UNAVAILABLE', message: `the guest run's settings could not be written: ${(e as Error).message}`.slice(0, 4000) } }));
       return { abort() {}, kill() {}, done };
