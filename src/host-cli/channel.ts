@@ -92,11 +92,12 @@ export class Channel {
   /**
    * Sends now, or queues the frame behind those still waiting (in order: a reply to run.abort must
    * follow the run's end). Pings and pongs skip the queue and, like replies, are dropped while down.
+   * `bytes`, when given, are `f` already encoded (a run's frames are encoded once, to be judged).
    */
-  send(f: HostToHub): void {
+  send(f: HostToHub, bytes?: Uint8Array): void {
     const open = this.ready && this.ws?.readyState === WebSocket.OPEN;
     const heartbeat = f.t === 'ping' || f.t === 'pong';
-    if (open && (heartbeat || !this.outbox.length)) this.ws!.send(encodeFrame(f));
+    if (open && (heartbeat || !this.outbox.length)) this.ws!.send(bytes ?? encodeFrame(f));
     else if (open || (!heartbeat && f.t !== 'reply')) this.outbox.push(f);
   }
 

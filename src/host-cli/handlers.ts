@@ -37,9 +37,9 @@ type Handler<T extends HubToHost['t']> = (f: FrameOf<HubToHost, T>, ch: Channel,
 
 const runStart: Handler<'run.start'> = (f, ch, s) => {
   if (s.runs.has(f.runId)) return; // a repeated dispatch of a run already going
-  const emit = (out: HostToHub) => {
+  const emit = (out: HostToHub, bytes?: Uint8Array) => {
     if (out.t === 'run.end') s.activity?.runEnded(out);
-    ch.send(out);
+    ch.send(out, bytes);
   };
   // Aborted before it came (the hub ended it at the abort): no engine for a run already over.
   if (s.abortedEarly?.delete(f.runId)) return emit({ t: 'run.end', runId: f.runId, ok: false, aborted: true });

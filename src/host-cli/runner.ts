@@ -140,7 +140,7 @@ function signalEngine(child: ChildProcess, sig: NodeJS.Signals): void {
  * each a frame the hub accepts (bounds.ts). Output that cannot be sent, or a throw while handling it,
  * ends this run ENGINE_FAILED (the engine is stopped first); it never escapes to the process.
  */
-export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostToHub) => void): RunHandle {
+export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostToHub, bytes?: Uint8Array) => void): RunHandle {
   const runId = frame.runId;
   const parser = new ClaudeStream(runId);
   let ended = false;
@@ -162,8 +162,9 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
     guest?.remove();
     try {
       const [out] = boundRunFrame({ t: 'run.end', runId, ...f });
-      const refused = encodeHostFrame(out).error;
-      emit(refused === undefined ? out : { t: 'run.end', runId, ok: false, error: { code: 'ENGINE_FAILED', message: `the run's end could not be sent: ${refused}`.slice(0, 4000) } });
+      const { bytes, error: refused } = encodeHostFrame(out);
+      if (refused === undefined) emit(out, bytes);
+      else emit({ t: 'run.end', runId, ok: false, error: { code: 'ENGINE_FAILED', message: `the run's end could not be sent: ${refused}`.slice(0, 4000) } });
     } catch (e) {
       process.stderr.write(`agent-host: run ${runId}: sending its end failed: ${(e as Error).message}\n`);
     } finally {
@@ -188,9 +189,9 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
   const send = (f: HostToHub) => {
     for (const out of boundRunFrame(f)) {
       if (ended || failure !== undefined) return;
-      const refused = encodeHostFrame(out).error;
+      const { bytes, error: refused } = encodeHostFrame(out);
       if (refused !== undefined) return fail(`the engine's output could not be sent (${out.t}): ${refused}`);
-      emit(out);
+      emit(out, bytes); // the bytes judged are the bytes sent: one encoding per frame
     }
   };
 
