@@ -83,13 +83,17 @@ test('administrators are exempt', async () => {
   for (let i = 0; i < 3; i++) assert.equal((await t.admin.agents.create(agentBody(hostId, `adm${i}`))).name, `adm${i}`);
 });
 
-test('PLAN_QUOTAS=off: no quota bites', async () => {
+test('PLAN_QUOTAS=off: no quota bites, and opening a session writes no day counter', async () => {
   const off = await startTestHub({ planQuotas: false });
   try {
     await off.hub.ctx.em().execute(`update plans set quotas = quotas || '{"agents": 1}'::jsonb where id = 'free'`);
     const u = await off.user();
     const hostId = await seedHost(off, u.id);
     for (const n of ['x', 'y', 'z']) assert.equal((await off.client(u.key).agents.create(agentBody(hostId, n))).name, n);
+    // The counter serves the quota alone: with quotas off it is a statement per session for nothing.
+    const agentId = (await off.client(u.key).agents.mine()).items[0].id;
+    await off.client(u.key).sessions.create({ agentId });
+    assert.deepEqual(await off.hub.ctx.em().execute(`select n from session_opens where user_id = ?`, [u.id]), []);
   } finally {
     await off.close();
   }

@@ -26,9 +26,11 @@ const USED: Record<QuotaKind, string> = {
 
 /**
  * Counts a session opened today, in the transaction that inserts it; the user's earlier days go in
- * the same statement. What sessionsPerDay reads: a deleted session still counts.
+ * the same statement. What sessionsPerDay reads: a deleted session still counts. With quotas off
+ * nothing reads it, so nothing is written (quotas turned on count from their start).
  */
-export async function countSessionToday(em: { execute(sql: string, params: unknown[]): Promise<unknown> }, userId: string): Promise<void> {
+export async function countSessionToday(ctx: HubContext, em: { execute(sql: string, params: unknown[]): Promise<unknown> }, userId: string): Promise<void> {
+  if (!ctx.config.planQuotas) return;
   await em.execute(
     `with gone as (delete from session_opens where user_id = ? and day < (now() at time zone 'utc')::date)
      insert into session_opens (user_id, day, n) values (?, (now() at time zone 'utc')::date, 1)

@@ -88,7 +88,7 @@ export class SessionService {
         `insert into sessions (id, user_id, agent_id, agent_name, title, mode, effort, last_active_at) values (?, ?, ?, ?, ?, ?, ?, now())`,
         [id, userId, agent.id, agent.displayName, input.title ?? titleFrom(input.content), mode, input.effort ?? 'default']);
       await recordSessionOpened(t, agent.id, userId);
-      await countSessionToday(t, userId);
+      await countSessionToday(this.ctx, t, userId);
     };
     try {
       if (input.content === undefined) {
