@@ -5,12 +5,16 @@
 // owner set them for this agent), --strict-mcp-config (no MCP server) and --settings=<file> holding
 // only the model settings the hub manages (the six env keys of the user settings, settings.ts) and
 // what of the user settings only takes power away (`permissions.deny`, the switch that disables the
-// bypass mode), in a 0600 file that lives as long as the run. Its deny rules also keep the guest's file
+// bypass mode, and `permissions.ask`: a headless run has nobody to answer, so an asking tool does not
+// run), in a 0600 file that lives as long as the run. Its deny rules also keep the guest's file
 // tools out of agent-host's home (the host credential: whoever holds it speaks for this host to the
 // hub) and Claude Code's configuration directory (the owner's login and endpoint key), and keep its
-// edits out of the work directory's `.claude/` (project settings apply to guests' runs: hooks or allow
-// rules a guest wrote there would run commands on its next turn).
-import { chmodSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+// edits out of the work directory's files that make commands run: `.claude/` (project settings apply
+// to guests' runs: hooks or allow rules a guest wrote there would run commands on its next turn),
+// `.git/` (`core.fsmonitor`, `core.hooksPath`, hooks: run by the next git command there, the owner's
+// too) and `.mcp.json` (project MCP servers are commands the owner's runs start). Each path is named
+// as given and as the kernel resolves it (a linked work root or ~/.claude: the engine sees real paths).
+import { chmodSync, mkdirSync, readdirSync, readFileSync, realpathSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { MANAGED_KEYS, SETTINGS_FILE } from './settings.js';
 
@@ -21,13 +25,27 @@ export interface GuestSettings {
   remove(): void;
 }
 
-/** An absolute directory as a Claude Code rule path (`//path`: glob characters escaped, no trailing slash). */
-const rulePath = (dir: string) => '/' + resolve(dir).replace(/[\\*?[\]]/g, (c) => '\\' + c).replace(/\/+$/, '');
+/** An absolute path as a Claude Code rule path (`//path`: glob characters escaped, no trailing slash). */
+const rulePath = (p: string) => '/' + p.replace(/[\\*?[\]]/g, (c) => '\\' + c).replace(/\/+$/, '');
+
+/**
+ * A path's rule paths: as given and, when a link lies on the way, as the kernel resolves it (the engine
+ * runs in the real directory, and a guest may name a file by either path).
+ */
+function rulePaths(p: string): string[] {
+  const given = resolve(p);
+  let real = given;
+  try {
+    real = realpathSync(given);
+  } catch {
+    /* not there (yet): the path as given */
+  }
+  return [...new Set([given, real])].map(rulePath);
+}
 
 /** Claude Code's Read and Edit rules for everything under an absolute directory. */
 export function offLimits(dir: string): string[] {
-  const path = rulePath(dir);
-  return [`Read(${path}/**)`, `Edit(${path}/**)`];
+  return rulePaths(dir).flatMap((path) => [`Read(${path}/**)`, `Edit(${path}/**)`]);
 }
 
 /**
@@ -37,23 +55,28 @@ export function offLimits(dir: string): string[] {
  */
 export function globalConfigOffLimits(claudeConfigDir: string): string[] {
   if (basename(resolve(claudeConfigDir)) !== '.claude') return [];
-  const file = rulePath(join(dirname(resolve(claudeConfigDir)), '.claude.json'));
-  return [`Read(${file}*)`, `Edit(${file}*)`];
-}
-
-/** Edit rules for the engine settings directories (`.claude/`) of a work directory and of any directory under it. */
-export function settingsReadOnly(workDir: string): string[] {
-  const path = rulePath(workDir);
-  return [`Edit(${path}/.claude/**)`, `Edit(${path}/**/.claude/**)`];
+  return rulePaths(join(dirname(resolve(claudeConfigDir)), '.claude.json')).flatMap((file) => [`Read(${file}*)`, `Edit(${file}*)`]);
 }
 
 /**
- * What a guest's run takes of the user settings: the hub's model keys, and the owner's restrictions, then
- * `privateDirs` and Claude Code's own configuration (its directory, its global file) denied to its file
- * tools, and the work directory's engine settings read-only.
+ * Edit rules for what in a work directory makes commands run: the engine settings directories (`.claude/`)
+ * and git directories (`.git/`) of it and of any directory under it, and its project MCP servers (`.mcp.json`).
  */
-export function guestSettingsOf(claudeConfigDir: string, privateDirs: string[] = [], workDir?: string): { env?: Record<string, string>; permissions?: { deny?: string[]; disableBypassPermissionsMode?: string } } {
-  let parsed: { env?: unknown; permissions?: { deny?: unknown; disableBypassPermissionsMode?: unknown } } | null;
+export function settingsReadOnly(workDir: string): string[] {
+  return rulePaths(workDir).flatMap((path) => [
+    `Edit(${path}/.claude/**)`, `Edit(${path}/**/.claude/**)`,
+    `Edit(${path}/.git/**)`, `Edit(${path}/**/.git/**)`,
+    `Edit(${path}/.mcp.json)`,
+  ]);
+}
+
+/**
+ * What a guest's run takes of the user settings: the hub's model keys, and the owner's restrictions (deny,
+ * ask, the bypass switch), then `privateDirs` and Claude Code's own configuration (its directory, its
+ * global file) denied to its file tools, and the work directory's command-making files read-only.
+ */
+export function guestSettingsOf(claudeConfigDir: string, privateDirs: string[] = [], workDir?: string): { env?: Record<string, string>; permissions?: { deny?: string[]; ask?: string[]; disableBypassPermissionsMode?: string } } {
+  let parsed: { env?: unknown; permissions?: { deny?: unknown; ask?: unknown; disableBypassPermissionsMode?: unknown } } | null;
   try {
     parsed = JSON.parse(readFileSync(join(claudeConfigDir, SETTINGS_FILE), 'utf8'));
   } catch {
@@ -74,6 +97,9 @@ export function guestSettingsOf(claudeConfigDir: string, privateDirs: string[] =
   deny.push(...offLimits(claudeConfigDir), ...globalConfigOffLimits(claudeConfigDir));
   if (workDir) deny.push(...settingsReadOnly(workDir));
   if (deny.length) (out.permissions ??= {}).deny = deny;
+  // Ask comes before allow, and nobody answers a guest's headless run: the owner's asks hold it as they hold the owner.
+  const ask = Array.isArray(p?.ask) ? p.ask.filter((r): r is string => typeof r === 'string') : [];
+  if (ask.length) (out.permissions ??= {}).ask = ask;
   if (typeof p?.disableBypassPermissionsMode === 'string') (out.permissions ??= {}).disableBypassPermissionsMode = p.disableBypassPermissionsMode;
   return out;
 }

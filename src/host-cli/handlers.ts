@@ -18,6 +18,8 @@ export interface HostState {
   claudeBin: string | undefined;
   engines: Engine[];
   runs: Map<string, RunHandle>;
+  /** Engines at once (`--capacity`): agent-host holds the owner's bound itself, whatever the hub sends. */
+  capacity?: number;
   /** Prints and records what happens (main.ts); absent in tests that drive handlers alone. */
   activity?: Activity;
   /** Where engines' process groups are recorded (main.ts); absent in tests that drive handlers alone. */
@@ -46,6 +48,8 @@ const runStart: Handler<'run.start'> = (f, ch, s) => {
   const fail = (code: string, message: string) => emit({ t: 'run.end', runId: f.runId, ok: false, error: { code, message } });
   s.activity?.runStarted(f);
   if (s.stopping) return fail('ENGINE_UNAVAILABLE', 'the host is shutting down');
+  // The hub counts slots too; a hub that miscounts (or lies) must not run more engines than the owner allowed.
+  if (s.capacity !== undefined && s.runs.size >= s.capacity) return fail('HOST_AT_CAPACITY', `the host already runs ${s.runs.size} of its capacity of ${s.capacity}`);
   if (f.engine !== 'claude-code' || !s.claudeBin) return fail('ENGINE_UNAVAILABLE', `engine ${f.engine} is not available on this host`);
   let handle: RunHandle;
   try {

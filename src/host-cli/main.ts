@@ -121,6 +121,7 @@ async function cmdRun(argv: string[]): Promise<number> {
     claudeBin: detected.claudeBin,
     engines: detected.engines,
     runs: new Map(),
+    capacity,
     groups: new EngineGroups(),
   };
   // Engines a killed agent-host left running (and what their tools started): their turns are over.

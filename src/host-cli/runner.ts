@@ -262,9 +262,11 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
   // 'close' fires after the process exited AND its stdio closed: every line is parsed by then.
   child.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
     if (ended) return;
-    // A stopped run is over only when nothing it started runs on: the group's survivors (those
-    // that outlived SIGINT, or a grace cut short by the engine's exit) get SIGKILL, which they cannot ignore.
-    if (aborted || failure !== undefined) signalEngine(child!, 'SIGKILL');
+    // A run is over only when nothing it started runs on, however it ended: the group's survivors
+    // (a tool's `cmd &` in a turn that completed, those that outlived SIGINT, a grace cut short by the
+    // engine's exit) get SIGKILL, which they cannot ignore. Left running, what a stranger's turn
+    // started outlived its run.end, the agent's deletion and the capacity the owner set.
+    signalEngine(child!, 'SIGKILL');
     const r = parser.result;
     const common = { usage: parser.usage(), engineSessionId: parser.engineSessionId, model: parser.model };
     if (aborted) return end({ ok: false, aborted: true, ...common });
