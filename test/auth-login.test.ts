@@ -86,15 +86,16 @@ test('an expired state is refused', async () => {
   await assert.rejects(anon.callback(idp.authorize(s.url, { sub: 'late' }), s.state), apiError(400));
 });
 
-test('refresh rotates the refresh token: the old one is refused afterwards', async () => {
+test('refresh rotates the refresh token: the old one is refused afterwards (and ends the login: test/security-refresh-reuse.test.ts)', async () => {
   const anon = t.client().auth;
   const d = await login({ sub: 'carol-1', name: 'Carol' });
   const r1 = await anon.refresh(d.refreshToken);
   assert.notEqual(r1.refreshToken, d.refreshToken);
   assert.equal(r1.user.id, d.user.id);
   await t.client(r1.accessToken).me();
+  const r2 = await anon.refresh(r1.refreshToken);
+  await t.client(r2.accessToken).me();
   await assert.rejects(anon.refresh(d.refreshToken), apiError(401));
-  await anon.refresh(r1.refreshToken);
   await assert.rejects(anon.refresh('ahr_nothing'), apiError(401));
   await assert.rejects(anon.refresh(undefined as unknown as string), apiError(400), 'an empty body');
   // The field under another name: outside the typed shape.

@@ -5,9 +5,14 @@ import { fail } from '../errors.js';
 import { Identity, User } from './entities.js';
 import { CHATAPP_PROVIDER, bindingView } from './chatapp.js';
 import { maskPhone } from './views.js';
+import { LOGIN_PROVIDER } from './oidc.js';
 
 export class BindingService {
-  constructor(private readonly ctx: HubContext) {}
+  constructor(
+    private readonly ctx: HubContext,
+    /** Ends an account's logins (LoginService.endLogins). */
+    private readonly endLogins: (userId: string) => Promise<void>,
+  ) {}
 
   async bindings(userId: string) {
     const em = this.ctx.em();
@@ -29,6 +34,9 @@ export class BindingService {
     const [{ n }] = await em.execute(`select count(*)::int as n from api_keys where user_id = ?`, [userId]);
     if (n === 0) throw fail('CONFLICT', 'this identity is the only way to sign in to the account; create an API key first');
     await em.execute(`delete from identities where user_id = ? and provider = ?`, [userId, provider]);
+    // Every login of the account came through the sign-in provider's identity: unlinked, they end (a
+    // login kept through an identity since unlinked outlived the key that linked it, unseen).
+    if (provider === LOGIN_PROVIDER) await this.endLogins(userId);
     return { deleted: true };
   }
 }

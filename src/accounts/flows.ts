@@ -13,7 +13,7 @@ import { smsSenderFrom, type SmsSender } from './sms.js';
 
 export function buildAccountFlows(ctx: HubContext, api: HttpApi, auth: Authenticator, sms: SmsSender | undefined = smsSenderFrom(ctx.config)) {
   const login = new LoginService(ctx, auth);
-  const bindings = new BindingService(ctx);
+  const bindings = new BindingService(ctx, (userId) => login.endLogins(userId));
   const phone = new PhoneCodes(ctx, sms);
   const chatapp = new ChatappBinding(ctx);
   loginRoutes(api, login, bindings);

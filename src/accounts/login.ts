@@ -13,9 +13,13 @@ import { hashSecret } from './keys.js';
 import { LOGIN_PROVIDER, OidcClient } from './oidc.js';
 import { signAccessToken, verifyAccessToken, looksLikeJwt } from './tokens.js';
 import { userView } from './views.js';
+import { LINKS_PENDING_PER_ACCOUNT, LOGINS_PER_ACCOUNT, overCap } from '../account-caps.js';
 
 const STATE_TTL_MS = 10 * 60_000;
 const REFRESH_PREFIX = 'ahr_';
+/** A refresh token names its login (`ahr_<sid>.<secret>`), so a rotated one presented again is known as that login's. */
+const REFRESH_SID = /^ahr_(lgn_[0-9A-Za-z]{16})\.[0-9A-Za-z]{48}$/;
+const newRefreshToken = (sid: string) => `${REFRESH_PREFIX}${sid}.${randomId(48)}`;
 
 export class LoginService {
   private readonly oidc?: OidcClient;
@@ -48,10 +52,17 @@ export class LoginService {
     const expiresAt = new Date(Date.now() + STATE_TTL_MS);
     // Abandoned flows leave attempts behind; sweep them while we are here.
     await this.ctx.em().execute(`delete from login_states where expires_at < now()`);
-    await this.ctx.em().execute(
-      `insert into login_states (hash, purpose, provider, user_id, from_path, expires_at, code_verifier, nonce) values (?, ?, ?, ?, ?, ?, ?, ?)`,
-      [hashSecret(attempt.state), opts.linkUserId ? 'link' : 'login', LOGIN_PROVIDER, opts.linkUserId ?? null, opts.from ?? null, expiresAt, attempt.codeVerifier, attempt.nonce],
+    // An account holds at most LINKS_PENDING_PER_ACCOUNT live link attempts (each call kept a row for
+    // 10 minutes, without bound per account); decided in the insert, so racing starts overshoot by few.
+    const added = await this.ctx.em().execute(
+      `insert into login_states (hash, purpose, provider, user_id, from_path, expires_at, code_verifier, nonce)
+       select ?, ?, ?, ?, ?, ?, ?, ?
+        where ?::text is null or (select count(*) from login_states where user_id = ? and purpose = 'link' and expires_at > now()) < ?
+       returning hash`,
+      [hashSecret(attempt.state), opts.linkUserId ? 'link' : 'login', LOGIN_PROVIDER, opts.linkUserId ?? null, opts.from ?? null, expiresAt, attempt.codeVerifier, attempt.nonce,
+        opts.linkUserId ?? null, opts.linkUserId ?? null, LINKS_PENDING_PER_ACCOUNT],
     );
+    if (!added.length) throw overCap(LINKS_PENDING_PER_ACCOUNT, 'identity links in progress', 'finish one, or start again in 10 minutes');
     return { url, state: attempt.state, expiresAt: expiresAt.toISOString() };
   }
 
@@ -112,15 +123,32 @@ export class LoginService {
     throw fail('CONFLICT', 'another identity of this provider is already linked; unlink it first');
   }
 
-  /** A new login for the user: its row, a refresh token and a first access token. */
+  /**
+   * A new login for the user: its row, a refresh token and a first access token. The account's ended
+   * logins go (a row per sign-in was kept for good), and past LOGINS_PER_ACCOUNT live ones the oldest end.
+   */
   private async issue(userId: string) {
     const em = this.ctx.em();
-    const refreshToken = REFRESH_PREFIX + randomId(48);
-    const expiresAt = new Date(Date.now() + this.ctx.config.refreshTtlSeconds * 1000);
     const sid = newId('lgn');
+    const refreshToken = newRefreshToken(sid);
+    const expiresAt = new Date(Date.now() + this.ctx.config.refreshTtlSeconds * 1000);
+    await em.execute(`delete from auth_sessions where user_id = ? and (revoked_at is not null or expires_at <= now())`, [userId]);
     em.persist(Object.assign(new AuthSession(), { id: sid, userId, refreshHash: hashSecret(refreshToken), expiresAt }));
     await em.flush();
+    const ended = await em.execute(
+      `update auth_sessions set revoked_at = now()
+        where id in (select id from auth_sessions where user_id = ? and revoked_at is null order by created_at desc, id desc offset ?)
+        returning id`,
+      [userId, LOGINS_PER_ACCOUNT],
+    );
+    for (const r of ended) this.auth.revokeSession(r.id);
     return this.tokens(userId, sid, refreshToken, expiresAt);
+  }
+
+  /** Ends every live login of the account (an identity unlinked: the logins made through it). */
+  async endLogins(userId: string): Promise<void> {
+    const ended = await this.ctx.em().execute(`update auth_sessions set revoked_at = now() where user_id = ? and revoked_at is null returning id`, [userId]);
+    for (const r of ended) this.auth.revokeSession(r.id);
   }
 
   private async tokens(userId: string, sid: string, refreshToken: string, refreshExpiresAt: Date) {
@@ -136,14 +164,23 @@ export class LoginService {
     };
   }
 
-  /** Rotates the refresh token: the presented one stops working; the login's expiry slides forward. */
+  /**
+   * Rotates the refresh token: the presented one stops working; the login's expiry slides forward. A
+   * rotated token presented again proves two parties hold the login (its user and whoever copied the
+   * token): the whole login ends, its access tokens on every node too (RFC 9700 §4.14.2).
+   */
   async refresh(token: string) {
     const em = this.ctx.em();
     const oldHash = hashSecret(token);
     const s = await em.findOne(AuthSession, { refreshHash: oldHash });
-    if (!s || s.revokedAt) throw fail('UNAUTHENTICATED', 'refresh token invalid, rotated or revoked');
+    if (!s) {
+      const sid = REFRESH_SID.exec(token)?.[1];
+      if (sid) await this.revoke(sid);
+      throw fail('UNAUTHENTICATED', sid ? 'refresh token already used: the login is ended; sign in again' : 'refresh token invalid, rotated or revoked');
+    }
+    if (s.revokedAt) throw fail('UNAUTHENTICATED', 'refresh token invalid, rotated or revoked');
     if (s.expiresAt.getTime() <= Date.now()) throw fail('TOKEN_EXPIRED', 'refresh token expired; sign in again');
-    const refreshToken = REFRESH_PREFIX + randomId(48);
+    const refreshToken = newRefreshToken(s.id);
     const expiresAt = new Date(Date.now() + this.ctx.config.refreshTtlSeconds * 1000);
     // Conditional on the old hash, so two concurrent refreshes cannot both win.
     const rows = await em.execute(

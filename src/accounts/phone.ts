@@ -35,8 +35,8 @@ export class PhoneCodes {
   async send(userId: string, phone: string, countryCode: string) {
     if (!this.sms) throw fail('NOT_CONFIGURED', 'SMS delivery is not configured (SMS_WEBHOOK_URL)');
     const em = this.ctx.em();
-    const taken = await em.findOne(User, { phone, countryCode, id: { $ne: userId } });
-    if (taken) throw fail('CONFLICT', 'this phone number is bound to another account');
+    // A number bound to another account is answered as any other: telling it here, before a code proves
+    // the caller holds the phone, told anyone which numbers have an account. Bind refuses it (409) after the code.
     // Per number: changing a bound phone takes a code of each (bind); the hourly limit bounds them all.
     const last = await em.execute(`select extract(epoch from now() - max(created_at))::float8 as age from phone_codes where user_id = ? and country_code = ? and phone = ?`, [userId, countryCode, phone]);
     const age = last[0]?.age;

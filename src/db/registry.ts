@@ -59,4 +59,5 @@ export const allMigrations: readonly LazyMigration[] = [
   { name: '0011d_identity_per_provider', load: async () => (await import('../accounts/migration-identity-per-provider.js')).IdentityPerProviderMigration },
   { name: '0011e_sessions_guest_floor', load: async () => (await import('../sessions/migration-guest-floor.js')).SessionsGuestFloorMigration },
   { name: '0011f_sessions_stored_bytes', load: async () => (await import('../sessions/migration-stored-bytes.js')).SessionsStoredBytesMigration },
+  { name: '0011g_accounts_login_rows', load: async () => (await import('../accounts/migration-login-rows.js')).LoginRowsMigration },
 ];
