@@ -8,6 +8,8 @@ export const API_KEYS_PER_ACCOUNT = 50;
 export const MODEL_CONFIGS_PER_ACCOUNT = 100;
 /** Unpaid channel orders that can still be paid: each made a signed call to the payment provider with the merchant's credentials. */
 export const PENDING_ORDERS_PER_ACCOUNT = 20;
+/** Channel orders made within an order's lifetime (30 minutes), whatever became of them: cancelling frees a pending slot at once. */
+export const CHANNEL_ORDERS_PER_WINDOW = 40;
 /** Identity-link attempts not yet finished (each lives 10 minutes): a link needs one at a time. */
 export const LINKS_PENDING_PER_ACCOUNT = 20;
 /** Live browser logins (each a row and a refresh token): a sign-in past it ends the oldest. */

@@ -7,7 +7,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { HubContext } from '../context.js';
 import { fail } from '../errors.js';
-import { PENDING_ORDERS_PER_ACCOUNT, refuseOverCap } from '../account-caps.js';
+import { CHANNEL_ORDERS_PER_WINDOW, PENDING_ORDERS_PER_ACCOUNT, refuseOverCap } from '../account-caps.js';
 import { newId, randomId } from '../ids.js';
 import { offsetOf, pageOf } from '../paging.js';
 import { applyBalanceChange } from './ledger.js';
@@ -105,9 +105,16 @@ export class OrderService {
 
   /** Asks the provider how to pay (a signed URL, a code to scan), then stores the pending order with it. */
   private async startPayment(em: EntityManager, o: Order, provider: PaymentProvider) {
-    // Before the provider is called: each pending order cost a signed call with the merchant's credentials.
-    const [open] = await em.execute(`select count(*)::int as n from orders where user_id = ? and status = 'pending' and created_at > now() - (? * interval '1 millisecond')`, [o.userId, TTL_MS]);
-    refuseOverCap(Number(open?.n ?? 0), PENDING_ORDERS_PER_ACCOUNT, 'unpaid orders', 'pay or cancel one first, or let one expire');
+    // Before the provider is called: each order made a signed call with the merchant's credentials. Those
+    // still payable are bounded, and so are all made in an order's lifetime, cancelled or not (cancelling
+    // made room at once, so create-then-cancel called the provider without bound).
+    const [c] = await em.execute(
+      `select count(*) filter (where status = 'pending')::int as open, count(*)::int as made
+         from orders where user_id = ? and pay_provider is not null and created_at > now() - (? * interval '1 millisecond')`,
+      [o.userId, TTL_MS],
+    );
+    refuseOverCap(Number(c?.open ?? 0), PENDING_ORDERS_PER_ACCOUNT, 'unpaid orders', 'pay or cancel one first, or let one expire');
+    if (Number(c?.made ?? 0) >= CHANNEL_ORDERS_PER_WINDOW) throw fail('RATE_LIMITED', `an account makes at most ${CHANNEL_ORDERS_PER_WINDOW} payment orders in ${ORDER_TTL_MINUTES} minutes; pay one of them or try again later`);
     o.paymentRef = 'pay_' + randomId(20);
     o.payProvider = provider.name;
     const start = await provider.start({
