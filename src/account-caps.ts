@@ -28,3 +28,6 @@ export const overCap = (cap: number, what: string, remedy = 'delete one first') 
 export function refuseOverCap(held: number, cap: number, what: string, remedy = 'delete one first'): void {
   if (held >= cap) throw overCap(cap, what, remedy);
 }
+
+/** Agents an account deletes in 24 hours before it may create more: each deletion keeps its retired id for good. */
+export const AGENT_RETIREMENTS_PER_DAY = 100;

@@ -129,7 +129,7 @@ export class AccountService {
       // are retired as one agent's deletion retires its id (agents/manage.ts).
       return tx.execute(
         `with h as (select id, credential_hash from hosts where user_id = ?),
-              r as (insert into agent_ids_retired (id) select id from agents where owner_id = ? on conflict do nothing),
+              r as (insert into agent_ids_retired (id, owner_id) select id, owner_id from agents where owner_id = ? on conflict do nothing),
               d as (delete from users where id = ? returning id)
          select (select count(*) from d)::int as deleted, h.id, h.credential_hash from (select 1) one left join h on true`,
         [userId, userId, userId],

@@ -6,6 +6,7 @@ import type { HubContext } from '../context.js';
 import type { Principal } from '../server/http.js';
 import { fail } from '../errors.js';
 import { enforceQuota } from '../billing/quotas.js';
+import { AGENT_RETIREMENTS_PER_DAY } from '../account-caps.js';
 import { offsetOf, pageOf } from '../paging.js';
 import { Agent } from './entities.js';
 import type { AgentCatalog, Entry } from './catalog.js';
@@ -48,6 +49,13 @@ export class AgentManager {
 
   async create(p: Principal, b: AgentWriteBody) {
     await enforceQuota(this.ctx, p.userId, 'agents');
+    // The quota counts agents held; each deleted one leaves its retired id for good. An account that
+    // deleted many in the last day creates none until the day has passed (create-then-delete was unbounded).
+    const [r] = await this.ctx.em().getConnection().execute(
+      `select count(*)::int as n from agent_ids_retired where owner_id = ? and retired_at > now() - interval '1 day'`, [p.userId]);
+    if (Number(r?.n ?? 0) >= AGENT_RETIREMENTS_PER_DAY) {
+      throw fail('RATE_LIMITED', `an account that deleted ${AGENT_RETIREMENTS_PER_DAY} agents in the last 24 hours creates no more until some of those deletions are a day old`);
+    }
     const hostId = b.hostId ?? '';
     const engine = b.engine ?? '';
     await this.checkBinding(p.userId, hostId, engine);
@@ -143,7 +151,7 @@ export class AgentManager {
       const users = await em.execute(`select user_id from agent_favorites where agent_id = ? union select user_id from agent_members where agent_id = ?`, [id, id]);
       await em.execute(`delete from agents where id = ?`, [id]);
       // The id is never given to another agent: approvals, links and favorites name this one.
-      await em.execute(`insert into agent_ids_retired (id) values (?) on conflict do nothing`, [id]);
+      await em.execute(`insert into agent_ids_retired (id, owner_id) values (?, ?) on conflict do nothing`, [id, p.userId]);
       return users.map((r: any) => r.user_id as string);
     });
     this.catalog.agentsChanged(id);
