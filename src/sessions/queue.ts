@@ -182,10 +182,12 @@ export function claimOf(out: ClaimRow[]): Claim {
   return { tasks, skipped: tasks.length < Number(meta?.o_picked ?? 0) };
 }
 
-/** Cancels every waiting task of a session and deletes their user messages; returns how many. */
+/** Cancels every waiting task of a session (or one): deletes them and their user messages; returns how many. */
 export async function discardWaiting(em: Em, sessionId: string, taskId?: string): Promise<number> {
+  // The task goes with its message: it never ran, nothing else names it, and a row kept per cancelled
+  // message (with its copy of the agent's work directory) let send-then-cancel grow a session without bound.
   const gone = await rows<{ message_id: string }>(em,
-    `update session_tasks set status = 'cancelled', ended_at = now() where session_id = ? and status = 'queued'${taskId ? ' and id = ?' : ''} returning message_id`,
+    `delete from session_tasks where session_id = ? and status = 'queued'${taskId ? ' and id = ?' : ''} returning message_id`,
     taskId ? [sessionId, taskId] : [sessionId]);
   if (!gone.length) return 0;
   const [del] = await rows<{ n: string }>(em,
