@@ -90,6 +90,8 @@ export interface Config {
   runStoredMaxBytes: number;
   /** What one session may store (its messages and its runs' output): a message that would take it over is refused (409); 0 = no bound. */
   sessionStoredMaxBytes: number;
+  /** What all of one account's sessions may store: past it no session opens and messages are refused (409); 0 = no bound. */
+  accountStoredMaxBytes: number;
   /** Payment channels (billing/payments); a channel left unset answers 503 5031 at order creation unless the sandbox stands in. */
   payments: PaymentsConfig;
 }
@@ -240,6 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runOutputMaxBytes: Math.max(64 * 1024, int(env, 'RUN_OUTPUT_MAX_BYTES', 8 * 1024 * 1024)),
     runStoredMaxBytes: Math.max(64 * 1024, int(env, 'RUN_STORED_MAX_BYTES', 64 * 1024 * 1024)),
     sessionStoredMaxBytes: Math.max(0, int(env, 'SESSION_STORED_MAX_BYTES', 256 * 1024 * 1024)),
+    accountStoredMaxBytes: Math.max(0, int(env, 'ACCOUNT_STORED_MAX_BYTES', 4 * 1024 * 1024 * 1024)),
     payments: loadPayments(env),
   };
   if (env.PLAN_QUOTAS !== undefined && env.PLAN_QUOTAS !== '' && env.PLAN_QUOTAS !== 'on' && env.PLAN_QUOTAS !== 'off') throw new ConfigError(`PLAN_QUOTAS must be on or off, got ${JSON.stringify(env.PLAN_QUOTAS)}`);

@@ -12,6 +12,7 @@ import { SessionService } from './service.js';
 import { sessionRoutes } from './routes.js';
 import { stopAgentRuns } from './agent-stop.js';
 import { failWaitingOf } from './host-removed.js';
+import { AccountStorage } from './account-storage.js';
 
 export interface SessionsModule {
   service: SessionService;
@@ -37,8 +38,9 @@ export function buildSessions(ctx: HubContext, api: HttpApi, gateway: HostGatewa
   runs = new RunTracker(ctx, events, (hostId, waiting, claim) => scheduler.ended(hostId, waiting, claim),
     (hostId, runId) => void gateway.send(hostId, { t: 'run.abort', runId }).catch(() => undefined), // offline: nothing left to stop
     (hostId) => gateway.heldCapacity(hostId));
-  const messaging = new Messaging(ctx, gateway, scheduler, runs, events);
-  const service = new SessionService(ctx, messaging);
+  const storage = new AccountStorage(ctx);
+  const messaging = new Messaging(ctx, gateway, scheduler, runs, events, storage);
+  const service = new SessionService(ctx, messaging, storage);
   sessionRoutes(api, service, messaging, events, resume);
   return {
     service,

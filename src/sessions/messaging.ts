@@ -12,6 +12,7 @@ import { one, rows, tx, type Em } from './sql.js';
 import type { Scheduler } from './scheduler.js';
 import type { RunTracker } from './runs.js';
 import type { SessionEvents } from './events.js';
+import type { AccountStorage } from './account-storage.js';
 
 export interface SendOptions {
   effort?: string;
@@ -60,6 +61,7 @@ export class Messaging {
     private readonly scheduler: Scheduler,
     private readonly runs: RunTracker,
     private readonly events: SessionEvents,
+    private readonly storage: AccountStorage,
   ) {}
 
   private em(): Em {
@@ -115,6 +117,7 @@ export class Messaging {
     const via = presence.nodeId;
     const a = agent;
     if (!fresh) {
+      this.storage.onMessage(userId); // 409 when the account's sessions hold its bound (from memory)
       // The session's run is over but its end is still being written here: the message waits for that
       // write (bounded), so it starts now instead of queueing behind a run that has ended.
       const ending = this.runs.endOf(sessionId);

@@ -12,6 +12,7 @@ import { one, rows, tx, likeEscape, marks, type Em } from './sql.js';
 import { sessionView, messageView, type SessionRow, type MessageRow } from './views.js';
 import { bodyHash, findAnswer, storeAnswer, IdempotencyRace, type StoredAnswer } from './idempotency.js';
 import type { Messaging, SendResult, SendOptions } from './messaging.js';
+import type { AccountStorage } from './account-storage.js';
 
 export type Mode = 'default' | 'accept-edits' | 'auto' | 'plan';
 export type Effort = 'low' | 'default' | 'medium' | 'high';
@@ -57,6 +58,7 @@ export class SessionService {
   constructor(
     private readonly ctx: HubContext,
     private readonly messaging: Messaging,
+    private readonly storage: AccountStorage,
   ) {}
 
   private em(): Em {
@@ -78,6 +80,7 @@ export class SessionService {
     }
     const agent = await resolveUsableAgent(this.ctx, userId, input.agentId);
     await enforceQuota(this.ctx, userId, 'sessionsPerDay');
+    await this.storage.assertRoom(userId); // 409 when the account's sessions hold its bound
     // Modes above the owner's ceiling for this user: 403, nothing stored (agents/modes.ts).
     requireMode(agent, userId, input.mode);
     requireMode(agent, userId, input.options?.permissionMode);
@@ -180,6 +183,7 @@ export class SessionService {
     const r = await rows<{ agent_id: string }>(this.em(), `delete from sessions where id = ? and user_id = ? returning agent_id`, [id, userId]);
     if (!r.length) throw fail('NOT_FOUND', 'session not found');
     this.messaging.forget(id);
+    this.storage.forget(userId); // its bytes are gone: read the account's sum again at its next message
     return { deleted: true };
   }
 

@@ -1,0 +1,68 @@
+// What one account's sessions hold in all is bounded (ACCOUNT_STORED_MAX_BYTES): each session is
+// (SESSION_STORED_MAX_BYTES) and a plan opens so many a day, but nothing bounded the sum, day after
+// day — an account running its own agent on its own host (no usage reported: every run free) stored
+// 5 GiB a day on the free plan, for good. Opening a session reads the sum (one indexed query, off the
+// message path) and is refused past the bound. A message in a session already open is refused from
+// memory once its account was found full: a node re-reads the sum of an account it accepts messages
+// for at most every `checkMs`, in the background, so the message path pays no query; an account may
+// pass the bound by what it writes in that time.
+import type { HubContext } from '../context.js';
+import { fail } from '../errors.js';
+import { pooled } from '../db/pooled.js';
+import { ChurnMap } from '../churn-map.js';
+
+/** Accounts remembered per node; past it the memory starts over (each is read again at its next message). */
+const KNOWN_MAX = 100_000;
+
+interface Known {
+  full: boolean;
+  at: number;
+  reading: boolean;
+}
+
+export class AccountStorage {
+  private readonly known = new ChurnMap<string, Known>();
+
+  constructor(
+    private readonly ctx: HubContext,
+    private readonly maxBytes = ctx.config.accountStoredMaxBytes,
+    private readonly checkMs = 60_000,
+  ) {}
+
+  /** The message path: throws when the account is known full; a stale or unknown account is read again in the background. */
+  onMessage(userId: string): void {
+    if (!this.maxBytes) return;
+    const k = this.known.get(userId);
+    if (!k || (!k.reading && Date.now() - k.at >= this.checkMs)) void this.read(userId).catch(() => undefined);
+    if (k?.full) throw this.full();
+  }
+
+  /** Opening a session: the sum read now. */
+  async assertRoom(userId: string): Promise<void> {
+    if (this.maxBytes && (await this.read(userId))) throw this.full();
+  }
+
+  /** A session deleted: the account's sum is read afresh at its next message. */
+  forget(userId: string): void {
+    this.known.delete(userId);
+  }
+
+  private async read(userId: string): Promise<boolean> {
+    if (this.known.size >= KNOWN_MAX && !this.known.has(userId)) this.known.clear();
+    const k = this.known.get(userId) ?? { full: false, at: 0, reading: false };
+    k.reading = true;
+    this.known.set(userId, k);
+    try {
+      const [r] = await pooled<{ b: string | null }>(this.ctx.orm, `select sum(stored_bytes)::text as b from sessions where user_id = ?`, [userId]);
+      k.full = Number(r?.b ?? 0) >= this.maxBytes;
+      k.at = Date.now();
+      return k.full;
+    } finally {
+      k.reading = false;
+    }
+  }
+
+  private full() {
+    return fail('CONFLICT', `this account's sessions hold the most an account may store (${Math.floor(this.maxBytes / 1048576)} MiB of messages and output): delete sessions to make room`);
+  }
+}
