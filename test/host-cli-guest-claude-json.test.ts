@@ -7,13 +7,23 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { guestSettingsOf } from '../src/host-cli/guest-settings.js';
+import { guestSettings, guestSettingsOf } from '../src/host-cli/guest-settings.js';
 
 test("a guest's file tools are kept out of the owner's ~/.claude.json (default config dir)", () => {
   const home = mkdtempSync(join(tmpdir(), 'r46-home-'));
   const configDir = join(home, '.claude'); // claudeConfigDirOf() without CLAUDE_CONFIG_DIR
-  const s = guestSettingsOf(configDir, [join(home, '.agent-host')], join(home, 'work'));
+  const s = guestSettingsOf(configDir, { privateDirs: [join(home, '.agent-host')], workDir: join(home, 'work') });
   const deny = s.permissions?.deny ?? [];
   const covered = deny.some((r) => r.startsWith('Read(') && (r.includes(`/${home}/.claude.json`) || r === `Read(/${home}/**)`));
   assert.ok(covered, `no Read rule covers ${home}/.claude.json; deny = ${JSON.stringify(deny)}`);
+});
+
+test('two runs whose ids differ only in characters a file name cannot hold get settings files of their own', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'guest-run-files-'));
+  const a = guestSettings('run/a', dir, join(dir, 'runs'));
+  const b = guestSettings('run_a', dir, join(dir, 'runs'));
+  const fileOf = (g: { args: string[] }) => g.args.find((x) => x.startsWith('--settings='));
+  assert.notEqual(fileOf(a), fileOf(b), 'one run\'s end would delete the other\'s file');
+  a.remove();
+  b.remove();
 });

@@ -10,11 +10,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startRun, type RunStartFrame } from '../src/host-cli/runner.js';
-import { removeLeftovers } from '../src/host-cli/guest-settings.js';
+import { homeSecrets, removeLeftovers } from '../src/host-cli/guest-settings.js';
 import type { HostToHub } from '../host-protocol/frames.js';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
@@ -73,6 +73,7 @@ test("a guest's run: no user settings, no MCP servers, only the hub's model sett
         'Read(~/.aws/**)', 'Bash(curl:*)', `Read(/${hostHome}/**)`, `Edit(/${hostHome}/**)`, `Read(/${claudeDir}/**)`, `Edit(/${claudeDir}/**)`,
         `Edit(/${join(work, 'proj')}/.claude/**)`, `Edit(/${join(work, 'proj')}/**/.claude/**)`,
         `Edit(/${join(work, 'proj')}/.git/**)`, `Edit(/${join(work, 'proj')}/**/.git/**)`, `Edit(/${join(work, 'proj')}/.mcp.json)`,
+        ...homeSecrets(homedir()),
       ],
       disableBypassPermissionsMode: 'disable',
     },

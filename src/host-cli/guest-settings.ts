@@ -14,6 +14,7 @@
 // `.git/` (`core.fsmonitor`, `core.hooksPath`, hooks: run by the next git command there, the owner's
 // too) and `.mcp.json` (project MCP servers are commands the owner's runs start). Each path is named
 // as given and as the kernel resolves it (a linked work root or ~/.claude: the engine sees real paths).
+import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, realpathSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { MANAGED_KEYS, SETTINGS_FILE } from './settings.js';
@@ -70,12 +71,36 @@ export function settingsReadOnly(workDir: string): string[] {
   ]);
 }
 
+/** Directories of a home that hold credentials: SSH, GnuPG, cloud and cluster tools, container registries, CLIs' tokens. */
+const HOME_SECRET_DIRS = ['.ssh', '.gnupg', '.aws', '.azure', '.kube', '.docker', '.config/gcloud', '.config/gh', '.config/hub', '.password-store', '.local/share/keyrings', '.terraform.d', '.vault-token'];
+/** Files of a home that hold credentials: network logins, git, package registries, databases. */
+const HOME_SECRET_FILES = ['.netrc', '.git-credentials', '.npmrc', '.yarnrc', '.pypirc', '.pgpass', '.my.cnf', '.config/git/credentials'];
+
+/** Read and Edit rules for the well-known credential places of a home (a work directory at or above it reached them). */
+export function homeSecrets(home: string): string[] {
+  return [
+    ...HOME_SECRET_DIRS.flatMap((d) => offLimits(join(home, d))),
+    ...HOME_SECRET_FILES.flatMap((f) => rulePaths(join(home, f)).flatMap((path) => [`Read(${path})`, `Edit(${path})`])),
+  ];
+}
+
+/** What a guest's run is kept from besides Claude Code's own configuration. */
+export interface GuestScope {
+  /** Directories its file tools may not touch (agent-host's home). */
+  privateDirs?: string[];
+  /** Its work directory: what in it makes commands run is read-only. */
+  workDir?: string;
+  /** The owner's home: its credential places are off limits. */
+  userHome?: string;
+}
+
 /**
  * What a guest's run takes of the user settings: the hub's model keys, and the owner's restrictions (deny,
- * ask, the bypass switch), then `privateDirs` and Claude Code's own configuration (its directory, its
- * global file) denied to its file tools, and the work directory's command-making files read-only.
+ * ask, the bypass switch), then `privateDirs`, Claude Code's own configuration (its directory, its global
+ * file) and the owner's home's credentials denied to its file tools, and the work directory's command-making
+ * files read-only.
  */
-export function guestSettingsOf(claudeConfigDir: string, privateDirs: string[] = [], workDir?: string): { env?: Record<string, string>; permissions?: { deny?: string[]; ask?: string[]; disableBypassPermissionsMode?: string } } {
+export function guestSettingsOf(claudeConfigDir: string, { privateDirs = [], workDir, userHome }: GuestScope = {}): { env?: Record<string, string>; permissions?: { deny?: string[]; ask?: string[]; disableBypassPermissionsMode?: string } } {
   let parsed: { env?: unknown; permissions?: { deny?: unknown; ask?: unknown; disableBypassPermissionsMode?: unknown } } | null;
   try {
     parsed = JSON.parse(readFileSync(join(claudeConfigDir, SETTINGS_FILE), 'utf8'));
@@ -96,6 +121,7 @@ export function guestSettingsOf(claudeConfigDir: string, privateDirs: string[] =
   for (const dir of privateDirs) deny.push(...offLimits(dir));
   deny.push(...offLimits(claudeConfigDir), ...globalConfigOffLimits(claudeConfigDir));
   if (workDir) deny.push(...settingsReadOnly(workDir));
+  if (userHome) deny.push(...homeSecrets(userHome));
   if (deny.length) (out.permissions ??= {}).deny = deny;
   // Ask comes before allow, and nobody answers a guest's headless run: the owner's asks hold it as they hold the owner.
   const ask = Array.isArray(p?.ask) ? p.ask.filter((r): r is string => typeof r === 'string') : [];
@@ -141,11 +167,13 @@ function alive(pid: number): boolean {
 }
 
 /** Writes the run's settings file under `dir` (created 0700) and answers the engine's extra argv. */
-export function guestSettings(runId: string, claudeConfigDir: string, dir: string, privateDirs: string[] = [], workDir?: string): GuestSettings {
+export function guestSettings(runId: string, claudeConfigDir: string, dir: string, scope: GuestScope = {}): GuestSettings {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  // The run id is the hub's: only its safe characters name the file.
-  const file = join(dir, `guest-${runId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 100)}-${process.pid}.json`);
-  writeFileSync(file, JSON.stringify(guestSettingsOf(claudeConfigDir, privateDirs, workDir)), { mode: 0o600 });
+  // The run id is the hub's: only its safe characters name the file, with a digest of the whole id so two
+  // ids that differ only in other characters never share one (one run's end deleted the other's file).
+  const tag = createHash('sha256').update(runId).digest('hex').slice(0, 12);
+  const file = join(dir, `guest-${runId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80)}-${tag}-${process.pid}.json`);
+  writeFileSync(file, JSON.stringify(guestSettingsOf(claudeConfigDir, scope)), { mode: 0o600 });
   chmodSync(file, 0o600); // a file left by an earlier process of this pid kept its mode
   let removed = false;
   return {

@@ -4,8 +4,8 @@
 //   agent-host run [--work-root DIR] [--capacity N] [--verbose] [--hub URL --pair-key KEY [--name NAME]]
 //   agent-host status
 import { parseArgs } from 'node:util';
-import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { homedir, hostname } from 'node:os';
+import { join, resolve, sep } from 'node:path';
 import { statSync } from 'node:fs';
 import { pair } from './pair.js';
 import { loadPairing, credentialPath, homeDir } from './home.js';
@@ -93,6 +93,17 @@ async function cmdPair(argv: string[]): Promise<number> {
   return 0;
 }
 
+/**
+ * Guests work in their agent's directory under the work root (by default the work root itself): a root at
+ * or above the home puts the whole home in their reach, and their rules cover only the credential places
+ * agent-host knows of (guest-settings.ts).
+ */
+function warnIfHome(workRoot: string): void {
+  const home = resolve(homedir());
+  if (workRoot !== home && !home.startsWith(workRoot.endsWith(sep) ? workRoot : workRoot + sep)) return;
+  out(`warning: the work root ${workRoot} ${workRoot === home ? 'is' : 'holds'} your home directory: public and shared agents' guests work under it, kept only from agent-host's files, Claude Code's configuration and well-known credential places (~/.ssh, ~/.aws, …); give agent-host a directory of projects instead (--work-root DIR)`);
+}
+
 async function cmdRun(argv: string[]): Promise<number> {
   const v = parse(argv, { 'work-root': { type: 'string' }, capacity: { type: 'string' }, hub: { type: 'string' }, 'pair-key': { type: 'string' }, name: { type: 'string' }, verbose: { type: 'boolean' } });
   if (v.help) return void process.stdout.write(HELP.run), 0;
@@ -104,6 +115,7 @@ async function cmdRun(argv: string[]): Promise<number> {
   } catch {
     throw new UsageError(`--work-root ${workRoot} is not a directory`);
   }
+  warnIfHome(workRoot);
   if (v['pair-key']) {
     if (!v.hub) throw new UsageError('--pair-key needs --hub');
     const { pairing, file } = await pair(String(v.hub), String(v['pair-key']), String(v.name ?? hostname()));

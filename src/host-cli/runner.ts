@@ -3,7 +3,7 @@
 // run frames. Exactly one run.end per run, emitted after the process is gone.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { realpathSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { FrameOf, HubToHost, HostToHub } from '../../host-protocol/frames.js';
 import { ClaudeStream } from './claude-stream.js';
@@ -45,6 +45,8 @@ export interface RunOptions {
   runFilesDir?: string;
   /** agent-host's home ($AGENT_HOST_HOME, default ~/.agent-host): off limits to a guest's file tools, with claudeConfigDir. */
   hostHome?: string;
+  /** The owner's home (default: the OS's): its well-known credential places are off limits to a guest's file tools. */
+  userHome?: string;
   /** Variables of agent-host's environment a guest's engine gets beyond what an engine needs (guest-env.ts; default AGENT_HOST_GUEST_ENV). */
   guestEnv?: readonly string[];
 }
@@ -214,7 +216,7 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
   if (frame.guest === true) {
     try {
       const configDir = opts.claudeConfigDir ?? claudeConfigDirOf();
-      guest = guestSettings(runId, configDir, opts.runFilesDir ?? join(tmpdir(), 'agent-host-runs'), [opts.hostHome ?? homeDir()], cwd!);
+      guest = guestSettings(runId, configDir, opts.runFilesDir ?? join(tmpdir(), 'agent-host-runs'), { privateDirs: [opts.hostHome ?? homeDir()], workDir: cwd!, userHome: opts.userHome ?? homedir() });
     } catch (e) {
       queueMicrotask(() => end({ ok: false, error: { code: 'ENGINE_UNAVAILABLE', message: `the guest run's settings could not be written: ${(e as Error).message}`.slice(0, 4000) } }));
       return { abort() {}, kill() {}, done };
