@@ -121,7 +121,7 @@ export async function buildHub(config: Config, opts: { log?: Logger; embedded?: 
     healthRoutes(api, ctx, () => drain.draining);
     metricsRoute(api, metrics, config.metricsToken);
     accountRoutes(api, accounts);
-    const accountFlows = buildAccountFlows(ctx, api, authenticator);
+    const accountFlows = buildAccountFlows(ctx, api, authenticator, limits.limiter);
     buildBilling(ctx, api, (userId, verifyToken) => accountFlows.phone.stepUp(userId, verifyToken));
     const planGrants = new PlanGrantSweeper(ctx);
     onShutdown('plan grants', () => planGrants.close());

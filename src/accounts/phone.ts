@@ -8,12 +8,15 @@ import type { HubContext } from '../context.js';
 import { fail } from '../errors.js';
 import { newId } from '../ids.js';
 import type { SmsSender } from './sms.js';
+import type { Limiter } from '../ratelimit/limiter.js';
 import { User } from './entities.js';
 
 export const CODE_TTL_MS = 10 * 60_000;
 export const RESEND_AFTER_S = 60;
 export const MAX_ATTEMPTS = 5;
 export const DEFAULT_COUNTRY_CODE = '+86';
+/** Codes one number is sent in an hour, whoever asks (each account's own limits bound one account only). */
+export const SMS_PER_NUMBER_PER_HOUR = 10;
 
 export function normalizeCountryCode(cc: string | undefined): string {
   if (!cc) return DEFAULT_COUNTRY_CODE;
@@ -26,6 +29,8 @@ export class PhoneCodes {
   constructor(
     private readonly ctx: HubContext,
     private readonly sms: SmsSender | undefined,
+    /** The hub's rate limiter (shared across nodes with Redis): a number's codes an hour. */
+    private readonly limiter?: Limiter,
   ) {}
 
   private hash(userId: string, cc: string, phone: string, code: string): string {
@@ -43,6 +48,14 @@ export class PhoneCodes {
     if (age !== null && age !== undefined && age < RESEND_AFTER_S) {
       const wait = Math.ceil(RESEND_AFTER_S - age);
       throw fail('RATE_LIMITED', `a code was sent less than ${RESEND_AFTER_S} s ago; retry in ${wait} s`, { 'Retry-After': String(wait) });
+    }
+    if (this.limiter) {
+      // Many accounts together sent one number as many texts as they liked (a flood, each text paid for).
+      const v = await this.limiter.hit([{ key: `rl:sms-to:${countryCode}${phone}`, limit: SMS_PER_NUMBER_PER_HOUR, windowMs: 3_600_000 }]);
+      if (!v.allowed) {
+        const wait = String(Math.max(1, Math.ceil((v.states[0]?.resetMs ?? 3_600_000) / 1000)));
+        throw fail('RATE_LIMITED', `this number was sent ${SMS_PER_NUMBER_PER_HOUR} codes in the last hour; retry later`, { 'Retry-After': wait });
+      }
     }
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const id = newId('pcd');
