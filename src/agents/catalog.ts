@@ -15,6 +15,8 @@ export type AgentEvent = { t: 'agent'; ids: string[] } | { t: 'user'; userIds: s
 
 export interface Entry {
   a: Agent;
+  /** The row's digest when read (DIGEST): the resync's comparison. */
+  digest: string;
   ownerName: string;
   /** Lowercased text searched by `q`. */
   hay: string;
@@ -99,17 +101,17 @@ export class AgentCatalog {
     this.resyncTimer.unref();
   }
 
-  /** Reads every row and marks dirty those that differ from what is held (or are new, or gone); the next read reloads them. */
+  /** Reads every row's digest and marks dirty those that differ from what is held (or are new, or gone); the next read reloads them. */
   private async resync(): Promise<void> {
     if (!this.loaded || this.stale || this.resyncing) return;
     this.resyncing = true;
     try {
       const seen = new Set<string>();
-      for (const e of await this.query('')) {
-        seen.add(e.a.id);
-        const held = this.rows.get(e.a.id);
+      // Each row's digest, not the row: a node compares what it holds without the table crossing the wire.
+      for (const r of (await this.ctx.em().getConnection().execute(`select a.id, ${DIGEST} as digest ${FROM}`)) as Array<{ id: string; digest: string }>) {
+        seen.add(r.id);
         // A row reloaded meanwhile may read as differing: marking it dirty costs one reload, never a wrong answer.
-        if (!held || held.ownerName !== e.ownerName || JSON.stringify(held.a) !== JSON.stringify(e.a)) this.dirty.add(e.a.id);
+        if (this.rows.get(r.id)?.digest !== r.digest) this.dirty.add(r.id);
       }
       for (const id of this.rows.keys()) if (!seen.has(id)) this.dirty.add(id);
     } catch (e) {
@@ -196,12 +198,7 @@ export class AgentCatalog {
   }
 
   private async query(where: string, params: unknown[] = []): Promise<Entry[]> {
-    // favoriteCount is counted, not stored: a deleted account's favorites vanish by cascade and must not linger in a counter.
-    const rows = await this.ctx.em().getConnection().execute(
-      `select a.*, u.name as owner_name, (select count(*) from agent_favorites f where f.agent_id = a.id) as favorite_count
-         from agents a join users u on u.id = a.owner_id ${where}`,
-      params,
-    );
+    const rows = await this.ctx.em().getConnection().execute(`select a.*, u.name as owner_name, fc.n as favorite_count, ${DIGEST} as digest ${FROM} ${where}`, params);
     return rows.map((r: any) => entryOf(r));
   }
 
@@ -297,6 +294,12 @@ export class AgentCatalog {
 const num = (v: unknown) => (v === null || v === undefined ? 0 : Number(v));
 const date = (v: unknown) => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(v as string));
 
+// favoriteCount is counted, not stored: a deleted account's favorites vanish by cascade and must not linger in a counter.
+const FROM = `from agents a join users u on u.id = a.owner_id
+  cross join lateral (select count(*) as n from agent_favorites f where f.agent_id = a.id) fc`;
+/** What an entry was made of, as the database sees it: the periodic resync compares these. */
+const DIGEST = `md5(a::text || '|' || u.name || '|' || fc.n)`;
+
 /** A raw joined row → catalog entry. */
 function entryOf(r: any): Entry {
   const a = Object.assign(new Agent(), {
@@ -335,5 +338,5 @@ function entryOf(r: any): Entry {
   });
   const hay = [a.name, a.displayName, a.description, ...a.tags].join('\n').toLowerCase();
   const base = baseView(a, r.owner_name);
-  return { a, ownerName: r.owner_name, hay, base, plain: plainView(a, r.owner_name) };
+  return { a, ownerName: r.owner_name, hay, base, plain: plainView(a, r.owner_name), digest: r.digest };
 }
