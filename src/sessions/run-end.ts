@@ -121,6 +121,12 @@ export class RunEndWriter {
     this.ends.hurry();
   }
 
+  /** A run the hub stops itself keeps its slot while its engine may still run on the host (as an abort does). */
+  holdSlot(runId: string, graceMs: number): Promise<void> {
+    return rows(this.em(), `update session_tasks set engine_until = now() + make_interval(secs => ?) where id = ? and status = 'running'`, [graceMs / 1000, runId])
+      .then(() => undefined, (e) => this.ctx.log.warn('run slot not held while its engine stops', { runId, err: e }));
+  }
+
   /**
    * The host's run.end for a run whose end is written already (aborted): its engine is gone, so the run
    * gives its slot of the host's capacity back, and its usage is kept and what it adds charged

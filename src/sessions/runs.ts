@@ -213,6 +213,11 @@ export class RunTracker {
     if (st.closed) return;
     this.ctx.log.warn('run output over its bound: the run is stopped', { runId: st.runId, hostId: st.hostId, session: full || undefined });
     this.abort(st.hostId, st.runId);
+    // Its slot stays held while the engine stops (engine_until, before the end's claim), as after an abort: freed
+    // at once, the next waiting run went to a host still running this engine, which refused it (its --capacity).
+    const graceMs = this.ctx.config.engineStopGraceMs;
+    st.chain = st.chain.then(() => this.endWriter.holdSlot(st.runId, graceMs));
+    setTimeout(() => this.onEnded(st.hostId), graceMs + 50).unref(); // the host never reported: the slot is back, drain
     void this.finish(st, { ok: false, error: full ? SESSION_FULL : { code: 'OUTPUT_TOO_LARGE', message: ErrorCatalogue.OUTPUT_TOO_LARGE.message } });
   }
 
