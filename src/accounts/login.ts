@@ -20,6 +20,10 @@ const REFRESH_PREFIX = 'ahr_';
 /** A refresh token names its login (`ahr_<sid>.<secret>`), so a rotated one presented again is known as that login's. */
 const REFRESH_SID = /^ahr_(lgn_[0-9A-Za-z]{16})\.[0-9A-Za-z]{48}$/;
 const newRefreshToken = (sid: string) => `${REFRESH_PREFIX}${sid}.${randomId(48)}`;
+/** Rotated-away refresh hashes a login keeps (a reuse of an older one is refused, without ending it). */
+const SPENT_KEPT = 16;
+/** Seconds the token rotated last may come again without ending the login (a client's own racing refreshes). */
+const REUSE_GRACE_S = 10;
 
 export class LoginService {
   private readonly oidc?: OidcClient;
@@ -174,9 +178,21 @@ export class LoginService {
     const oldHash = hashSecret(token);
     const s = await em.findOne(AuthSession, { refreshHash: oldHash });
     if (!s) {
+      // A token this login issued and rotated away (its hash kept) ends it; a made-up one naming the login
+      // (its sid is readable in every access token) does not. The token rotated last is forgiven for a
+      // moment: two requests refreshing together with the same token are one client racing itself.
       const sid = REFRESH_SID.exec(token)?.[1];
-      if (sid) await this.revoke(sid);
-      throw fail('UNAUTHENTICATED', sid ? 'refresh token already used: the login is ended; sign in again' : 'refresh token invalid, rotated or revoked');
+      const ended = sid
+        ? await em.execute(
+            `update auth_sessions set revoked_at = now()
+              where id = ? and revoked_at is null and ? = any(spent_hashes)
+                and not (spent_hashes[cardinality(spent_hashes)] = ? and rotated_at > now() - make_interval(secs => ?))
+             returning id`,
+            [sid, oldHash, oldHash, REUSE_GRACE_S],
+          )
+        : [];
+      if (ended.length) this.auth.revokeSession(sid!);
+      throw fail('UNAUTHENTICATED', ended.length ? 'refresh token already used: the login is ended; sign in again' : 'refresh token invalid, rotated or revoked');
     }
     if (s.revokedAt) throw fail('UNAUTHENTICATED', 'refresh token invalid, rotated or revoked');
     if (s.expiresAt.getTime() <= Date.now()) throw fail('TOKEN_EXPIRED', 'refresh token expired; sign in again');
@@ -184,8 +200,10 @@ export class LoginService {
     const expiresAt = new Date(Date.now() + this.ctx.config.refreshTtlSeconds * 1000);
     // Conditional on the old hash, so two concurrent refreshes cannot both win.
     const rows = await em.execute(
-      `update auth_sessions set refresh_hash = ?, expires_at = ? where id = ? and refresh_hash = ? and revoked_at is null returning id`,
-      [hashSecret(refreshToken), expiresAt, s.id, oldHash],
+      `update auth_sessions set refresh_hash = ?, expires_at = ?, rotated_at = now(),
+              spent_hashes = (spent_hashes || ?::text)[greatest(1, cardinality(spent_hashes) + 2 - ?):]
+        where id = ? and refresh_hash = ? and revoked_at is null returning id`,
+      [hashSecret(refreshToken), expiresAt, oldHash, SPENT_KEPT, s.id, oldHash],
     );
     if (!rows.length) throw fail('UNAUTHENTICATED', 'refresh token invalid, rotated or revoked');
     return this.tokens(s.userId, s.id, refreshToken, expiresAt);

@@ -1,4 +1,4 @@
-// Review 47 (sign-in): a refresh token now names its login (`ahr_<sid>.<secret>`) and any token
+// a refresh token now names its login (`ahr_<sid>.<secret>`) and any token
 // of that shape the hub does not find ends the login named by `<sid>` — whether or not it was ever
 // issued. The sid is no secret: it is in every access token's (unencrypted) JWT payload and in the
 // refresh token's clear prefix. Whoever once saw one of them (an expired access token in a log, a
