@@ -60,6 +60,7 @@ export function buildSessions(ctx: HubContext, api: HttpApi, gateway: HostGatewa
       await scheduler.close();
       await runs.close();
       resume.close();
+      storage.close();
       events.close();
     },
   };

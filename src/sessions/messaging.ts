@@ -117,7 +117,8 @@ export class Messaging {
     const via = presence.nodeId;
     const a = agent;
     if (!fresh) {
-      this.storage.onMessage(userId); // 409 when the account's sessions hold its bound (from memory)
+      const room = this.storage.onMessage(userId); // 409 when the account's sessions hold its bound
+      if (room) await room;
       // The session's run is over but its end is still being written here: the message waits for that
       // write (bounded), so it starts now instead of queueing behind a run that has ended.
       const ending = this.runs.endOf(sessionId);
