@@ -72,7 +72,8 @@ test("a guest's run: no user settings, no MCP servers, only the hub's model sett
       deny: [
         'Read(~/.aws/**)', 'Bash(curl:*)', `Read(/${hostHome}/**)`, `Edit(/${hostHome}/**)`, `Read(/${claudeDir}/**)`, `Edit(/${claudeDir}/**)`,
         `Edit(/${join(work, 'proj')}/.claude/**)`, `Edit(/${join(work, 'proj')}/**/.claude/**)`,
-        `Edit(/${join(work, 'proj')}/.git/**)`, `Edit(/${join(work, 'proj')}/**/.git/**)`, `Edit(/${join(work, 'proj')}/.mcp.json)`,
+        `Edit(/${join(work, 'proj')}/.git)`, `Edit(/${join(work, 'proj')}/.git/**)`, `Edit(/${join(work, 'proj')}/**/.git)`, `Edit(/${join(work, 'proj')}/**/.git/**)`,
+        `Edit(/${join(work, 'proj')}/.mcp.json)`,
         ...homeSecrets(homedir()),
       ],
       disableBypassPermissionsMode: 'disable',

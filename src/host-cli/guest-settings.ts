@@ -35,13 +35,22 @@ const rulePath = (p: string) => '/' + p.replace(/[\\*?[\]]/g, (c) => '\\' + c).r
  */
 function rulePaths(p: string): string[] {
   const given = resolve(p);
-  let real = given;
-  try {
-    real = realpathSync(given);
-  } catch {
-    /* not there (yet): the path as given */
+  return [...new Set([given, realPathOf(given)])].map(rulePath);
+}
+
+/** A path as the kernel resolves it; one not there (yet): its nearest existing ancestor's real path, the rest appended. */
+export function realPathOf(given: string): string {
+  const rest: string[] = [];
+  for (let dir = given; ; ) {
+    try {
+      return join(realpathSync(dir), ...rest);
+    } catch {
+      const up = dirname(dir);
+      if (up === dir) return given;
+      rest.unshift(basename(dir));
+      dir = up;
+    }
   }
-  return [...new Set([given, real])].map(rulePath);
 }
 
 /** Claude Code's Read and Edit rules for everything under an absolute directory. */
@@ -66,15 +75,15 @@ export function globalConfigOffLimits(claudeConfigDir: string): string[] {
 export function settingsReadOnly(workDir: string): string[] {
   return rulePaths(workDir).flatMap((path) => [
     `Edit(${path}/.claude/**)`, `Edit(${path}/**/.claude/**)`,
-    `Edit(${path}/.git/**)`, `Edit(${path}/**/.git/**)`,
+    `Edit(${path}/.git)`, `Edit(${path}/.git/**)`, `Edit(${path}/**/.git)`, `Edit(${path}/**/.git/**)`,
     `Edit(${path}/.mcp.json)`,
   ]);
 }
 
 /** Directories of a home that hold credentials: SSH, GnuPG, cloud and cluster tools, container registries, CLIs' tokens. */
-const HOME_SECRET_DIRS = ['.ssh', '.gnupg', '.aws', '.azure', '.kube', '.docker', '.config/gcloud', '.config/gh', '.config/hub', '.password-store', '.local/share/keyrings', '.terraform.d', '.vault-token'];
+const HOME_SECRET_DIRS = ['.ssh', '.gnupg', '.aws', '.azure', '.kube', '.docker', '.config/gcloud', '.config/gh', '.password-store', '.local/share/keyrings', '.terraform.d'];
 /** Files of a home that hold credentials: network logins, git, package registries, databases. */
-const HOME_SECRET_FILES = ['.netrc', '.git-credentials', '.npmrc', '.yarnrc', '.pypirc', '.pgpass', '.my.cnf', '.config/git/credentials'];
+const HOME_SECRET_FILES = ['.netrc', '.git-credentials', '.npmrc', '.yarnrc', '.pypirc', '.pgpass', '.my.cnf', '.vault-token', '.config/hub', '.config/git/credentials'];
 
 /** Read and Edit rules for the well-known credential places of a home (a work directory at or above it reached them). */
 export function homeSecrets(home: string): string[] {
@@ -82,6 +91,19 @@ export function homeSecrets(home: string): string[] {
     ...HOME_SECRET_DIRS.flatMap((d) => offLimits(join(home, d))),
     ...HOME_SECRET_FILES.flatMap((f) => rulePaths(join(home, f)).flatMap((path) => [`Read(${path})`, `Edit(${path})`])),
   ];
+}
+
+/** File tools whose rule's specifier is a path (Claude Code applies Read and Edit rules to all of them). */
+const PATH_RULE = /^(Read|Edit|Write|MultiEdit|NotebookEdit|Glob|Grep|LS)\(\/(?!\/)(.*)\)$/s;
+
+/**
+ * An owner's rule copied out of its user settings file: a `/path` specifier is relative to the settings
+ * file's directory (Claude Code's rule syntax), so in the guest's file elsewhere it becomes that directory's
+ * absolute `//path`; other rules (`//abs`, `~/`, relative to the working directory, commands) mean the same.
+ */
+export function rebased(rule: string, settingsDir: string): string {
+  const m = PATH_RULE.exec(rule);
+  return m ? `${m[1]}(${rulePath(resolve(settingsDir))}/${m[2]})` : rule;
 }
 
 /** What a guest's run is kept from besides Claude Code's own configuration. */
@@ -117,14 +139,15 @@ export function guestSettingsOf(claudeConfigDir: string, { privateDirs = [], wor
   }
   // Rules that take power away: a guest is held to them as the owner is.
   const p = parsed?.permissions;
-  const deny = Array.isArray(p?.deny) ? p.deny.filter((r): r is string => typeof r === 'string') : [];
+  const owners = (v: unknown) => (Array.isArray(v) ? v.filter((r): r is string => typeof r === 'string').map((r) => rebased(r, claudeConfigDir)) : []);
+  const deny = owners(p?.deny);
   for (const dir of privateDirs) deny.push(...offLimits(dir));
   deny.push(...offLimits(claudeConfigDir), ...globalConfigOffLimits(claudeConfigDir));
   if (workDir) deny.push(...settingsReadOnly(workDir));
   if (userHome) deny.push(...homeSecrets(userHome));
   if (deny.length) (out.permissions ??= {}).deny = deny;
   // Ask comes before allow, and nobody answers a guest's headless run: the owner's asks hold it as they hold the owner.
-  const ask = Array.isArray(p?.ask) ? p.ask.filter((r): r is string => typeof r === 'string') : [];
+  const ask = owners(p?.ask);
   if (ask.length) (out.permissions ??= {}).ask = ask;
   if (typeof p?.disableBypassPermissionsMode === 'string') (out.permissions ??= {}).disableBypassPermissionsMode = p.disableBypassPermissionsMode;
   return out;

@@ -17,7 +17,7 @@ import { Activity } from './activity.js';
 import { readLiveStatus, removeStatus } from './status-file.js';
 import { EngineGroups } from './engine-groups.js';
 import { claudeConfigDirOf } from './settings.js';
-import { removeLeftovers } from './guest-settings.js';
+import { realPathOf, removeLeftovers } from './guest-settings.js';
 
 /** How long Ctrl-C / SIGTERM waits for the aborted runs' run.end to reach the hub. */
 const STOP_WAIT_MS = 10_000;
@@ -99,9 +99,11 @@ async function cmdPair(argv: string[]): Promise<number> {
  * agent-host knows of (guest-settings.ts).
  */
 function warnIfHome(workRoot: string): void {
-  const home = resolve(homedir());
-  if (workRoot !== home && !home.startsWith(workRoot.endsWith(sep) ? workRoot : workRoot + sep)) return;
-  out(`warning: the work root ${workRoot} ${workRoot === home ? 'is' : 'holds'} your home directory: public and shared agents' guests work under it, kept only from agent-host's files, Claude Code's configuration and well-known credential places (~/.ssh, ~/.aws, …); give agent-host a directory of projects instead (--work-root DIR)`);
+  // Compared as the kernel resolves them: a home reached through a link is still the home.
+  const home = realPathOf(resolve(homedir()));
+  const root = realPathOf(workRoot);
+  if (root !== home && !home.startsWith(root.endsWith(sep) ? root : root + sep)) return;
+  out(`warning: the work root ${workRoot} ${root === home ? 'is' : 'holds'} your home directory: public and shared agents' guests work under it, kept only from agent-host's files, Claude Code's configuration and well-known credential places (~/.ssh, ~/.aws, …); give agent-host a directory of projects instead (--work-root DIR)`);
 }
 
 async function cmdRun(argv: string[]): Promise<number> {

@@ -1,4 +1,4 @@
-// Review 47 (host CLI): each path in a guest's rules is named as given and as the kernel resolves it
+// each path in a guest's rules is named as given and as the kernel resolves it
 // (realpathSync), but a path that does not exist yet keeps only its given form. A home reached through a
 // link (HOME=/home/u with /home → /var/home; the engine runs in and names real paths) whose `~/.ssh` does
 // not exist yet gets `Edit(//home/u/.ssh/**)` only: a guest allowed to edit files in a work directory

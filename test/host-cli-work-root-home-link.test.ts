@@ -1,4 +1,4 @@
-// Review 47 (host CLI): agent-host warns when its work root is the owner's home or above it, comparing
+// agent-host warns when its work root is the owner's home or above it, comparing
 // the paths as text. A home reached through a link (HOME=/home/u with /home a link to /var/home, as on
 // Fedora Atomic; a home moved to another disk and linked back) and a work root by its real path (what
 // the default work root, process.cwd(), always is) are the same directory, and nothing is said.

@@ -1,4 +1,4 @@
-// Review 47 (host CLI): the home's credential places a guest's file tools are denied are split into
+// the home's credential places a guest's file tools are denied are split into
 // directories (denied as `<dir>/**`) and files (denied by their own path). Two of the "directories"
 // are files: `~/.vault-token` (the Vault CLI's token, a file) and `~/.config/hub` (the `hub` CLI's
 // config, a YAML file holding its GitHub OAuth token). A rule `Read(//home/u/.vault-token/**)` matches

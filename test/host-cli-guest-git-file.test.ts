@@ -1,4 +1,4 @@
-// Review 47 (host CLI): a guest's edits are kept out of the work directory's `.git/` because git runs
+// a guest's edits are kept out of the work directory's `.git/` because git runs
 // what its config names (`core.fsmonitor`, `core.hooksPath`) at the next git command there, the owner's
 // too. The rule is `Edit(<work>/.git/**)`: it covers a `.git` directory's content, not a `.git` that is
 // a file — as it is in every `git worktree add` checkout and every submodule (`gitdir: <path>`). A guest
