@@ -23,8 +23,10 @@ const FULL_RECHECK_MS = 1000;
 
 interface Known {
   full: boolean;
+  /** When the sum was last read (or a read of it failed). */
   at: number;
-  reading: boolean;
+  /** The read in flight: every caller meanwhile shares it. */
+  reading?: Promise<boolean>;
 }
 
 export class AccountStorage {
@@ -55,7 +57,7 @@ export class AccountStorage {
       if (Date.now() - k.at < FULL_RECHECK_MS) throw this.full();
       return this.assertRoom(userId);
     }
-    if (!k || (!k.reading && Date.now() - k.at >= this.checkMs)) void this.read(userId).catch(() => undefined);
+    if (!k || Date.now() - k.at >= this.checkMs) void this.read(userId).catch(() => undefined);
   }
 
   /** Opening a session: the sum read now. */
@@ -69,19 +71,23 @@ export class AccountStorage {
     publishObj(this.ctx.bus, TOPIC, { userId });
   }
 
-  private async read(userId: string): Promise<boolean> {
+  /** Whether the account is full, read now, or by the read already in flight. A failed read keeps what was known and waits its turn. */
+  private read(userId: string): Promise<boolean> {
     if (this.known.size >= KNOWN_MAX && !this.known.has(userId)) this.known.clear();
-    const k = this.known.get(userId) ?? { full: false, at: 0, reading: false };
-    k.reading = true;
-    this.known.set(userId, k);
-    try {
-      const [r] = await pooled<{ b: string | null }>(this.ctx.orm, `select sum(stored_bytes)::text as b from sessions where user_id = ?`, [userId]);
-      k.full = Number(r?.b ?? 0) >= this.maxBytes;
-      k.at = Date.now();
-      return k.full;
-    } finally {
-      k.reading = false;
-    }
+    let k = this.known.get(userId);
+    if (!k) this.known.set(userId, (k = { full: false, at: 0 }));
+    if (k.reading) return k.reading;
+    const known = k;
+    known.reading = pooled<{ b: string | null }>(this.ctx.orm, `select sum(stored_bytes)::text as b from sessions where user_id = ?`, [userId])
+      .then(([r]) => (known.full = Number(r?.b ?? 0) >= this.maxBytes), (e) => {
+        if (known.full) return true; // known full: still refused, from memory
+        throw e;
+      })
+      .finally(() => {
+        known.at = Date.now();
+        known.reading = undefined;
+      });
+    return known.reading;
   }
 
   private full() {
