@@ -49,7 +49,10 @@ export class PhoneCodes {
       const wait = Math.ceil(RESEND_AFTER_S - age);
       throw fail('RATE_LIMITED', `a code was sent less than ${RESEND_AFTER_S} s ago; retry in ${wait} s`, { 'Retry-After': String(wait) });
     }
-    if (this.limiter) {
+    // The number's own account is not counted with strangers: they could spend its quota and keep the owner from
+    // its step-up codes for as long as they liked (its own codes are bound by the account's limits).
+    const own = this.limiter ? await em.findOne(User, { id: userId, phone, countryCode }) : null;
+    if (this.limiter && !own) {
       // Many accounts together sent one number as many texts as they liked (a flood, each text paid for).
       const v = await this.limiter.hit([{ key: `rl:sms-to:${countryCode}${phone}`, limit: SMS_PER_NUMBER_PER_HOUR, windowMs: 3_600_000 }]);
       if (!v.allowed) {

@@ -1,4 +1,4 @@
-// Review 47b (phone): the per-number limit (SMS_PER_NUMBER_PER_HOUR, "whoever asks") counts the number's
+// the per-number limit (SMS_PER_NUMBER_PER_HOUR, "whoever asks") counts the number's
 // own account with everyone else. A stranger who knows a user's bound phone asks for codes to it from a
 // few accounts (each may, once a minute) and spends the number's hourly quota: the user then cannot get
 // a code to the phone bound to their own account — no step-up (card reveals, changing the phone) — for
