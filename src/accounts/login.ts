@@ -3,6 +3,7 @@
 // refresh token; access JWTs carry its id (`sid`) so logout ends them at once.
 // The same flow, started by a signed-in user, links the provider identity to
 // that user instead (purpose 'link').
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { HubContext } from '../context.js';
 import { fail } from '../errors.js';
 import { newId, randomId } from '../ids.js';
@@ -17,11 +18,12 @@ import { LINKS_PENDING_PER_ACCOUNT, LOGINS_PER_ACCOUNT, overCap } from '../accou
 
 const STATE_TTL_MS = 10 * 60_000;
 const REFRESH_PREFIX = 'ahr_';
-/** A refresh token names its login (`ahr_<sid>.<secret>`), so a rotated one presented again is known as that login's. */
-const REFRESH_SID = /^ahr_(lgn_[0-9A-Za-z]{16})\.[0-9A-Za-z]{48}$/;
-const newRefreshToken = (sid: string) => `${REFRESH_PREFIX}${sid}.${randomId(48)}`;
-/** Rotated-away refresh hashes a login keeps (a reuse of an older one is refused, without ending it). */
-const SPENT_KEPT = 16;
+/**
+ * A refresh token names its login and its rotation, signed by the hub (`ahr_<sid>.<n>.<nonce>.<mac>`): a
+ * rotated one presented again is known as that login's, however many rotations came since, and a made-up
+ * one (the sid is readable in every access token) is not.
+ */
+const REFRESH_PARTS = /^ahr_(lgn_[0-9A-Za-z]{16})\.(\d{1,9})\.([0-9A-Za-z]{40})\.([A-Za-z0-9_-]{32})$/;
 /** Seconds the token rotated last may come again without ending the login (a client's own racing refreshes). */
 const REUSE_GRACE_S = 10;
 
@@ -134,7 +136,7 @@ export class LoginService {
   private async issue(userId: string) {
     const em = this.ctx.em();
     const sid = newId('lgn');
-    const refreshToken = newRefreshToken(sid);
+    const refreshToken = this.newRefreshToken(sid, 0);
     const expiresAt = new Date(Date.now() + this.ctx.config.refreshTtlSeconds * 1000);
     await em.execute(`delete from auth_sessions where user_id = ? and (revoked_at is not null or expires_at <= now())`, [userId]);
     em.persist(Object.assign(new AuthSession(), { id: sid, userId, refreshHash: hashSecret(refreshToken), expiresAt }));
@@ -168,6 +170,24 @@ export class LoginService {
     };
   }
 
+  private refreshMac(sid: string, n: number, nonce: string): string {
+    return createHmac('sha256', this.ctx.secrets.jwtKey).update(`refresh|${sid}|${n}|${nonce}`).digest('base64url').slice(0, 32);
+  }
+
+  private newRefreshToken(sid: string, n: number): string {
+    const nonce = randomId(40);
+    return `${REFRESH_PREFIX}${sid}.${n}.${nonce}.${this.refreshMac(sid, n, nonce)}`;
+  }
+
+  /** The login and rotation a refresh token of this hub's names; undefined for any other string. */
+  private refreshOrigin(token: string): { sid: string; n: number } | undefined {
+    const m = REFRESH_PARTS.exec(token);
+    if (!m) return undefined;
+    const want = Buffer.from(this.refreshMac(m[1]!, Number(m[2]), m[3]!));
+    const got = Buffer.from(m[4]!);
+    return want.length === got.length && timingSafeEqual(want, got) ? { sid: m[1]!, n: Number(m[2]) } : undefined;
+  }
+
   /**
    * Rotates the refresh token: the presented one stops working; the login's expiry slides forward. A
    * rotated token presented again proves two parties hold the login (its user and whoever copied the
@@ -178,32 +198,31 @@ export class LoginService {
     const oldHash = hashSecret(token);
     const s = await em.findOne(AuthSession, { refreshHash: oldHash });
     if (!s) {
-      // A token this login issued and rotated away (its hash kept) ends it; a made-up one naming the login
-      // (its sid is readable in every access token) does not. The token rotated last is forgiven for a
-      // moment: two requests refreshing together with the same token are one client racing itself.
-      const sid = REFRESH_SID.exec(token)?.[1];
-      const ended = sid
+      // A token this login issued and rotated away ends it; a made-up one does not (refreshOrigin). The token
+      // rotated last is forgiven for a moment: two requests refreshing together with it are one client racing itself.
+      const o = this.refreshOrigin(token);
+      const ended = o
         ? await em.execute(
             `update auth_sessions set revoked_at = now()
-              where id = ? and revoked_at is null and ? = any(spent_hashes)
-                and not (spent_hashes[cardinality(spent_hashes)] = ? and rotated_at > now() - make_interval(secs => ?))
+              where id = ? and revoked_at is null and ? < rotation
+                and not (? = rotation - 1 and rotated_at > now() - make_interval(secs => ?))
              returning id`,
-            [sid, oldHash, oldHash, REUSE_GRACE_S],
+            [o.sid, o.n, o.n, REUSE_GRACE_S],
           )
         : [];
-      if (ended.length) this.auth.revokeSession(sid!);
+      if (ended.length) this.auth.revokeSession(o!.sid);
       throw fail('UNAUTHENTICATED', ended.length ? 'refresh token already used: the login is ended; sign in again' : 'refresh token invalid, rotated or revoked');
     }
     if (s.revokedAt) throw fail('UNAUTHENTICATED', 'refresh token invalid, rotated or revoked');
     if (s.expiresAt.getTime() <= Date.now()) throw fail('TOKEN_EXPIRED', 'refresh token expired; sign in again');
-    const refreshToken = newRefreshToken(s.id);
+    const [{ rotation }] = await em.execute(`select rotation from auth_sessions where id = ?`, [s.id]);
+    const refreshToken = this.newRefreshToken(s.id, Number(rotation) + 1);
     const expiresAt = new Date(Date.now() + this.ctx.config.refreshTtlSeconds * 1000);
-    // Conditional on the old hash, so two concurrent refreshes cannot both win.
+    // Conditional on the old hash (and the rotation read), so two concurrent refreshes cannot both win.
     const rows = await em.execute(
-      `update auth_sessions set refresh_hash = ?, expires_at = ?, rotated_at = now(),
-              spent_hashes = (spent_hashes || ?::text)[greatest(1, cardinality(spent_hashes) + 2 - ?):]
-        where id = ? and refresh_hash = ? and revoked_at is null returning id`,
-      [hashSecret(refreshToken), expiresAt, oldHash, SPENT_KEPT, s.id, oldHash],
+      `update auth_sessions set refresh_hash = ?, expires_at = ?, rotated_at = now(), rotation = rotation + 1
+        where id = ? and refresh_hash = ? and rotation = ? and revoked_at is null returning id`,
+      [hashSecret(refreshToken), expiresAt, s.id, oldHash, rotation],
     );
     if (!rows.length) throw fail('UNAUTHENTICATED', 'refresh token invalid, rotated or revoked');
     return this.tokens(s.userId, s.id, refreshToken, expiresAt);

@@ -1,4 +1,4 @@
-// Review 47b (sign-in): reuse detection keys on the login's last 16 rotated-away hashes
+// reuse detection keys on the login's last 16 rotated-away hashes
 // (auth_sessions.spent_hashes). A thief who copied the current refresh token refreshes it 17
 // times in a row (a second's work): the victim's copy falls out of spent_hashes, and when the
 // victim's tab presents it, the hub answers a plain 401 and the thief's login goes on for ever.
