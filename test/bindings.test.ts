@@ -41,7 +41,7 @@ test('phone: send a code through the webhook, bind with it; the code is stored h
   assert.equal(me.phone, '138****0001');
 
   // Another account cannot take the same number: told so at bind, once its code proved it holds the phone
-  // (send-code answers as for any number: test/security-phone-oracle.test.ts).
+  // (send-code answers as for any number: test/security-phone-codes.test.ts).
   const v = await t.user();
   await t.client(v.key).bindings.sendPhoneCode('13800000001');
   await assert.rejects(t.client(v.key).bindings.bindPhone('13800000001', lastCodeFor('13800000001')), apiError(409));

@@ -1,12 +1,12 @@
-// Audit (sign-in): a refresh token rotates on every use, but presenting one
-// that was already rotated away (proof that two parties hold the login: the
-// user and whoever copied the token from the tab's sessionStorage) only
-// answers 401 — the login itself goes on. The thief, who refreshed first,
-// keeps a login whose expiry slides forward for ever; the user signs in again
-// and has no endpoint that ends the thief's login. Reuse of a rotated refresh
-// token must end the whole login (OAuth 2.0 Security BCP, RFC 9700 §4.14.2).
-// Note: test/auth-login.test.ts ('refresh rotates…') asserts the opposite
-// (the newest token still refreshes after the replay) and would change with the fix.
+// Refresh-token reuse (OAuth 2.0 Security BCP, RFC 9700 §4.14.2). A refresh token rotates on every
+// use; one already rotated away presented again proves two parties hold the login (its user and
+// whoever copied the token from the tab's sessionStorage), so the whole login ends — else the thief,
+// who refreshed first, kept a login sliding forward for ever. What counts as "rotated away" is the
+// rotation a token names under the hub's signature (`ahr_<sid>.<n>.<nonce>.<mac>`):
+// - not the sid alone: the sid is readable in every access token, and a made-up token naming it
+//   ended the login, unauthenticated (a stranger's way to sign anyone out);
+// - not a bounded list of spent hashes: a thief refreshing 17 times made the victim's copy forgotten;
+// - and the token rotated last is forgiven for a moment (one client's own racing refreshes).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
@@ -61,4 +61,45 @@ test('a refresh token rotated long ago, presented again, ends the login though n
   for (let i = 0; i < 3; i++) cur = await anon.refresh(cur.refreshToken);
   assert.equal((await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: d.refreshToken } })).status, 401);
   assert.equal((await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: cur.refreshToken } })).status, 401, 'the login ended');
+});
+
+test('a refresh token never issued, naming a login by its sid, does not end that login', async () => {
+  const anon = t.client().auth;
+  const s = await anon.login();
+  const d = await anon.callback(idp.authorize(s.url, { sub: 'forged-sid-victim', name: 'Victim' }), s.state);
+
+  // The sid, read from the access token without any key.
+  const sid = JSON.parse(Buffer.from(d.accessToken.split('.')[1], 'base64url').toString('utf8')).sid as string;
+  assert.match(sid, /^lgn_/);
+
+  // An unauthenticated stranger presents a made-up secret under that sid.
+  const forged = `ahr_${sid}.${'A'.repeat(48)}`;
+  const r = await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: forged } });
+  assert.equal(r.status, 401);
+
+  // The victim's login must go on: its access token and its real refresh token still work.
+  const me = await t.api('GET', '/api/v1/me', { token: d.accessToken });
+  assert.equal(me.status, 200, `a forged refresh token naming the login's sid ended it: the access token is refused (${me.status})`);
+  const again = await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: d.refreshToken } });
+  assert.equal(again.status, 200, `a forged refresh token naming the login's sid ended it: the real refresh token is refused (${again.status})`);
+});
+
+test('a thief who refreshes 17 times in a row cannot make the victim\'s rotated token forgotten', async () => {
+  const anon = t.client().auth;
+  const s = await anon.login();
+  const d = await anon.callback(idp.authorize(s.url, { sub: 'flush-victim', name: 'Victim' }), s.state);
+
+  // The thief copied d.refreshToken and rotates it 17 times at once.
+  let thief = await anon.refresh(d.refreshToken);
+  for (let i = 0; i < 16; i++) thief = await anon.refresh(thief.refreshToken);
+  await t.hub.ctx.em().execute(`update auth_sessions set rotated_at = now() - interval '1 minute' where user_id = ?`, [d.user.id]);
+
+  // The victim's tab comes back with its (rotated) token.
+  const replay = await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: d.refreshToken } });
+  assert.equal(replay.status, 401);
+
+  const again = await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: thief.refreshToken } });
+  assert.equal(again.status, 401, `the victim's rotated token was replayed, yet the thief's current one still refreshed (${again.status}): 17 rotations flushed it from spent_hashes`);
+  const me = await t.api('GET', '/api/v1/me', { token: thief.accessToken });
+  assert.equal(me.status, 401, `the thief's access token still works (${me.status})`);
 });
