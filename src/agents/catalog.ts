@@ -167,9 +167,18 @@ export class AgentCatalog {
   }
 
   private async loadAll(): Promise<void> {
+    const dirty = [...this.dirty];
     this.dirty.clear();
     this.stale = false;
-    const rows = await this.query('');
+    let rows: Entry[];
+    try {
+      rows = await this.query('');
+    } catch (e) {
+      // Still stale: the next read loads again (a failed reload served the old rows as fresh, the changes it was told of lost).
+      this.stale = true;
+      for (const id of dirty) this.dirty.add(id);
+      throw e;
+    }
     this.rows = new Map();
     this.byOwner = new Map();
     for (const r of rows) this.put(r);

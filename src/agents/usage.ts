@@ -136,17 +136,31 @@ export type RunFacts = ModeFacts | { unusable: string; code: 'AGENT_UNAVAILABLE'
  * Whether `userId` may still run `agentId` now — the rule a new message is held to
  * (resolveUsableAgent) — and the agent's mode facts when they may. Asked again at
  * dispatch, so a message queued while its user could use the agent never starts
- * after the owner removed them, disabled the agent or took it out of the market.
+ * after the owner removed them, disabled the agent or took it out of the market, nor
+ * (with `bound`) where the owner no longer binds the agent.
  * In this turn when the catalog knows the agent and the user's shares now.
  */
-export function runFactsOf(ctx: HubContext, userId: string, agentId: string): RunFacts | Promise<RunFacts> {
+export function runFactsOf(ctx: HubContext, userId: string, agentId: string, bound?: Binding): RunFacts | Promise<RunFacts> {
+  // The run's copy of the agent's host, engine and work directory (taken at accept) must still be the agent's:
+  // an owner who narrowed or moved the agent meanwhile did not allow the old place any more.
+  const facts = (a: UsableAgent): RunFacts =>
+    bound && (a.hostId !== bound.hostId || a.engine !== bound.engine || a.workDir !== bound.workDir)
+      ? { code: 'AGENT_UNAVAILABLE', unusable: "the agent's host or work directory changed after this message was sent; send it again" }
+      : { ownerId: a.ownerId, maxGuestMode: a.maxGuestMode };
   try {
     const now = usableNow(ctx, userId, agentId);
-    if (now) return { ownerId: now.ownerId, maxGuestMode: now.maxGuestMode };
+    if (now) return facts(now);
   } catch (e) {
     return unusableFrom(e);
   }
-  return resolveLater(ctx, userId, agentId).then((a) => ({ ownerId: a.ownerId, maxGuestMode: a.maxGuestMode }), unusableFrom);
+  return resolveLater(ctx, userId, agentId).then(facts, unusableFrom);
+}
+
+/** Where a run was bound when its message was accepted (its task's copy). */
+export interface Binding {
+  hostId: string;
+  engine: string;
+  workDir: string;
 }
 
 /** A refusal of the rule as a reason; any other failure (the database) also refuses: nothing starts unchecked. */

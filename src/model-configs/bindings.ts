@@ -10,6 +10,7 @@ import { fail, HubError } from '../errors.js';
 import type { HostGateway } from '../hosts/gateway.js';
 import { isUnanswered } from '../hosts/requests.js';
 import { publishObj, subscribeObj } from '../bus/bus.js';
+import { ExpiringMap } from '../bus/expiring.js';
 import { takeSettingsLease, renewSettingsLease, releaseSettingsLease, type SettingsLease } from '../hosts/settings-lease.js';
 import { HostModelBinding, ModelConfig, type BindingStatus } from './entities.js';
 import type { ModelConfigService } from './service.js';
@@ -44,9 +45,12 @@ export class ModelBindings {
   private retry = new Map<string, { at: number; delayMs: number }>();
   /**
    * Hosts known to owe nothing, so that "running dropped to zero" (every run end)
-   * costs no database read. Kept true by OWED_TOPIC messages from any node.
+   * costs no database read. Kept true by OWED_TOPIC messages from any node, and trusted
+   * for AUTH_CACHE_TTL_MS only and dropped on a Bus reconnect: a notice lost kept an
+   * edited configuration (a rotated key) from its host for as long as its channel stayed up.
    */
-  private clean = new Set<string>();
+  private clean = new ExpiringMap<string, true>(() => this.ctx.config.authCacheTtlMs, CLEAN_MAX);
+  private unsubReconnect: () => void = () => {};
   private unsub: () => void = () => {};
   /** Counts OWED_TOPIC messages: a read that raced with one must not mark the host clean. */
   private owedSeq = 0;
@@ -65,15 +69,20 @@ export class ModelBindings {
       this.owedSeq++;
       for (const h of m.hostIds) this.clean.delete(h);
     });
+    this.unsubReconnect = this.ctx.bus.onReconnect(() => {
+      this.owedSeq++;
+      this.clean.clear();
+    });
     // A reconnect storm costs one query in flight for all the hellos meanwhile, not one per host.
     this.gateway.onHostsUp((hosts) => this.owingQueue.add(...hosts.map((h) => h.hostId)));
     this.gateway.onIdle((hostId) => {
-      if (!this.clean.has(hostId)) this.kick(hostId, true);
+      if (!this.clean.get(hostId)) this.kick(hostId, true);
     });
   }
 
   close(): void {
     this.unsub();
+    this.unsubReconnect();
   }
 
   private owed(hostIds: string[]): void {
@@ -201,7 +210,7 @@ export class ModelBindings {
         if (owing.has(h)) {
           this.clean.delete(h);
           this.kick(h);
-        } else if (seq === this.owedSeq && this.clean.size < CLEAN_MAX) this.clean.add(h);
+        } else if (seq === this.owedSeq) this.clean.set(h, true);
       }
     } catch (e) {
       this.ctx.log.warn('could not read owed model settings', { err: errorText(e) });
@@ -236,8 +245,7 @@ export class ModelBindings {
     const b = await em.findOne(HostModelBinding, { hostId });
     const c = b?.configId ? await em.findOne(ModelConfig, { id: b.configId }) : null;
     if (!b || (b.configId !== null && (!c || (b.status === 'idle' && b.deliveredVersion === c.version)))) {
-      if (this.clean.size >= CLEAN_MAX) this.clean.clear();
-      if (seq === this.owedSeq) this.clean.add(hostId);
+      if (seq === this.owedSeq) this.clean.set(hostId, true);
       return;
     }
     const p = await this.gateway.presence(hostId);

@@ -85,8 +85,9 @@ export class Scheduler {
     try {
       // Its session filled up while it waited (a run's write found it over SESSION_STORED_MAX_BYTES).
       if (this.runs().sessionFull(t.sessionId)) return await this.refused(t, { code: SESSION_FULL.code, unusable: SESSION_FULL.message });
-      // The user may have lost the agent since the message was accepted (removed, disabled, unlisted).
-      const asked = runFactsOf(this.ctx, t.userId, t.agentId);
+      // The user may have lost the agent since the message was accepted (removed, disabled, unlisted), or
+      // its owner moved or narrowed it.
+      const asked = runFactsOf(this.ctx, t.userId, t.agentId, t);
       const facts = asked instanceof Promise ? await asked : asked;
       if ('unusable' in facts) return await this.refused(t, facts);
       // Counted into presence by the node holding the channel, as its run.start goes out (onRunStarting).
@@ -351,7 +352,7 @@ export class Scheduler {
       if (!lost.length) continue;
       for (const t of await readClaimed(this.em(), lost.map((x) => x.id))) {
         if (this.gateway.carries(t.hostId, t.id) || this.runs().heardFrom(t.id)) continue; // arrived meanwhile
-        const facts = await runFactsOf(this.ctx, t.userId, t.agentId);
+        const facts = await runFactsOf(this.ctx, t.userId, t.agentId, t);
         if ('unusable' in facts) {
           await this.refused(t, facts);
           continue;
