@@ -90,6 +90,18 @@ test('a stream opened with a sign-in ends when that sign-in is revoked, even wit
   s.host.close();
 });
 
+test('a stream opened with a sign-in ends when that sign-in expires (within the cache TTL)', async () => {
+  const s = await setup();
+  const sid = newId('lgn');
+  await t.hub.ctx.em().getConnection().execute(`insert into auth_sessions (id, user_id, refresh_hash, expires_at) values (?, ?, ?, now() + interval '1 day')`, [sid, s.user.id, hashSecret(randomBytes(16).toString('hex'))]);
+  const jwt = await signAccessToken(t.hub.ctx.secrets.jwtKey, { sub: s.user.id, sid }, 900);
+  const viaJwt = await follow(s, s.host, jwt);
+  // The login's life ran out (its refresh token no longer renews it): what it opened ends too.
+  await t.hub.ctx.em().getConnection().execute(`update auth_sessions set expires_at = now() - interval '1 second' where id = ?`, [sid]);
+  await endsRevoked(viaJwt.sse, 'expired sign-in', TTL_MS * 3 + 2000);
+  s.host.close();
+});
+
 test("the typed client's follow ends with the 401 instead of reconnecting", async () => {
   const s = await setup();
   const k = await s.c.keys.create('follower');

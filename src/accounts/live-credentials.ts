@@ -64,7 +64,7 @@ export class LiveCredentials {
       const rows = await pooled<{ c: string }>(
         this.ctx.orm,
         `select 'k:' || hash as c from api_keys where hash = any(?::text[])
-         union all select 's:' || id from auth_sessions where id = any(?::text[]) and revoked_at is null`,
+         union all select 's:' || id from auth_sessions where id = any(?::text[]) and revoked_at is null and expires_at > now()`,
         [hashes, sids],
       );
       const live = new Set(rows.map((r) => r.c));
