@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
 
-const SESSION_MAX = 128 * 1024;
+const SESSION_MAX = 64 * 1024;
 
 let t: TestHub;
 before(async () => {
@@ -33,7 +33,7 @@ test('send-then-cancel cannot grow a session\'s rows past its stored-bytes budge
   const first: any = await c.sessions.create({ agentId: a.id, content: 'hold the slot' });
   await host.next((f) => f.t === 'run.start' && (f as any).runId === first.taskId);
 
-  const rounds = 200; // ~200 × 1.6 KB of task rows ≈ 2.5 × the session's budget
+  const rounds = 60; // ~60 × 1.6 KB of task rows ≈ 1.5 × the session's budget
   let refused: { status: number; text: string } | undefined;
   for (let i = 0; i < rounds; i++) {
     const r = await t.api('POST', `/api/v1/sessions/${encodeURIComponent(first.sessionId)}/messages`, { token: owner.key, body: { content: 'x' } });
