@@ -196,7 +196,9 @@ export class LoginService {
   async refresh(token: string) {
     const em = this.ctx.em();
     const oldHash = hashSecret(token);
-    const s = await em.findOne(AuthSession, { refreshHash: oldHash });
+    const [s] = (await em.execute(`select id, user_id, revoked_at, expires_at, rotation from auth_sessions where refresh_hash = ?`, [oldHash])) as Array<{
+      id: string; user_id: string; revoked_at: Date | null; expires_at: Date | string; rotation: number;
+    }>;
     if (!s) {
       // A token this login issued and rotated away ends it; a made-up one does not (refreshOrigin). The token
       // rotated last is forgiven for a moment: two requests refreshing together with it are one client racing itself.
@@ -213,10 +215,10 @@ export class LoginService {
       if (ended.length) this.auth.revokeSession(o!.sid);
       throw fail('UNAUTHENTICATED', ended.length ? 'refresh token already used: the login is ended; sign in again' : 'refresh token invalid, rotated or revoked');
     }
-    if (s.revokedAt) throw fail('UNAUTHENTICATED', 'refresh token invalid, rotated or revoked');
-    if (s.expiresAt.getTime() <= Date.now()) throw fail('TOKEN_EXPIRED', 'refresh token expired; sign in again');
-    const [{ rotation }] = await em.execute(`select rotation from auth_sessions where id = ?`, [s.id]);
-    const refreshToken = this.newRefreshToken(s.id, Number(rotation) + 1);
+    if (s.revoked_at) throw fail('UNAUTHENTICATED', 'refresh token invalid, rotated or revoked');
+    if (new Date(s.expires_at).getTime() <= Date.now()) throw fail('TOKEN_EXPIRED', 'refresh token expired; sign in again');
+    const rotation = Number(s.rotation);
+    const refreshToken = this.newRefreshToken(s.id, rotation + 1);
     const expiresAt = new Date(Date.now() + this.ctx.config.refreshTtlSeconds * 1000);
     // Conditional on the old hash (and the rotation read), so two concurrent refreshes cannot both win.
     const rows = await em.execute(
@@ -225,7 +227,7 @@ export class LoginService {
       [hashSecret(refreshToken), expiresAt, s.id, oldHash, rotation],
     );
     if (!rows.length) throw fail('UNAUTHENTICATED', 'refresh token invalid, rotated or revoked');
-    return this.tokens(s.userId, s.id, refreshToken, expiresAt);
+    return this.tokens(s.user_id, s.id, refreshToken, expiresAt);
   }
 
   /** Ends the login behind the bearer JWT; every access token of it is refused at once on every node. */
