@@ -26,8 +26,17 @@ export interface GuestSettings {
   remove(): void;
 }
 
-/** An absolute path as a Claude Code rule path (`//path`: glob characters escaped, no trailing slash). */
-const rulePath = (p: string) => '/' + p.replace(/[\\*?[\]]/g, (c) => '\\' + c).replace(/\/+$/, '');
+/** A path no deny rule can name: a guest's run there is refused rather than run with rules that do not hold. */
+export class UnconfinablePathError extends Error {}
+
+/**
+ * An absolute path as a Claude Code rule path (`//path`: glob characters escaped, no trailing slash). A
+ * parenthesis inside `Tool(…)` is not parsed reliably (the rule is skipped as invalid or cut short): refused.
+ */
+function rulePath(p: string): string {
+  if (/[()]/.test(p)) throw new UnconfinablePathError(`${JSON.stringify(p)} holds a parenthesis, which Claude Code's permission rules cannot name reliably: a guest's run is not confined there`);
+  return '/' + p.replace(/[\\*?[\]]/g, (c) => '\\' + c).replace(/\/+$/, '');
+}
 
 /**
  * A path's rule paths: as given and, when a link lies on the way, as the kernel resolves it (the engine

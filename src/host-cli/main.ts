@@ -106,6 +106,12 @@ function warnIfHome(workRoot: string): void {
   out(`warning: the work root ${workRoot} ${root === home ? 'is' : 'holds'} your home directory: public and shared agents' guests work under it, kept only from agent-host's files, Claude Code's configuration and well-known credential places (~/.ssh, ~/.aws, …); give agent-host a directory of projects instead (--work-root DIR)`);
 }
 
+/** Paths a guest's deny rules must name; one holding a parenthesis makes every guest's run refused (guest-settings.ts). */
+function warnIfUnconfinable(workRoot: string): void {
+  const named = [workRoot, claudeConfigDirOf(), homeDir(), homedir()].flatMap((p) => [resolve(p), realPathOf(resolve(p))]).find((p) => /[()]/.test(p));
+  if (named) out(`warning: ${named} holds a parenthesis, which Claude Code's permission rules cannot name reliably: public and shared agents' guests' runs will be refused; rename it or run agent-host elsewhere`);
+}
+
 async function cmdRun(argv: string[]): Promise<number> {
   const v = parse(argv, { 'work-root': { type: 'string' }, capacity: { type: 'string' }, hub: { type: 'string' }, 'pair-key': { type: 'string' }, name: { type: 'string' }, verbose: { type: 'boolean' } });
   if (v.help) return void process.stdout.write(HELP.run), 0;
@@ -118,6 +124,7 @@ async function cmdRun(argv: string[]): Promise<number> {
     throw new UsageError(`--work-root ${workRoot} is not a directory`);
   }
   warnIfHome(workRoot);
+  warnIfUnconfinable(workRoot);
   if (v['pair-key']) {
     if (!v.hub) throw new UsageError('--pair-key needs --hub');
     const { pairing, file } = await pair(String(v.hub), String(v['pair-key']), String(v.name ?? hostname()));

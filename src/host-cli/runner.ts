@@ -12,7 +12,7 @@ import { encodeHostFrame } from '../../host-protocol/codec.js';
 import { boundRunFrame } from './bounds.js';
 import { ENGINE_LINE_MAX_BYTES, readEngineLines } from './engine-lines.js';
 import type { EngineGroups } from './engine-groups.js';
-import { guestSettings, type GuestSettings } from './guest-settings.js';
+import { guestSettings, UnconfinablePathError, type GuestSettings } from './guest-settings.js';
 import { claudeConfigDirOf } from './settings.js';
 import { homeDir } from './home.js';
 import { guestEnv, guestEnvList } from './guest-env.js';
@@ -218,7 +218,9 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
       const configDir = opts.claudeConfigDir ?? claudeConfigDirOf();
       guest = guestSettings(runId, configDir, opts.runFilesDir ?? join(tmpdir(), 'agent-host-runs'), { privateDirs: [opts.hostHome ?? homeDir()], workDir: cwd!, userHome: opts.userHome ?? homedir() });
     } catch (e) {
-      queueMicrotask(() => end({ ok: false, error: { code: 'ENGINE_UNAVAILABLE', message: `the guest run's settings could not be written: ${(e as Error).message}`.slice(0, 4000) } }));
+      const unconfined = e instanceof UnconfinablePathError;
+      const error = { code: unconfined ? 'BAD_WORKDIR' : 'ENGINE_UNAVAILABLE', message: `${unconfined ? 'refused' : "the guest run's settings could not be written"}: ${(e as Error).message}`.slice(0, 4000) };
+      queueMicrotask(() => end({ ok: false, error }));
       return { abort() {}, kill() {}, done };
     }
     argv.push(...guest.args);
