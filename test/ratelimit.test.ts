@@ -309,3 +309,31 @@ describe('counted in Redis: two hub nodes share the counts', { skip: redisSkip }
     assert.deepEqual(statuses, [200, 200, 200, 200, 429, 429]);
   });
 });
+
+describe('Redis away: the limits still hold, counted on each node', () => {
+  // A limiter whose Redis is down let every request through (fail open): a Redis outage lifted the
+  // limits on sign-in attempts, credential guessing and paid SMS codes for as long as it lasted.
+  test('a node whose Redis is not ready counts in process: the limit holds on this node', async () => {
+    const { Redis } = await import('ioredis');
+    const down = new Redis({ port: 1, lazyConnect: true, enableOfflineQueue: false }); // never connected: status 'wait'
+    const lim = new RedisLimiter(down, (k) => k);
+    cleanup.push(() => (lim.close(), down.disconnect()));
+    const b = { key: `o:${uniq()}`, limit: 3, windowMs: 60_000 };
+    const seen = [];
+    for (let i = 0; i < 6; i++) seen.push((await lim.hit([b])).allowed);
+    assert.deepEqual(seen, [true, true, true, false, false, false]);
+  });
+
+  test('a round trip that fails counts in process too', async () => {
+    const { Redis } = await import('ioredis');
+    const client = new Redis({ port: 1, lazyConnect: true, enableOfflineQueue: false });
+    const lim = new RedisLimiter(client, (k) => k);
+    cleanup.push(() => (lim.close(), client.disconnect()));
+    Object.defineProperty(client, 'status', { value: 'ready' }); // it says ready, the call fails
+    (client as any).hubRateLimitLease = async () => { throw new Error('connection lost'); };
+    const b = { key: `f:${uniq()}`, limit: 2, windowMs: 60_000 };
+    const seen = [];
+    for (let i = 0; i < 4; i++) seen.push((await lim.hit([b])).allowed);
+    assert.deepEqual(seen, [true, true, false, false]);
+  });
+});

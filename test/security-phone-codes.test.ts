@@ -58,6 +58,20 @@ test(`a number is sent at most ${SMS_PER_NUMBER_PER_HOUR} codes an hour, however
   assert.equal((await t.api('POST', '/api/v1/me/phone/send-code', { token: u.key, body: { phone: `${victim.slice(0, -1)}${(Number(victim.at(-1)) + 1) % 10}` } })).status, 200);
 });
 
+test('spellings of one number (trunk zeros, a zero-padded or split country code) share its hourly count', async () => {
+  const victim = `136${String(randomInt(0, 1e8)).padStart(8, '0')}`;
+  const spellings = [
+    { phone: victim }, { phone: `0${victim}` }, { phone: `00${victim}`, countryCode: '86' }, { phone: victim, countryCode: '+0086' },
+    { phone: `6${victim}`, countryCode: '+8' },
+  ];
+  const statuses: number[] = [];
+  for (let i = 0; i < SMS_PER_NUMBER_PER_HOUR + 2; i++) {
+    const u = await t.user();
+    statuses.push((await t.api('POST', '/api/v1/me/phone/send-code', { token: u.key, body: spellings[i % spellings.length] })).status);
+  }
+  assert.equal(statuses.filter((s) => s === 200).length, SMS_PER_NUMBER_PER_HOUR, JSON.stringify(statuses));
+});
+
 test('strangers spending a number\'s hourly quota do not lock its own account out of its step-up codes', async () => {
   const phone = `139${String(randomInt(0, 1e8)).padStart(8, '0')}`; // fresh: the limiter's window is an hour in Redis
   const owner = await t.user();

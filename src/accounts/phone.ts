@@ -23,6 +23,12 @@ export function normalizeCountryCode(cc: string | undefined): string {
   return cc.startsWith('+') ? cc : '+' + cc;
 }
 
+/**
+ * One number however it is spelled: the digits of country code and number, each without leading zeros
+ * (`+0086` and `86` are `+86`; a trunk `0` before the number is dialled away; `+8 613…` is `+86 13…`).
+ */
+export const numberKey = (countryCode: string, phone: string) => countryCode.replace(/^\+?0*/, '') + phone.replace(/^0+/, '');
+
 type Verdict = 'ok' | 'none' | 'locked' | 'wrong';
 
 export class PhoneCodes {
@@ -54,7 +60,7 @@ export class PhoneCodes {
     const own = this.limiter ? await em.findOne(User, { id: userId, phone, countryCode }) : null;
     if (this.limiter && !own) {
       // Many accounts together sent one number as many texts as they liked (a flood, each text paid for).
-      const v = await this.limiter.hit([{ key: `rl:sms-to:${countryCode}${phone}`, limit: SMS_PER_NUMBER_PER_HOUR, windowMs: 3_600_000 }]);
+      const v = await this.limiter.hit([{ key: `rl:sms-to:${numberKey(countryCode, phone)}`, limit: SMS_PER_NUMBER_PER_HOUR, windowMs: 3_600_000 }]);
       if (!v.allowed) {
         const wait = String(Math.max(1, Math.ceil((v.states[0]?.resetMs ?? 3_600_000) / 1000)));
         throw fail('RATE_LIMITED', `this number was sent ${SMS_PER_NUMBER_PER_HOUR} codes in the last hour; retry later`, { 'Retry-After': wait });

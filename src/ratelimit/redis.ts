@@ -11,7 +11,7 @@
 // refused on the others until the window ends. A bucket Redis reports full
 // is refused here, without asking again, until its window ends.
 import type { Redis } from 'ioredis';
-import type { Bucket, BucketState, Limiter, Verdict } from './limiter.js';
+import { MemoryLimiter, type Bucket, type BucketState, type Limiter, type Verdict } from './limiter.js';
 import type { Logger } from '../log.js';
 
 // KEYS: one per bucket. ARGV: limit, windowMs, wanted for each bucket in turn.
@@ -71,6 +71,8 @@ export class RedisLimiter implements Limiter {
   private readonly redis: WithScript;
   private readonly leases = new Map<string, Lease>();
   private readonly sweeper: NodeJS.Timeout;
+  /** Counts while Redis is away: each node holds the limits on its own (at most the nodes' number times them). */
+  private readonly local = new MemoryLimiter();
   private lastWarn = 0;
 
   constructor(
@@ -102,9 +104,9 @@ export class RedisLimiter implements Limiter {
       for (const l of leases) l!.used++;
       return this.verdict(true, buckets, leases, now);
     }
-    // Fail open while Redis is away: refusing every request would turn a
-    // Redis outage into a full outage; the limit is protection, not billing.
-    if (this.redis.status !== 'ready') return this.open(buckets, 'redis not ready');
+    // While Redis is away each node counts on its own: refusing every request would turn a Redis outage
+    // into a full outage, and admitting every one would lift the limits (sign-in attempts, SMS codes).
+    if (this.redis.status !== 'ready') return this.alone(buckets, 'redis not ready');
     // What this node holds is spent now (given back if Redis refuses); the rest is asked for.
     const held = leases.map((l) => (l && l.used < l.granted ? (l.used++, l) : undefined));
     return this.ask(buckets, held, now);
@@ -114,6 +116,7 @@ export class RedisLimiter implements Limiter {
     // The connection belongs to the bus.
     clearInterval(this.sweeper);
     this.leases.clear();
+    this.local.close();
   }
 
   private async ask(buckets: Bucket[], held: Array<Lease | undefined>, sent: number): Promise<Verdict> {
@@ -126,7 +129,7 @@ export class RedisLimiter implements Limiter {
       out = await this.redis.hubRateLimitLease(need.length, ...args);
     } catch (e) {
       for (const l of held) if (l) l.used--;
-      return this.open(buckets, e instanceof Error ? e.message : String(e));
+      return this.alone(buckets, e instanceof Error ? e.message : String(e));
     }
     const allowed = out[3 * need.length] === 1;
     const got = new Map<Bucket, Lease>();
@@ -170,12 +173,12 @@ export class RedisLimiter implements Limiter {
     return { allowed, states };
   }
 
-  private open(buckets: Bucket[], why: string): Verdict {
+  private alone(buckets: Bucket[], why: string): Verdict {
     const now = Date.now();
     if (now - this.lastWarn > 10_000) {
       this.lastWarn = now;
-      this.log?.warn('rate limits not enforced: redis unavailable', { err: why });
+      this.log?.warn('rate limits counted on this node alone: redis unavailable', { err: why });
     }
-    return { allowed: true, states: buckets.map((b) => ({ bucket: b, count: 0, resetMs: b.windowMs })) };
+    return this.local.hit(buckets);
   }
 }
