@@ -122,7 +122,7 @@ export async function buildHub(config: Config, opts: { log?: Logger; embedded?: 
     metricsRoute(api, metrics, config.metricsToken);
     accountRoutes(api, accounts);
     const accountFlows = buildAccountFlows(ctx, api, authenticator, limits.limiter);
-    buildBilling(ctx, api, (userId, verifyToken) => accountFlows.phone.stepUp(userId, verifyToken));
+    buildBilling(ctx, api, (userId, verifyToken) => accountFlows.phone.stepUp(userId, verifyToken), limits.limiter);
     const planGrants = new PlanGrantSweeper(ctx);
     onShutdown('plan grants', () => planGrants.close());
     planGrants.start();

@@ -15,6 +15,7 @@ import { grantDuePlanTokens, periodsPaid, PERIOD_SECONDS } from './plan-grants.j
 import { CYCLE_DAYS, FREE_PLAN_ID, type Catalogue, type PayChannel } from './catalogue.js';
 import { Order, type Cycle, type OrderStatus } from './entities.js';
 import { NotifyRefused, type PaymentProvider, type Payments } from './payments/index.js';
+import type { Limiter } from '../ratelimit/limiter.js';
 
 /** How long a channel order waits for its payment; the providers are told the same deadline. */
 export const ORDER_TTL_MINUTES = 30;
@@ -89,6 +90,8 @@ export class OrderService {
     private readonly ctx: HubContext,
     private readonly catalogue: Catalogue,
     private readonly payments: Payments,
+    /** The hub's rate limiter (shared across nodes with Redis): provider calls an account makes. */
+    private readonly limiter: Limiter,
   ) {}
 
   async buyTokenPack(userId: string, b: { packId?: string; qty?: number; payMethod: PayChannel }) {
@@ -103,28 +106,49 @@ export class OrderService {
     return this.startPayment(em, o, provider);
   }
 
-  /** Asks the provider how to pay (a signed URL, a code to scan), then stores the pending order with it. */
+  /**
+   * Stores the pending order, then asks the provider how to pay (a signed URL, a code to scan) and keeps
+   * that with it; an order the provider refused is removed again.
+   */
   private async startPayment(em: EntityManager, o: Order, provider: PaymentProvider) {
     // Before the provider is called: each order made a signed call with the merchant's credentials. Those
     // still payable are bounded, and so are all made in an order's lifetime, cancelled or not (cancelling
-    // made room at once, so create-then-cancel called the provider without bound).
-    const [c] = await em.execute(
-      `select count(*) filter (where status = 'pending')::int as open, count(*)::int as made
-         from orders where user_id = ? and pay_provider is not null and created_at > now() - (? * interval '1 millisecond')`,
-      [o.userId, TTL_MS],
-    );
-    refuseOverCap(Number(c?.open ?? 0), PENDING_ORDERS_PER_ACCOUNT, 'unpaid orders', 'pay or cancel one first, or let one expire');
-    if (Number(c?.made ?? 0) >= CHANNEL_ORDERS_PER_WINDOW) throw fail('RATE_LIMITED', `an account makes at most ${CHANNEL_ORDERS_PER_WINDOW} payment orders in ${ORDER_TTL_MINUTES} minutes; pay one of them or try again later`);
+    // made room at once, so create-then-cancel called the provider without bound). Counted and stored under
+    // the account's lock: requests sent at once all read one count, and 60 made 60 past a cap of 20.
     o.paymentRef = 'pay_' + randomId(20);
     o.payProvider = provider.name;
-    const start = await provider.start({
-      orderId: o.id, paymentRef: o.paymentRef, amountCents: o.amountCents, currency: o.currency,
-      subject: o.type === 'token_pack' ? `${o.itemName} × ${o.qty}` : `${o.itemName} (${o.cycle})`, expiresAt: new Date(o.createdAt.getTime() + TTL_MS),
+    await em.transactional(async (tx) => {
+      await tx.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`orders:${o.userId}`]);
+      const [c] = await tx.execute(
+        `select count(*) filter (where status = 'pending')::int as open, count(*)::int as made
+           from orders where user_id = ? and pay_provider is not null and created_at > now() - (? * interval '1 millisecond')`,
+        [o.userId, TTL_MS],
+      );
+      refuseOverCap(Number(c?.open ?? 0), PENDING_ORDERS_PER_ACCOUNT, 'unpaid orders', 'pay or cancel one first, or let one expire');
+      if (Number(c?.made ?? 0) >= CHANNEL_ORDERS_PER_WINDOW) throw this.tooMany(TTL_MS);
+      tx.persist(o);
     });
+    // The calls themselves, the provider's refusals included (a refused order is not kept to be counted).
+    const calls = await this.limiter.hit([{ key: `rl:pay-calls:${o.userId}`, limit: CHANNEL_ORDERS_PER_WINDOW, windowMs: TTL_MS }]);
+    let start: Awaited<ReturnType<PaymentProvider['start']>>;
+    try {
+      if (!calls.allowed) throw this.tooMany(calls.states[0]?.resetMs ?? TTL_MS);
+      start = await provider.start({
+        orderId: o.id, paymentRef: o.paymentRef, amountCents: o.amountCents, currency: o.currency,
+        subject: o.type === 'token_pack' ? `${o.itemName} × ${o.qty}` : `${o.itemName} (${o.cycle})`, expiresAt: new Date(o.createdAt.getTime() + TTL_MS),
+      });
+    } catch (e) {
+      await em.execute(`delete from orders where id = ? and status = 'pending'`, [o.id]);
+      throw e;
+    }
     o.payUrl = start.payUrl ?? null;
     o.codeUrl = start.codeUrl ?? null;
-    await em.persist(o).flush();
+    await em.execute(`update orders set pay_url = ?, code_url = ?, updated_at = now() where id = ?`, [o.payUrl, o.codeUrl, o.id]);
     return orderView(o);
+  }
+
+  private tooMany(resetMs: number) {
+    return fail('RATE_LIMITED', `an account makes at most ${CHANNEL_ORDERS_PER_WINDOW} payment orders in ${ORDER_TTL_MINUTES} minutes; pay one of them or try again later`, { 'Retry-After': String(Math.max(1, Math.ceil(resetMs / 1000))) });
   }
 
   async buyPlan(userId: string, b: { planId: string; cycle: Cycle; payMethod: PayChannel | 'token' }) {
