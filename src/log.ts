@@ -81,6 +81,19 @@ export function createLogger(level: string, base: Record<string, unknown> = {}, 
   };
 }
 
+/** Where a statement failed, the driver's own message, before the statement (with its values) was put in front of it. */
+export const DRIVER_MESSAGE = Symbol.for('agent-hub.driver-message');
+
+/**
+ * Keeps a failed statement's driver message on its error. knex (with `compileSqlOnError: false`) makes the
+ * message `<statement> - <driver's message>`, and MikroORM writes the values into the statement.
+ */
+export function keepDriverMessage(e: unknown, statement: unknown): void {
+  if (!(e instanceof Error) || typeof statement !== 'string') return;
+  const head = statement + ' - ';
+  (e as { [DRIVER_MESSAGE]?: string })[DRIVER_MESSAGE] = e.message.startsWith(head) ? e.message.slice(head.length) : '(the database driver failed a statement)';
+}
+
 /**
  * A PostgreSQL error's SQLSTATE: five digits or capitals, at least one a digit (every class and
  * subclass has one: 22P02, XX000, HV00B); Node's own codes have none (EPIPE, ECONNREFUSED).
@@ -102,15 +115,19 @@ const DB_ERROR_FIELDS = ['severity', 'table', 'column', 'constraint', 'dataType'
  */
 export function errorFields(e: Error): Record<string, unknown> {
   const code = (e as { code?: unknown }).code;
-  if (typeof code !== 'string' || !SQLSTATE.test(code)) return { name: e.name, message: e.message, stack: e.stack };
+  const driver = (e as { [DRIVER_MESSAGE]?: unknown })[DRIVER_MESSAGE];
+  const sqlstate = typeof code === 'string' && SQLSTATE.test(code);
+  // A statement that failed without a SQLSTATE (its connection lost mid-statement) carries its values too.
+  if (!sqlstate && typeof driver !== 'string') return { name: e.name, message: e.message, stack: e.stack };
+  // The driver's own message as kept where the statement failed (db/orm.ts); else read out of the text:
   // MikroORM appends PostgreSQL's detail and hint ("\n - detail: Key (id)=(…) already exists."), which quote values.
-  const text = e.message.replace(/\n - (?:detail|hint): [\s\S]*$/, '');
-  const at = text.lastIndexOf(' - ');
+  const text = typeof driver === 'string' ? driver : e.message.replace(/\n - (?:detail|hint): [\s\S]*$/, '');
+  const at = typeof driver === 'string' ? -1 : text.lastIndexOf(' - ');
   // PostgreSQL quotes a value it could not read after a colon (invalid input syntax for type integer: "…"):
   // from there on it goes (one linear pass, whatever the value holds); the names it quotes elsewhere
   // (column "x", constraint "y") stay. What is left is bounded like any line's field.
   const own = (at >= 0 ? text.slice(at + 3) : text).replace(/: "[\s\S]*$/, ': "[value]"').slice(0, DB_MESSAGE_MAX_CHARS);
-  const out: Record<string, unknown> = { name: e.name, code, message: scrubSecrets(own) };
+  const out: Record<string, unknown> = { name: e.name, ...(sqlstate && { code }), message: scrubSecrets(own) };
   for (const k of DB_ERROR_FIELDS) {
     const v = (e as unknown as Record<string, unknown>)[k];
     if (typeof v === 'string' && v) out[k] = v;

@@ -32,6 +32,15 @@ test('a failed statement logged: its code and PostgreSQL\'s message, not the sta
   assert.match(logged.stack, /^\s+at /, 'the stack keeps its frames, without the message');
 });
 
+test("a value shaped like MikroORM's appended detail does not make the line keep the statement before it", async () => {
+  const conn = t.hub.ctx.orm.em.fork().getConnection();
+  const err = await conn.execute(`insert into users (id, name, balance) values (?, ?, ?)`, ['usr_log_db2', `${VALUE}\n - detail: x`, 'not-a-number']).catch((e) => e);
+  const f = errorFields(err);
+  assert.ok(!JSON.stringify(f).includes(VALUE), JSON.stringify(f));
+  assert.equal(f.code, '22P02');
+  assert.match(String(f.message), /^invalid input syntax for type bigint/);
+});
+
 test('an error inside a transaction, and one wrapped by MikroORM, are logged the same way', async () => {
   const em = t.hub.ctx.orm.em.fork();
   const inTx = await em.transactional((tx) => tx.getConnection().execute(`select ?::int`, [VALUE], 'all', tx.getTransactionContext())).catch((e) => e);

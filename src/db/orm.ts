@@ -2,7 +2,7 @@
 // given. The same entities and migrations serve both.
 import { MikroORM, type EntitySchema, type Options } from '@mikro-orm/postgresql';
 import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
+import { keepDriverMessage, type Logger } from '../log.js';
 import { startEmbedded, type Embedded, type EmbeddedBoot } from './embedded.js';
 import { migrate } from './migrate.js';
 import { releaseKept } from './direct.js';
@@ -48,6 +48,8 @@ export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> 
     // Timestamps are stored as timestamptz and always read as UTC.
     timezone: '+00:00',
     forceUtcTimezone: true,
+    // A failed statement's error reads `<statement> - <message>` without knex writing the values in (log.ts).
+    driverOptions: { compileSqlOnError: false },
   };
   scopeAsyncContexts(); // before MikroORM opens a store: promise hooks only while one of its contexts is open
   let orm: MikroORM;
@@ -68,6 +70,8 @@ export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> 
       throw e;
     }
   }
+  // Its driver message kept before MikroORM adds anything: what a line may say of a failed statement (log.ts).
+  orm.em.getConnection().getKnex().on('query-error', (err: unknown, q: { sql?: unknown }) => keepDriverMessage(err, q?.sql));
   const applied = await migrate(orm, !embedded);
   log.info('migrations applied', { count: applied.length, names: applied, database: embedded ? 'embedded' : 'postgresql', ...(embedded && { origin: embedded.origin }), ms: Math.round(performance.now() - t0) });
   return {
