@@ -119,7 +119,7 @@ export async function buildHub(config: Config, opts: { log?: Logger; embedded?: 
       new Cors(config.allowedOrigins),
     );
     healthRoutes(api, ctx, () => drain.draining);
-    metricsRoute(api, metrics, config.metricsToken);
+    metricsRoute(api, metrics, config.metricsToken, failedAuth);
     accountRoutes(api, accounts);
     const accountFlows = buildAccountFlows(ctx, api, authenticator, limits.limiter);
     buildBilling(ctx, api, (userId, verifyToken) => accountFlows.phone.stepUp(userId, verifyToken), limits.limiter);

@@ -160,3 +160,16 @@ test('METRICS_TOKEN: /metrics wants the bearer token when set', async () => {
     await guarded.close();
   }
 });
+
+test('METRICS_TOKEN guesses are failed credential checks: past the budget the address is refused 429', async () => {
+  // A wrong token was answered 401 as often as asked: a short METRICS_TOKEN could be guessed at line rate.
+  const guarded = await startTestHub({ metricsToken: 'scrape-secret', authFailuresPerIpPerMinute: 3 });
+  try {
+    const seen = [];
+    for (let i = 0; i < 5; i++) seen.push((await scrape(guarded, { authorization: `Bearer guess-${i}` })).status);
+    assert.deepEqual(seen, [401, 401, 401, 429, 429]);
+    assert.equal((await scrape(guarded, { authorization: 'Bearer scrape-secret' })).status, 429, 'the address waits out its window, right token or not');
+  } finally {
+    await guarded.close();
+  }
+});
