@@ -13,6 +13,7 @@ import { boundRunFrame } from './bounds.js';
 import { ENGINE_LINE_MAX_BYTES, readEngineLines } from './engine-lines.js';
 import type { EngineGroups } from './engine-groups.js';
 import { guestSettings, UnconfinablePathError, type GuestSettings } from './guest-settings.js';
+import { knownSecrets, redactKnown } from './known-secrets.js';
 import { claudeConfigDirOf } from './settings.js';
 import { homeDir } from './home.js';
 import { guestEnv, guestEnvList } from './guest-env.js';
@@ -155,6 +156,8 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
   const done = new Promise<void>((r) => (resolveDone = r));
   /** A guest run's settings file (removed at the end). */
   let guest: GuestSettings | undefined;
+  /** The engine's environment, once built. */
+  let engineEnv: NodeJS.ProcessEnv | undefined;
 
   const end = (f: Omit<FrameOf<HostToHub, 'run.end'>, 't' | 'runId'>) => {
     if (ended) return;
@@ -163,6 +166,8 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
     if (GROUPS && child?.pid !== undefined) opts.groups?.remove(child.pid);
     guest?.remove();
     try {
+      // Its failure text may echo a key the engine was given (a 401 quoting it): the exact values go here.
+      if (f.error) f = { ...f, error: { ...f.error, message: redactKnown(f.error.message, knownSecrets(engineEnv ?? process.env, opts.claudeConfigDir ?? claudeConfigDirOf())) } };
       const [out] = boundRunFrame({ t: 'run.end', runId, ...f });
       const { bytes, error: refused } = encodeHostFrame(out);
       if (refused === undefined) emit(out, bytes);
@@ -225,7 +230,7 @@ export function startRun(frame: RunStartFrame, opts: RunOptions, emit: (f: HostT
     }
     argv.push(...guest.args);
   }
-  const env: NodeJS.ProcessEnv = frame.guest === true ? guestEnv(process.env, opts.guestEnv ?? guestEnvList(process.env.AGENT_HOST_GUEST_ENV)) : { ...process.env };
+  const env: NodeJS.ProcessEnv = engineEnv = frame.guest === true ? guestEnv(process.env, opts.guestEnv ?? guestEnvList(process.env.AGENT_HOST_GUEST_ENV)) : { ...process.env };
   const thinking = frame.effort ? EFFORT_THINKING_TOKENS.get(frame.effort) : undefined;
   if (thinking) env.MAX_THINKING_TOKENS = thinking;
   let stderrTail = '';
