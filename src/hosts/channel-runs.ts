@@ -21,11 +21,20 @@ export interface HelloRuns {
   at: number;
 }
 export type RunResolver = (hellos: HelloRuns[]) => Promise<Array<{ hostId: string; runId: string }>>;
+/** Which of a host's runs are still open (the database's view), kept on its channel: the others are forgotten. */
+export type OpenRunsCheck = (hostId: string, runIds: string[]) => Promise<Set<string>>;
+
+/** Run ids a channel holds past its capacity before it asks which are still open (a host may never end a run). */
+const RUN_IDS_SLACK = 64;
+/** Between two such questions for one channel. */
+const RECHECK_MS = 10_000;
 
 export class ChannelRuns {
   private handlers: Array<(hostId: string, f: RunFrame) => void> = [];
   /** Until a domain says which runs are open (sessions/ does at start), a channel speaks only for the runs sent to it. */
   private resolver: RunResolver = async () => [];
+  /** Until a domain answers it, a channel forgets no run it was sent. */
+  private openCheck: OpenRunsCheck | undefined;
   /** Channels that said hello and wait for their open runs to be looked up (one query in flight; the hellos meanwhile go in the next). */
   private admitting = new Coalescer<{ conn: HostConnection; hello: HelloRuns }>((items) => this.admitOpenRuns(items), 1000);
   /** Run frames dropped on this node because their run is not bound to the sending channel. */
@@ -45,6 +54,10 @@ export class ChannelRuns {
 
   setResolver(resolve: RunResolver): void {
     this.resolver = resolve;
+  }
+
+  setOpenCheck(check: OpenRunsCheck): void {
+    this.openCheck = check;
   }
 
   /** The channel said hello (its host runs `running`): its frames for runs started before it wait until the database says which are its own. */
@@ -68,7 +81,27 @@ export class ChannelRuns {
   starting(conn: HostConnection, runId: string): boolean {
     if (conn.resent?.has(runId)) return false;
     (conn.runs ??= new Set()).add(runId); // this channel may now speak for the run
+    this.bound(conn);
     return true;
+  }
+
+  /**
+   * Only the host's run.end takes a run off its channel: a run the hub ended itself (an abort the host never
+   * answered) stayed for the channel's life, an id per run for good. Past its capacity and some slack, the
+   * channel keeps only the runs the database still holds open (asked at most every RECHECK_MS).
+   */
+  private bound(conn: HostConnection): void {
+    const runs = conn.runs!;
+    const now = Date.now();
+    if (!this.openCheck || runs.size <= conn.capacity + RUN_IDS_SLACK || conn.runsCheckedAt > now - RECHECK_MS) return;
+    conn.runsCheckedAt = now;
+    const asked = [...runs];
+    this.openCheck(conn.hostId, asked).then(
+      (open) => {
+        for (const id of asked) if (!open.has(id)) runs.delete(id);
+      },
+      (e: unknown) => this.log.warn('cannot check which runs of a host are still open', { hostId: conn.hostId, err: e }),
+    );
   }
 
   /** The channel is open and past the look-up of its open runs. */

@@ -91,6 +91,8 @@ export class HostConnection {
   heldBytes = 0;
   /** Run frames dropped on this channel (for runs it may not speak for). */
   dropped = 0;
+  /** When the database was last asked which of `runs` are still open (channel-runs.ts). */
+  runsCheckedAt = 0;
 
   constructor(
     readonly owner: ChannelOwner,

@@ -18,7 +18,7 @@ import { HostConnection, type ChannelOwner } from './connection.js';
 import { RequestForwarding } from './forwarding.js';
 import type { HostIdentity } from './store.js';
 import { limitsOf, TokenBucket, type Limits } from '../limits.js';
-import { ChannelRuns, type RunResolver } from './channel-runs.js';
+import { ChannelRuns, type OpenRunsCheck, type RunResolver } from './channel-runs.js';
 import { PresenceUpkeep } from './presence-upkeep.js';
 import { PreHello } from './pre-hello.js';
 import { LivenessSweep } from './liveness.js';
@@ -172,6 +172,10 @@ export class HostChannels implements HostGateway, ChannelOwner {
 
   setRunResolver(resolve: RunResolver): void {
     this.runs.setResolver(resolve);
+  }
+
+  setOpenRunsCheck(check: OpenRunsCheck): void {
+    this.runs.setOpenCheck(check);
   }
 
   /** Run frames dropped on this node because their run is not bound to the sending channel. */

@@ -2,7 +2,7 @@
 // hosts (sessions/, model-configs/, agents/). Implemented by hosts/; the
 // others depend only on this interface, never on WebSocket details.
 import type { Engine, HubToHost, FrameOf, HostToHub } from '../../host-protocol/frames.js';
-import type { RunResolver } from './channel-runs.js';
+import type { OpenRunsCheck, RunResolver } from './channel-runs.js';
 import type { SendPresence } from './recent-presence.js';
 
 export type { SendPresence };
@@ -72,6 +72,8 @@ export interface HostGateway {
    * the same look-up.
    */
   setRunResolver(resolve: RunResolver): void;
+  /** Which of a host's runs are still open: a channel holding many more than its capacity forgets the others. */
+  setOpenRunsCheck(check: OpenRunsCheck): void;
   /**
    * Hosts whose channel this node holds, past the look-up of their open runs (hello): the node
    * that compares what the database holds open on them with what their channels carried.

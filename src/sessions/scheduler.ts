@@ -20,6 +20,8 @@ import type { HelloRuns } from '../hosts/channel-runs.js';
 export const LOST_RUN_GRACE_MS = 3000;
 /** At most this many runs are looked at per lost-run sweep (and hosts per query of the host-down pass and the reconciliation). */
 const SWEEP_BATCH = 500;
+/** How long after its engine should have stopped a run's end is still taken from its host (and charged). */
+const LATE_END_MINUTES = 10;
 /** Delay before re-draining a host whose claim skipped a locked session. */
 const RETRY_SKIPPED_MS = 50;
 /** First delay, and the longest, before a drain that failed is tried again. */
@@ -67,6 +69,10 @@ export class Scheduler {
     // the same look-up finds its waiting work and its lost runs. A reconnect storm costs one query in flight
     // for all the hellos meanwhile, not one per host.
     gateway.setRunResolver((hellos) => this.hostsUp(hellos));
+    // Open: waiting, running, or aborted with an end the host may still report (charged when it comes).
+    gateway.setOpenRunsCheck(async (hostId, runIds) => new Set((await pooled<{ id: string }>(this.ctx.orm,
+      `select id from session_tasks where id = any(?::text[]) and host_id = ?
+          and ((ended_at is null and status in ('queued', 'running')) or engine_until > now() - interval '${LATE_END_MINUTES} minutes')`, [runIds, hostId])).map((r) => r.id)));
     gateway.onHostDown((hostId) => this.down.hostDown(hostId));
     // Presence lost by Redis and written again: a drain that found the host offline meanwhile did nothing.
     gateway.onPresenceRestored((hostIds) => {
