@@ -246,6 +246,8 @@ export class Exchange {
       case 'redirect':
         return this.send(reply.status, undefined, { Location: reply.location });
       case 'stream':
+        // A HEAD is answered as the stream would be, without one: nothing follows the head of a HEAD's answer.
+        if (this.method === 'HEAD') return this.send(200, undefined, this.withHooks({ 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' }));
         return this.openStream(reply.start);
     }
   }
@@ -274,6 +276,8 @@ export class Exchange {
       if (body !== undefined) res.writeHeader('Content-Type', contentType);
       if (all) for (const k in all) res.writeHeader(k, all[k]);
       if (body === undefined) res.endWithoutBody(0, closeConnection);
+      // HEAD: the GET's length, no content (bytes after the head were read as the next answer on the connection).
+      else if (this.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(body), closeConnection);
       else res.end(body, closeConnection);
     });
     this.answered(status);
