@@ -78,6 +78,12 @@ test('create through the form: suggest, limits inline, host and engine pickers, 
 
   // Pickers from available-hosts: the host, then its engine.
   await form.getByLabel('Scope').selectOption('public');
+  // What the guests' ceiling gives strangers on the owner's machine is said beside it; `auto` as a warning.
+  assert.match((await form.getByTestId('guest-mode-note').textContent())!, /edits and commands are refused/);
+  await form.getByLabel('Others may use modes up to').selectOption('auto');
+  assert.match((await form.getByTestId('guest-mode-note').textContent())!, /run any command on your machine as you/);
+  assert.equal(await form.getByTestId('guest-mode-note').getAttribute('class'), 'bad');
+  await form.getByLabel('Others may use modes up to').selectOption('default');
   await form.getByLabel('Host', { exact: true }).selectOption({ label: 'dev-box (online)' });
   assert.equal(await form.getByLabel('Engine').inputValue(), 'claude-code');
 

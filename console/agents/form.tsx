@@ -13,6 +13,13 @@ import { LIMITS, splitTags, tagsProblem, workDirProblem } from './limits.js';
 
 type Step = 'draft' | 'submit' | undefined;
 const MODES = ['plan', 'default', 'accept-edits', 'auto'] as const;
+/** What the ceiling gives the people who use this agent on the owner's machine (the runs of others are headless: nobody answers a prompt). */
+const MODE_NOTES: Record<(typeof MODES)[number], string> = {
+  plan: 'others may read and plan; nothing is changed',
+  default: "others may read files; edits and commands are refused unless the directory's .claude settings allow them",
+  'accept-edits': 'others may also edit files without asking; commands as in default',
+  auto: 'others run any command on your machine as you, without asking: only for people you trust',
+};
 
 function initial(a?: MyAgent) {
   return {
@@ -107,7 +114,7 @@ export function AgentForm(p: { agent?: MyAgent; onSaved: (a: MyAgent) => void })
             </select>
           )}
         </Labeled>
-        <Labeled label="Others may use modes up to">
+        <Labeled label="Others may use modes up to" note={<span class={f.maxGuestMode === 'auto' ? 'bad' : ''} data-testid="guest-mode-note">{MODE_NOTES[f.maxGuestMode]}</span>}>
           {(id) => (
             <select id={id} value={f.maxGuestMode} onChange={(e) => set('maxGuestMode')(e.currentTarget.value as Form['maxGuestMode'])}>
               {MODES.map((m) => <option value={m} key={m}>{m}</option>)}
