@@ -31,3 +31,16 @@ test('a Last-Event-ID with line breaks adds no event to the stream', async () =>
   const events = r.text.split('\n').filter((l) => l.startsWith('event:'));
   assert.deepEqual(events, ['event: snapshot'], r.text);
 });
+
+test('a Last-Event-ID header is held to the bound of ?lastEventId= (200 characters): a longer one is 400, not echoed', async () => {
+  const u = await t.user();
+  const host = await seedHost(t, u.id);
+  const a = await t.client(u.key).agents.create({ name: 'sse-id-len', hostId: host, engine: 'claude-code' });
+  const s = await t.client(u.key).sessions.create({ agentId: a.id });
+  const long = `run_x:${'9'.repeat(3000)}`;
+  const r = await t.api('GET', `/api/v1/sessions/${(s as any).id}/events`, { token: u.key, headers: { accept: 'text/event-stream', 'last-event-id': long } });
+  assert.equal(r.status, 400, r.text.slice(0, 200));
+  assert.ok(!r.text.includes('9'.repeat(300)), 'not echoed');
+  const ok = await t.api('GET', `/api/v1/sessions/${(s as any).id}/events`, { token: u.key, headers: { accept: 'text/event-stream', 'last-event-id': 'run_x:1' } });
+  assert.equal(ok.status, 200);
+});

@@ -48,7 +48,8 @@ export const HistoryQuery = compileQuery(Type.Object({
   after: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   limit: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),
 }, { additionalProperties: false }));
-const EventsQuery = compileQuery(Type.Object({ lastEventId: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }));
+const LAST_EVENT_ID_MAX = 200;
+const EventsQuery = compileQuery(Type.Object({ lastEventId: Type.Optional(Type.String({ maxLength: LAST_EVENT_ID_MAX })) }, { additionalProperties: false }));
 
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._~-]{1,128}$/;
 
@@ -135,10 +136,12 @@ export function sessionRoutes(api: HttpApi, sessions: SessionService, messaging:
     handler: async (req) => {
       const userId = req.principal.userId;
       const id = req.params.id;
+      // The header is held to the query parameter's bound: it is echoed as the snapshot's id and carried to other nodes.
+      const lastId = req.headers['last-event-id'] || req.query.lastEventId;
+      if (lastId && lastId.length > LAST_EVENT_ID_MAX) throw fail('VALIDATION', `header last-event-id: longer than ${LAST_EVENT_ID_MAX} characters`);
       req.holdStream();
       const feed = feedFor(req, id); // subscribe before reading state: nothing falls between
       const row = await sessions.row(userId, id);
-      const lastId = req.headers['last-event-id'] || req.query.lastEventId;
       const { runId, replay } = await resume.resume(id, row.running_task_id ?? undefined, lastId || undefined);
       const snapshot = { sessionId: id, status: row.running_task_id ? 'processing' : Number(row.pending ?? 0) > 0 ? 'queued' : 'active', runId: runId ?? null, messageCount: Number(row.message_count), pendingRuns: Number(row.pending ?? 0), resumed: replay !== null };
       return stream(async (s) => {
