@@ -71,6 +71,21 @@ test('create: draft disables by default; public submit → reviewing/pending', a
   assert.equal(n.reviewStatus, undefined);
 });
 
+test('a draft submitted takes the non-draft default, enabled (unless the PATCH says otherwise): approved, it is listed', async () => {
+  // A draft starts disabled; submitted, it kept enable false, so an approved agent never reached the market.
+  const u = await t.user();
+  const c = t.client(u.key);
+  const d = await c.agents.create({ name: 'drafted', step: 'draft', scope: 'public' });
+  assert.equal(d.enable, false);
+  const s = await c.agents.update(d.id, { step: 'submit' });
+  assert.equal(s.usageStatus, 'reviewing');
+  assert.equal(s.enable, true);
+  await t.admin.admin.approveAgent(d.id);
+  assert.ok((await t.client().market.list({ q: 'drafted' })).items.some((a) => a.id === d.id), 'listed once approved');
+  const kept = await c.agents.create({ name: 'drafted-off', step: 'draft' });
+  assert.equal((await c.agents.update(kept.id, { step: 'submit', enable: false })).enable, false, 'an explicit enable stands');
+});
+
 test('create: validation errors are 400; foreign or missing host is 404', async () => {
   const u = await t.user();
   const other = await t.user();

@@ -126,6 +126,9 @@ export class AgentManager {
     if (b.enable !== undefined) a.enable = b.enable;
     const cur = { scope: a.scope, usageStatus: a.usageStatus, reviewStatus: a.reviewStatus, rejectReason: a.rejectReason, version: a.version, submittedAt: a.submittedAt };
     Object.assign(a, nextState(cur, scope, b.step, isSubstantive(before, a), new Date()));
+    // A draft starts disabled (defaultEnable); leaving draft it takes the non-draft default, unless told: an
+    // approved agent submitted from a draft otherwise never reached the market.
+    if (cur.usageStatus === 'draft' && a.usageStatus !== 'draft' && b.enable === undefined) a.enable = defaultEnable(b.step);
     a.updatedAt = new Date();
   }
 
