@@ -103,7 +103,9 @@ export class LoginService {
         await tx.flush();
         tx.persist(ident);
         await tx.flush();
-        await grantStarterTokens(tx, user.id, this.ctx.config.starterTokens);
+        // Once per external identity, whatever became of its earlier accounts (unlinked, deleted).
+        const first = await tx.execute(`insert into starter_grants (provider, subject) values (?, ?) on conflict do nothing returning 1`, [LOGIN_PROVIDER, who.sub]);
+        if (first.length) await grantStarterTokens(tx, user.id, this.ctx.config.starterTokens);
       });
       return user.id;
     } catch (e) {

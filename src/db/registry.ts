@@ -61,4 +61,5 @@ export const allMigrations: readonly LazyMigration[] = [
   { name: '0011f_sessions_stored_bytes', load: async () => (await import('../sessions/migration-stored-bytes.js')).SessionsStoredBytesMigration },
   { name: '0011g_accounts_login_rows', load: async () => (await import('../accounts/migration-login-rows.js')).LoginRowsMigration },
   { name: '0011h_agents_retired_owner', load: async () => (await import('../agents/migration-retired-owner.js')).AgentsRetiredOwnerMigration },
+  { name: '0011i_accounts_starter_grants', load: async () => (await import('../accounts/migration-starter-grants.js')).StarterGrantsMigration },
 ];
