@@ -2,7 +2,10 @@
 // starts and at the start of every 30-day period after that, counted from
 // users.plan_anchor_at (set when a plan starts, kept when it is extended), for
 // as many periods as were paid for (users.plan_periods; null: every period while
-// the plan lasts — an administrator's assignment).
+// the plan lasts — an administrator's assignment): a period is due while the term's
+// grants are fewer than the periods paid, so periods paid late in a term (a channel
+// month renewing a quarter paid from the balance, at its third period) are granted
+// from the current one (compared by number, they were periods the term had passed).
 // Exactly once per period however many nodes sweep at once: the grant is
 // keyed (user, anchor, period) in plan_grants, and only the statement whose
 // insert wins moves the balance and writes the ledger entry, in the same
@@ -20,7 +23,7 @@ const DUE = `
     from users u join plans p on p.id = u.plan_id
    where u.plan_anchor_at is not null and u.plan_id <> 'free'
      and (u.plan_expire_at is null or u.plan_expire_at > now())
-     and (u.plan_periods is null or ${PERIOD} < u.plan_periods)
+     and (u.plan_periods is null or (select count(*) from plan_grants g where g.user_id = u.id and g.anchor_at = u.plan_anchor_at) < u.plan_periods)
      and coalesce((p.quotas ->> 'monthlyTokens')::bigint, 0) > 0`;
 
 /** Periods of monthly tokens a cycle pays for: whole 30-day periods through a channel, none from the balance. */
