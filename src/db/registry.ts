@@ -62,4 +62,5 @@ export const allMigrations: readonly LazyMigration[] = [
   { name: '0011g_accounts_login_rows', load: async () => (await import('../accounts/migration-login-rows.js')).LoginRowsMigration },
   { name: '0011h_agents_retired_owner', load: async () => (await import('../agents/migration-retired-owner.js')).AgentsRetiredOwnerMigration },
   { name: '0011i_accounts_starter_grants', load: async () => (await import('../accounts/migration-starter-grants.js')).StarterGrantsMigration },
+  { name: '0011j_sessions_claim_guest_rank', load: async () => (await import('../sessions/migration-claim-guest-rank.js')).SessionsClaimGuestRankMigration },
 ];

@@ -70,9 +70,12 @@ begin
     from f where f.free > 0;
   if cardinality(v_open) > 0 then
     with cand as (
-      select x.hid, x.free, c.id, c.session_id, c.n from unnest(v_open, v_free) as x(hid, free)
+      select x.hid, x.free, c.id, c.session_id, c.n, c.user_id, c.gmin, c.bal, c.grun from unnest(v_open, v_free) as x(hid, free)
       cross join lateral (
-        select t.id, t.session_id, t.n from session_tasks t join sessions s on s.id = t.session_id
+        select t.id, t.session_id, t.n, t.user_id, t.gmin,
+               case when t.gmin > 0 then (select u.balance from users u where u.id = t.user_id) end as bal,
+               case when t.gmin > 0 then (select count(*) from session_tasks g where g.user_id = t.user_id and g.gmin > 0 and g.status = 'running') end as grun
+          from session_tasks t join sessions s on s.id = t.session_id
          where t.host_id = x.hid and t.status = 'queued' and s.running_task_id is null
            -- A guest's run (gmin > 0) starts only while the balance backs it and the guest runs already running.
            and (select u.balance from users u where u.id = t.user_id)
@@ -80,11 +83,14 @@ begin
                        else t.gmin * (1 + (select count(*) from session_tasks g where g.user_id = t.user_id and g.gmin > 0 and g.status = 'running')) end
          order by t.n limit least(200, x.free::bigint * 20) for no key update of t skip locked) c),
     firsts as (select cand.*, row_number() over (partition by cand.session_id order by cand.n) as k from cand),
-    picks as (select fs.*, row_number() over (partition by fs.hid order by fs.n) as r from firsts fs where fs.k = 1)
+    picks as (select fs.*, row_number() over (partition by fs.hid order by fs.n) as r from firsts fs where fs.k = 1),
+    -- A guest's picks in this call count against its balance with its runs running (as hub_accept's gk):
+    -- checked one by one above, every waiting guest message passed at once on one floor.
+    chosen as (select p.*, row_number() over (partition by p.user_id, p.gmin > 0 order by p.hid, p.n) as gr from picks p where p.r <= p.free)
     select coalesce(array_agg(p.id order by p.hid, p.n), '{}'), coalesce(array_agg(p.session_id order by p.hid, p.n), '{}'),
            coalesce(array_agg(p.hid order by p.hid, p.n), '{}')
       into v_tids, v_sids, v_hids
-      from picks p where p.r <= p.free;
+      from chosen p where p.gmin = 0 or p.bal >= p.gmin * (p.grun + p.gr);
   else
     v_tids := '{}';
     v_sids := '{}';
