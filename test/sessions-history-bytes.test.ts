@@ -25,9 +25,12 @@ test('a history page holds at most HISTORY_PAGE_MAX_BYTES of content; the cursor
   assert.ok('taskId' in r);
   await host.next((f) => f.t === 'run.start' && (f as any).runId === r.taskId);
   const block = (i: number) => ({ kind: 'text' as const, content: String(i).padEnd(950_000, 'x') });
+  // Each message stored before the next is sent: unsaved output past RUN_OUTPUT_MAX_BYTES (8 MiB; these are
+  // 2.85 MB each) stops the run, which a slow database under load once let happen here (10 rows of 13).
+  const stored = async () => Number((await t.hub.ctx.em().getConnection().execute(`select count(*)::int as n from session_messages where session_id = ?`, [r.sessionId]))[0].n);
   for (let i = 0; i < 4; i++) {
     host.send({ t: 'run.message', runId: r.taskId, role: 'assistant', blocks: [block(i * 3), block(i * 3 + 1), block(i * 3 + 2)] });
-    await new Promise((res) => setTimeout(res, 150));
+    await eventually(async () => ((await stored()) >= 1 + 3 * (i + 1) ? true : undefined), 20_000, 50);
   }
   host.send({ t: 'run.end', runId: r.taskId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
   await eventually(async () => ((await c.sessions.get(r.sessionId)).status === 'active' ? true : undefined), 10_000, 50);
