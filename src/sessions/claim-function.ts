@@ -72,15 +72,14 @@ begin
     with cand as (
       select x.hid, x.free, c.id, c.session_id, c.n, c.user_id, c.gmin, c.bal, c.grun from unnest(v_open, v_free) as x(hid, free)
       cross join lateral (
-        select t.id, t.session_id, t.n, t.user_id, t.gmin,
-               case when t.gmin > 0 then (select u.balance from users u where u.id = t.user_id) end as bal,
-               case when t.gmin > 0 then (select count(*) from session_tasks g where g.user_id = t.user_id and g.gmin > 0 and g.status = 'running') end as grun
+        select t.id, t.session_id, t.n, t.user_id, t.gmin, b.bal, g.grun
           from session_tasks t join sessions s on s.id = t.session_id
+          cross join lateral (select u.balance as bal from users u where u.id = t.user_id) b
+          cross join lateral (select case when t.gmin > 0 then (select count(*) from session_tasks r
+                                where r.user_id = t.user_id and r.gmin > 0 and r.status = 'running') else 0 end as grun) g
          where t.host_id = x.hid and t.status = 'queued' and s.running_task_id is null
            -- A guest's run (gmin > 0) starts only while the balance backs it and the guest runs already running.
-           and (select u.balance from users u where u.id = t.user_id)
-               >= case when t.gmin = 0 then 1
-                       else t.gmin * (1 + (select count(*) from session_tasks g where g.user_id = t.user_id and g.gmin > 0 and g.status = 'running')) end
+           and b.bal >= case when t.gmin = 0 then 1 else t.gmin * (1 + g.grun) end
          order by t.n limit least(200, x.free::bigint * 20) for no key update of t skip locked) c),
     firsts as (select cand.*, row_number() over (partition by cand.session_id order by cand.n) as k from cand),
     picks as (select fs.*, row_number() over (partition by fs.hid order by fs.n) as r from firsts fs where fs.k = 1),
