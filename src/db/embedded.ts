@@ -29,6 +29,9 @@ export interface Embedded {
  */
 export const EMBEDDED_SHARED_BUFFERS = '32MB';
 
+/** Connections the embedded database's socket accepts at once (the hub's pool of one, and its replacement). */
+const EMBEDDED_MAX_CONNECTIONS = 4;
+
 /** The embedded database starting: its address is known at once, the database is up when `ready` resolves. */
 export interface EmbeddedBoot {
   url: string;
@@ -153,7 +156,11 @@ async function open(dataDir: string, socket: SocketDir, socketPath: string, log:
   // has written them, and again at close. In between the 0700 directory keeps everyone else out.
   if (dir) tightenTree(dir);
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
-  const server = new PGLiteSocketServer({ db, path: socketPath });
+  // The hub's pool holds one connection, but a lost one is replaced at once, and the server may not yet
+  // have processed the old one's close: with its default of one it refused the new connection with a
+  // line node-postgres waits on forever. Its queue serves connections one statement at a time and rolls
+  // back a transaction whose connection left, so a few at once are safe.
+  const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: EMBEDDED_MAX_CONNECTIONS });
   try {
     await server.start();
   } catch (e) {
