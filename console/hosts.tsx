@@ -10,9 +10,12 @@ import { useLive } from './use-live.js';
 
 const REMARK_MAX = 200;
 
-/** The one command that pairs a machine and keeps it connected (host-cli/main.ts `run --pair-key`). */
+/**
+ * The one command that pairs a machine and keeps it connected (host-cli/main.ts `run`). The key goes in
+ * the environment: a command line is readable by every user of the machine while agent-host starts.
+ */
 export function pairCommand(origin: string, key: string): string {
-  return `agent-host run --hub ${origin} --pair-key ${key}`;
+  return `AGENT_HOST_PAIR_KEY=${key} agent-host run --hub ${origin}`;
 }
 
 const TONE = { online: 'ok', busy: 'warn', offline: 'off' } as const;
@@ -52,7 +55,7 @@ function PairPanel(p: { pairing: PairKey; fresh?: HostView; onClose: () => void 
       <p>Run this on the machine to pair (the key works once, until {new Date(p.pairing.expiresAt).toLocaleTimeString()}):</p>
       <pre class="cmd"><code data-testid="pair-command">{cmd}</code></pre>
       <div class="row"><CopyButton text={cmd} label="Copy command" /></div>
-      <p class="muted">Add <code>--work-root DIR</code> to choose where agents may work (default: the current directory) and <code>--name NAME</code> to name the host. In the hub's checkout, run it as <code>npx agent-host …</code>.</p>
+      <p class="muted">Add <code>--work-root DIR</code> to choose where agents may work (default: the current directory) and <code>--name NAME</code> to name the host. In the hub's checkout, run <code>npx agent-host …</code> in its place. Run again as is, it goes on with the pairing it made.</p>
       {p.fresh
         ? <p class="ok" role="status">Paired: <strong>{p.fresh.remark || p.fresh.name}</strong> is {p.fresh.status}. <button type="button" onClick={p.onClose}>Done</button></p>
         : <p role="status"><progress aria-label="Waiting for the host" /> Waiting for the host to connect…</p>}

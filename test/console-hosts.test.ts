@@ -60,15 +60,17 @@ test('Hosts: pair with the shown command, live status, remark, engines refresh, 
   // Pairing: the page shows the exact command; we run it as shown (the real CLI).
   await page.getByRole('button', { name: 'Pair a host' }).click();
   const cmd = (await page.getByTestId('pair-command').textContent())!.trim();
-  assert.match(cmd, /^agent-host run --hub http:\/\/127\.0\.0\.1:\d+ --pair-key ahp_\S+$/);
-  assert.equal(cmd.split(' ')[3], t.url, 'the hub the page was loaded from');
+  const shown = cmd.match(/^AGENT_HOST_PAIR_KEY=(ahp_\S+) agent-host run --hub (http:\/\/127\.0\.0\.1:\d+)$/);
+  assert.ok(shown, `the key in the environment, out of the process list: ${cmd}`);
+  assert.equal(shown[2], t.url, 'the hub the page was loaded from');
   await page.getByText('Waiting for the host to connect').waitFor();
   await shot(page, 'hosts-pairing');
 
   const claude = versionedClaude();
   const root = join(tmp, 'root');
   mkdirSync(root);
-  host = spawnAgentHost([...cmd.split(' ').slice(1), '--work-root', root, '--name', 'console-box', '--capacity', '2'], {
+  host = spawnAgentHost([...cmd.split(' ').slice(2), '--work-root', root, '--name', 'console-box', '--capacity', '2'], {
+    AGENT_HOST_PAIR_KEY: shown[1],
     AGENT_HOST_HOME: join(tmp, 'home'), CLAUDE_BIN: claude.bin, CLAUDE_CONFIG_DIR: join(tmp, 'claude-config'),
   });
   await host.waitFor(/connected to/, 60_000); // a cold tsx start on a busy machine is slow

@@ -9,6 +9,8 @@ export interface Pairing {
   hostId: string;
   credential: string;
   name: string;
+  /** sha256 of the pair key this pairing was made with (pair.ts: a restart with the same, spent key goes on). */
+  pairKeySha256?: string;
 }
 
 export function homeDir(env = process.env): string {

@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // agent-host: pairs this machine with an Agent Hub and holds its channel.
-//   agent-host pair --hub URL --key PAIRKEY [--name NAME]
-//   agent-host run [--work-root DIR] [--capacity N] [--verbose] [--hub URL --pair-key KEY [--name NAME]]
+//   agent-host pair --hub URL [--key PAIRKEY] [--name NAME]
+//   agent-host run [--work-root DIR] [--capacity N] [--verbose] [--hub URL [--pair-key KEY] [--name NAME]]
+// (the pair key from AGENT_HOST_PAIR_KEY in place of --key / --pair-key)
 //   agent-host status
 import { parseArgs } from 'node:util';
 import { homedir, hostname } from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import { statSync } from 'node:fs';
-import { pair } from './pair.js';
+import { pair, pairedWith } from './pair.js';
 import { loadPairing, credentialPath, homeDir } from './home.js';
 import { detectEngines } from './engines.js';
 import { Channel } from './channel.js';
@@ -26,27 +27,30 @@ const HELP: Record<string, string> = {
   main: `agent-host ${CLI_VERSION}: connects this machine to an Agent Hub so its agents run here.
 
 Usage:
-  agent-host pair --hub URL --key PAIRKEY [--name NAME]   pair once with a key from POST /api/v1/hosts/pair-key
+  agent-host pair --hub URL [--name NAME]                 pair once with the key in AGENT_HOST_PAIR_KEY
   agent-host run [--work-root DIR] [--capacity N]         hold the channel (reconnects by itself)
-  agent-host run --hub URL --pair-key KEY [...]           pair and run in one step
+  agent-host run --hub URL [...]                          with AGENT_HOST_PAIR_KEY set: pair and run in one step
   agent-host status                                       the pairing, whether run is connected, runs in progress
   agent-host <command> --help                             help for one command
 
 Environment:
+  AGENT_HOST_PAIR_KEY  a pair key from POST /api/v1/hosts/pair-key (--key / --pair-key also take one,
+                     but every user of this machine can read a command line while it runs)
   AGENT_HOST_HOME    where the credential is kept (default ~/.agent-host)
   CLAUDE_BIN         the claude executable (default: claude on PATH)
   CLAUDE_CONFIG_DIR  Claude Code's settings directory (default ~/.claude)
 `,
-  pair: `agent-host pair --hub URL --key PAIRKEY [--name NAME]
+  pair: `agent-host pair --hub URL [--key PAIRKEY] [--name NAME]
 
 Exchanges a single-use pair key (from POST /api/v1/hosts/pair-key, valid 10 minutes) for
-this host's credential, stored in $AGENT_HOST_HOME/credential.json (mode 0600).
+this host's credential, stored in $AGENT_HOST_HOME/credential.json (mode 0600). The key is
+read from AGENT_HOST_PAIR_KEY: a command line is readable by every user of the machine.
 
   --hub URL      the hub's base URL, e.g. http://127.0.0.1:8080
-  --key PAIRKEY  the pair key
+  --key PAIRKEY  the pair key, in place of AGENT_HOST_PAIR_KEY
   --name NAME    how the host is listed (default: this machine's hostname)
 `,
-  run: `agent-host run [--work-root DIR] [--capacity N] [--verbose] [--hub URL --pair-key KEY [--name NAME]]
+  run: `agent-host run [--work-root DIR] [--capacity N] [--verbose] [--hub URL [--pair-key KEY] [--name NAME]]
 
 Holds the channel to the hub, runs the agents' turns, and reconnects with backoff.
 Prints one line per event: connecting, connected, disconnected (with the network error),
@@ -56,8 +60,9 @@ reach the hub, then exits; a second Ctrl-C exits at once.
 
   --work-root DIR   agents work in directories under DIR; nothing outside it is listed (default: current directory)
   --capacity N      runs at the same time (default 1)
-  --hub URL         with --pair-key: pair first (otherwise the stored hub is used)
-  --pair-key KEY    pair with this key before running
+  --hub URL         with a pair key: pair first (otherwise the stored hub is used)
+  --pair-key KEY    pair with this key before running, in place of AGENT_HOST_PAIR_KEY; a key
+                    the stored pairing came from is not used again (the same command restarts)
   --name NAME       host name when pairing (default: hostname)
   --verbose         also print each run's prompt (first 200 characters)
 
@@ -84,11 +89,19 @@ function parse(argv: string[], options: Record<string, { type: 'string' | 'boole
   }
 }
 
+/** The pair key: from `flag` or from AGENT_HOST_PAIR_KEY, which keeps it out of the process list. */
+function pairKeyOf(flag: string | boolean | undefined, flagName: string): string | undefined {
+  const env = process.env.AGENT_HOST_PAIR_KEY || undefined;
+  if (flag !== undefined && env) throw new UsageError(`a pair key in both ${flagName} and AGENT_HOST_PAIR_KEY: give one`);
+  return flag === undefined ? env : String(flag);
+}
+
 async function cmdPair(argv: string[]): Promise<number> {
   const v = parse(argv, { hub: { type: 'string' }, key: { type: 'string' }, name: { type: 'string' } });
   if (v.help) return void process.stdout.write(HELP.pair), 0;
-  if (!v.hub || !v.key) throw new UsageError('pair needs --hub and --key');
-  const { pairing, file } = await pair(String(v.hub), String(v.key), String(v.name ?? hostname()));
+  const key = pairKeyOf(v.key, '--key');
+  if (!v.hub || !key) throw new UsageError('pair needs --hub and a pair key (AGENT_HOST_PAIR_KEY, or --key)');
+  const { pairing, file } = await pair(String(v.hub), key, String(v.name ?? hostname()));
   out(`paired with ${pairing.hub} as ${pairing.hostId}; credential stored in ${file}`);
   return 0;
 }
@@ -125,14 +138,18 @@ async function cmdRun(argv: string[]): Promise<number> {
   }
   warnIfHome(workRoot);
   warnIfUnconfinable(workRoot);
-  if (v['pair-key']) {
-    if (!v.hub) throw new UsageError('--pair-key needs --hub');
-    const { pairing, file } = await pair(String(v.hub), String(v['pair-key']), String(v.name ?? hostname()));
+  const key = pairKeyOf(v['pair-key'], '--pair-key');
+  const kept = key ? loadPairing() : undefined;
+  if (key && kept && pairedWith(kept, key, v.hub === undefined ? undefined : String(v.hub))) {
+    out(`already paired with this pair key as ${kept.hostId}; going on with that pairing`);
+  } else if (key) {
+    if (!v.hub) throw new UsageError('a pair key needs --hub');
+    const { pairing, file } = await pair(String(v.hub), key, String(v.name ?? hostname()));
     out(`paired with ${pairing.hub} as ${pairing.hostId}; credential stored in ${file}`);
   }
   const pairing = loadPairing();
   if (!pairing) throw new UsageError(`not paired yet (no ${credentialPath()}); run agent-host pair first`);
-  if (v.hub && !v['pair-key']) pairing.hub = String(v.hub).replace(/\/+$/, '');
+  if (v.hub && !key) pairing.hub = String(v.hub).replace(/\/+$/, '');
 
   const detected = await detectEngines();
   const state: HostState = {
