@@ -50,6 +50,11 @@ test('pair takes the key from AGENT_HOST_PAIR_KEY: it never appears in the argum
   assert.deepEqual(hosts.map((h) => h.name), ['env-box']);
   assert.equal(stored(env).hostId, hosts[0].id);
   assert.ok(!JSON.stringify(stored(env)).includes(key), 'the credential file keeps no usable copy of the key');
+
+  const again = spawn(['pair', '--hub', t.url, '--name', 'env-box'], env); // a script run twice
+  await again.waitFor(/already paired with this pair key as hst_\w+/);
+  assert.equal(await again.wait(), 0);
+  assert.equal((await t.client(u.key).hosts.list()).items.length, 1);
 });
 
 test('run takes the key from AGENT_HOST_PAIR_KEY, and a restart with the same key goes on with the pairing it made', async () => {

@@ -101,6 +101,8 @@ async function cmdPair(argv: string[]): Promise<number> {
   if (v.help) return void process.stdout.write(HELP.pair), 0;
   const key = pairKeyOf(v.key, '--key');
   if (!v.hub || !key) throw new UsageError('pair needs --hub and a pair key (AGENT_HOST_PAIR_KEY, or --key)');
+  const kept = loadPairing();
+  if (kept && pairedWith(kept, key, String(v.hub))) return out(`already paired with this pair key as ${kept.hostId}; credential in ${credentialPath()}`), 0;
   const { pairing, file } = await pair(String(v.hub), key, String(v.name ?? hostname()));
   out(`paired with ${pairing.hub} as ${pairing.hostId}; credential stored in ${file}`);
   return 0;
