@@ -60,12 +60,14 @@ test('a silent host is closed within the heartbeat window of its last frame; one
   const WINDOW = 1500;
   const store = new HostStore(t.hub.ctx);
   const ch = new HostChannels(t.hub.ctx, new LocalPresence(), store, { heartbeatTimeoutMs: WINDOW, requestTimeoutMs: 1000 });
+  const endedAt = new Map<string, number>();
   const open = (hostId: string) => {
     const c = ch.connection({ hostId, userId: 'usr_x' });
     const s = stubSocket();
     // Like uWS: ending the socket reports the close at once.
     s.end = (code: number) => {
       s.ended = code;
+      endedAt.set(hostId, Date.now()); // the hub's own instant, not this test's next poll
       c.closed(code);
     };
     c.open(s);
@@ -82,7 +84,7 @@ test('a silent host is closed within the heartbeat window of its last frame; one
   let closedAt = 0;
   while (!closedAt && Date.now() - lastFrame < WINDOW * 3) {
     await new Promise((r) => setTimeout(r, 10));
-    if (silent.s.ended !== undefined) closedAt = Date.now();
+    if (silent.s.ended !== undefined) closedAt = endedAt.get('hst_silent')!;
   }
   assert.equal(silent.s.ended, CloseCodes.HEARTBEAT.code, 'closed for silence');
   const silence = closedAt - lastFrame;
