@@ -9,9 +9,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { spawnAgentHost, makeFakeClaude, type AgentHostProcess } from './helpers/host.js';
 
+const FAKE = fileURLToPath(new URL('./fixtures/fake-claude.mjs', import.meta.url));
 let t: TestHub;
 let tmp: string;
 const procs: AgentHostProcess[] = [];
@@ -67,9 +69,16 @@ test('run takes the key from AGENT_HOST_PAIR_KEY, and a restart with the same ke
   first.kill('SIGTERM');
   await first.wait();
 
-  const again = spawn(args, env); // the same command: the key is spent, the pairing it made is kept
+  const again = spawn(args, { ...env, CLAUDE_BIN: FAKE, FAKE_CLAUDE_LOG: join(tmp, 'run', 'claude.log') }); // the same command: the key is spent, the pairing it made is kept
   assert.match(await again.waitFor(/connected to \S+ as hst_\w+/), new RegExp(hostId));
   assert.match(again.output(), /already paired with this pair key/);
+  // The owner's own runs get agent-host's whole environment: not the key, which agent-host read and dropped.
+  const c = t.client(u.key);
+  const agent = await c.agents.create({ name: 'env-agent', hostId, engine: 'claude-code', workDir: '' });
+  await c.sessions.create({ agentId: agent.id, content: 'hello' });
+  await again.waitFor(/run \S+ completed/);
+  const engine = JSON.parse(readFileSync(join(tmp, 'run', 'claude.log'), 'utf8').trim().split('\n')[0]);
+  assert.ok(engine.envKeys.includes('AGENT_HOST_HOME') && !engine.envKeys.includes('AGENT_HOST_PAIR_KEY'), `the engine's environment: ${engine.envKeys}`);
   again.kill('SIGTERM');
   await again.wait();
   assert.equal((await t.client(u.key).hosts.list()).items.length, 1, 'no second host');

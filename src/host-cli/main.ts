@@ -89,9 +89,13 @@ function parse(argv: string[], options: Record<string, { type: 'string' | 'boole
   }
 }
 
-/** The pair key: from `flag` or from AGENT_HOST_PAIR_KEY, which keeps it out of the process list. */
+/**
+ * The pair key: from `flag` or from AGENT_HOST_PAIR_KEY, which keeps it out of the process list. Taken out
+ * of the environment as it is read: engines inherit agent-host's environment (the owner's runs whole).
+ */
 function pairKeyOf(flag: string | boolean | undefined, flagName: string): string | undefined {
   const env = process.env.AGENT_HOST_PAIR_KEY || undefined;
+  delete process.env.AGENT_HOST_PAIR_KEY;
   if (flag !== undefined && env) throw new UsageError(`a pair key in both ${flagName} and AGENT_HOST_PAIR_KEY: give one`);
   return flag === undefined ? env : String(flag);
 }
