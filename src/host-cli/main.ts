@@ -2,8 +2,8 @@
 // agent-host: pairs this machine with an Agent Hub and holds its channel.
 //   agent-host pair --hub URL [--key PAIRKEY] [--name NAME]
 //   agent-host run [--work-root DIR] [--capacity N] [--verbose] [--hub URL [--pair-key KEY] [--name NAME]]
-// (the pair key from AGENT_HOST_PAIR_KEY in place of --key / --pair-key)
 //   agent-host status
+// A pair key may come from AGENT_HOST_PAIR_KEY in place of --key / --pair-key (out of the process list).
 import { parseArgs } from 'node:util';
 import { homedir, hostname } from 'node:os';
 import { join, resolve, sep } from 'node:path';
