@@ -170,5 +170,5 @@ test('--help on every command; usage errors exit 2', async () => {
     assert.match(p.output(), /agent-host (pair|run|\d)/);
   }
   assert.equal(await bad.wait(), 2);
-  assert.match(bad.output(), /needs --hub and --key/);
+  assert.match(bad.output(), /needs --hub and a pair key \(AGENT_HOST_PAIR_KEY, or --key\)/);
 });
