@@ -2,7 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase } from './helpers/hub.js';
 import { existsSync } from 'node:fs';
-import { openDatabase, clientUrlOf } from '../src/db/orm.js';
+import net from 'node:net';
+import { once } from 'node:events';
+import { openDatabase, clientUrlOf, DB_ACQUIRE_TIMEOUT_MS } from '../src/db/orm.js';
 import { createLogger } from '../src/log.js';
 
 test('two nodes starting at once on an empty PostgreSQL database both migrate cleanly', { skip: process.env.DATABASE_URL ? false : 'needs DATABASE_URL (PostgreSQL); the embedded database has one process' }, async () => {
@@ -39,5 +41,26 @@ test('a libpq-style ?host=/socket/dir URL connects over that Unix socket', async
     }
   } finally {
     await fresh.drop();
+  }
+});
+
+test('a DATABASE_URL whose server never answers: the start fails naming the address and the wait, not knex\'s "pool is probably full"', async () => {
+  // What a firewall that drops packets, a stopped VM or a wrong port on a busy machine looks like: the TCP
+  // connection opens (or never completes) and no PostgreSQL greeting comes.
+  const held = new Set<net.Socket>();
+  const silent = net.createServer((c) => void held.add(c)).listen(0, '127.0.0.1');
+  await once(silent, 'listening');
+  const port = (silent.address() as net.AddressInfo).port;
+  try {
+    const err: Error = await openDatabase({ databaseUrl: `postgresql://postgres:hunter2@127.0.0.1:${port}/postgres`, dataDir: ':memory:' }, createLogger('silent')).then(
+      () => assert.fail('opened a database on a silent port'),
+      (e: Error) => e,
+    );
+    assert.match(err.message, new RegExp(`no answer from PostgreSQL at 127\\.0\\.0\\.1:${port} within ${DB_ACQUIRE_TIMEOUT_MS / 1000} s`));
+    assert.doesNotMatch(err.message, /pool is probably full|transacting/);
+    assert.doesNotMatch(err.message, /hunter2/, 'never the password');
+  } finally {
+    for (const c of held) c.destroy();
+    silent.close();
   }
 });

@@ -58,7 +58,7 @@ export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> 
     orm = await MikroORM.init(options);
   } catch (e) {
     void boot?.ready.then((db) => db.close(), () => {}); // a database nobody will use
-    throw e;
+    throw cfg.databaseUrl ? unanswered(e, cfg.databaseUrl) : e;
   }
   if (boot) {
     try {
@@ -84,6 +84,23 @@ export async function openDatabase(cfg: Pick<Config, 'databaseUrl' | 'dataDir'> 
       await embedded?.close();
     },
   };
+}
+
+/**
+ * A server that never greets (a firewall dropping packets, a wrong port) surfaces as knex's "Timeout acquiring
+ * a connection. The pool is probably full…", which sends an operator looking at the wrong thing: name the
+ * address and the wait instead (never the URL: it may carry a password).
+ */
+function unanswered(e: unknown, url: string): unknown {
+  if ((e as Error | undefined)?.name !== 'KnexTimeoutError') return e;
+  let at = 'DATABASE_URL';
+  try {
+    const u = new URL(url);
+    at = u.searchParams.get('host') ?? `${u.hostname}:${u.port || 5432}`;
+  } catch {
+    // not a URL: the variable's name says where to look
+  }
+  return new Error(`no answer from PostgreSQL at ${at} within ${DB_ACQUIRE_TIMEOUT_MS / 1000} s: is it a PostgreSQL server, and reachable from here?`, { cause: e });
 }
 
 /**
