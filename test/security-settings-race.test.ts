@@ -13,7 +13,7 @@ import { useCluster, clusterSkipReason } from './helpers/cluster.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
 import { apiError } from './helpers/api-error.js';
-import { ApiError, type SessionView } from '../src/client/index.js';
+import { ApiError, type AcceptedRun, type SessionView } from '../src/client/index.js';
 
 const ROUNDS = 20;
 const SETTINGS_REPLY_MS = 60;
@@ -33,6 +33,12 @@ class WatchedHost {
   settingsDone = 0;
   settingsSeen = 0;
   violations: string[] = [];
+  /**
+   * While set, settings replies wait for releaseSettings(): the test, not a timer, decides when the write
+   * ends (a send slower than the timer on a loaded machine would otherwise find the lease already gone).
+   */
+  holdSettings = false;
+  private held: Array<() => void> = [];
 
   async connect(t: { url: string }, credential: string): Promise<this> {
     this.h = await connectFakeHost(t, credential, {
@@ -42,11 +48,13 @@ class WatchedHost {
         this.settingsSeen++;
         if (this.active.size) this.violations.push(`settings.apply while running ${[...this.active].join(',')}`);
         this.inSettings++;
-        setTimeout(() => {
+        const reply = () => {
           this.inSettings--;
           this.settingsDone++;
           this.h.send({ t: 'reply', id: f.id, ok: true, data: { applied: true } });
-        }, SETTINGS_REPLY_MS);
+        };
+        if (this.holdSettings) this.held.push(reply);
+        else setTimeout(reply, SETTINGS_REPLY_MS);
         return undefined;
       },
     });
@@ -59,6 +67,12 @@ class WatchedHost {
       this.active.add(f.runId);
     });
     return this;
+  }
+
+  /** Sends the settings replies held so far and stops holding. */
+  releaseSettings(): void {
+    this.holdSettings = false;
+    for (const reply of this.held.splice(0)) reply();
   }
 
   end(runId: string): void {
@@ -144,10 +158,16 @@ async function race(key: string, sendVia: Node, applyVia: Node, dbVia: Node, s: 
   // 2. An apply in flight (the host has the command), then a message: it waits, and starts after the settings.
   for (let i = 0; i < rounds; i++) {
     const seen = host.settingsSeen;
+    host.holdSettings = true;
     const a = apply(i);
-    await eventually(async () => host.settingsSeen > seen, 10_000, 2);
-    const m = await send(i);
-    assert.deepEqual({ status: m.status, queueReason: m.queueReason }, { status: 'queued', queueReason: 'host_capacity' }, `round ${i}`);
+    let m: AcceptedRun;
+    try {
+      await eventually(async () => host.settingsSeen > seen, 10_000, 2);
+      m = await send(i);
+      assert.deepEqual({ status: m.status, queueReason: m.queueReason }, { status: 'queued', queueReason: 'host_capacity' }, `round ${i}`);
+    } finally {
+      host.releaseSettings();
+    }
     await a;
     await eventually(async () => host.starts.includes(m.taskId), 10_000, 5);
     assert.equal(await taskStatus(dbVia, m.taskId), 'running');
@@ -211,11 +231,17 @@ describe('two nodes with Redis', async () => {
     open.push(s.host.h);
     for (let i = 0; i < 5; i++) {
       const seen = s.host.settingsSeen;
+      s.host.holdSettings = true;
       const ap = b.client(u.key).hosts.applyModelConfig(s.host.hostId, s.configId);
-      await eventually(async () => s.host.settingsSeen > seen, 10_000, 2);
-      // Node A owns the host's channel: its drain must not start the message before B's lease ends.
-      const m = await a.client(u.key).sessions.send(s.sessionId, { content: `lease ${i}` });
-      assert.equal(m.status, 'queued', JSON.stringify(m));
+      let m: AcceptedRun;
+      try {
+        await eventually(async () => s.host.settingsSeen > seen, 10_000, 2);
+        // Node A owns the host's channel: its drain must not start the message before B's lease ends.
+        m = await a.client(u.key).sessions.send(s.sessionId, { content: `lease ${i}` });
+        assert.equal(m.status, 'queued', JSON.stringify(m));
+      } finally {
+        s.host.releaseSettings();
+      }
       await ap;
       await eventually(async () => s.host.starts.includes(m.taskId), 10_000, 5);
       await settle(a, s.host);
