@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Socket, type AddressInfo } from 'node:net';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { apiError, failure } from './helpers/api-error.js';
 import type { ModelTestInput } from '../src/client/index.js';
@@ -39,6 +39,23 @@ const json = (res: ServerResponse, status: number, body: unknown) => {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(typeof body === 'string' ? body : JSON.stringify(body));
 };
+
+/** The socket connections this process attempts while `fn` runs (host:port), the probe's among them: the hub runs here. */
+async function connectsDuring<T>(fn: () => Promise<T>): Promise<{ value: T; targets: string[] }> {
+  const original = Socket.prototype.connect;
+  const targets: string[] = [];
+  Socket.prototype.connect = function (this: Socket, ...args: any[]) {
+    // net.connect passes its arguments normalized: [[options, callback]].
+    const o = Array.isArray(args[0]) ? args[0][0] : args[0];
+    targets.push(o && typeof o === 'object' ? `${o.host ?? o.path ?? ''}:${o.port ?? ''}` : `${args[1] ?? 'localhost'}:${o}`);
+    return (original as any).apply(this, args);
+  } as typeof original;
+  try {
+    return { value: await fn(), targets };
+  } finally {
+    Socket.prototype.connect = original;
+  }
+}
 
 let t: TestHub;
 let strict: TestHub;
@@ -212,16 +229,18 @@ test('replyPreview is at most 120 characters', async () => {
 
 test('egress: link-local and metadata addresses always refused; private ones refused unless allowed', async () => {
   for (const baseUrl of ['http://169.254.169.254', 'http://[fd00:ec2::254]', 'http://[::ffff:169.254.169.254]']) {
-    const started = Date.now();
-    const d = (await probe({ apiType: 'anthropic', baseUrl, apiKey: KEY, modelName: 'm' }));
+    const { value: d, targets } = await connectsDuring(() => probe({ apiType: 'anthropic', baseUrl, apiKey: KEY, modelName: 'm' }));
     assert.deepEqual([d.ok, d.reason], [false, 'network'], baseUrl);
-    assert.match(d.error ?? '', /refused/);
-    assert.ok(Date.now() - started < 500, 'refused before any connection attempt');
+    assert.match(d.error ?? '', /^refused: address \S+ is link-local or a cloud metadata endpoint$/);
+    const host = new URL(baseUrl).hostname.replace(/^\[|\]$/g, '');
+    assert.deepEqual(targets.filter((x) => x.startsWith(`${host}:`)), [], `refused before any connection attempt: ${targets.join(', ')}`);
   }
   const ep = await endpoint((_req, res) => json(res, 200, { content: [{ type: 'text', text: 'pong' }] }));
   const port = new URL(ep.url).port;
-  // Allowed by default (loopback), by name and by address.
-  assert.equal((await probe({ apiType: 'anthropic', baseUrl: `http://localhost:${port}`, apiKey: KEY, modelName: 'm' })).ok, true);
+  // Allowed by default (loopback), by name and by address; the probe's connection is one the count above would see.
+  const allowed = await connectsDuring(() => probe({ apiType: 'anthropic', baseUrl: `http://localhost:${port}`, apiKey: KEY, modelName: 'm' }));
+  assert.equal(allowed.value.ok, true);
+  assert.ok(allowed.targets.includes(`localhost:${port}`), `the probe's own connection is seen: ${allowed.targets.join(', ')}`);
   const sUser = await strict.user();
   const blockedName = (await probe({ apiType: 'anthropic', baseUrl: `http://localhost:${port}`, apiKey: KEY, modelName: 'm' }, strict, sUser.key));
   assert.deepEqual([blockedName.ok, blockedName.reason], [false, 'network']);
