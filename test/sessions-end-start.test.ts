@@ -86,13 +86,32 @@ test('a run\'s end starts the oldest waiting session first and keeps to the host
 test('nothing starts at a run\'s end while the host\'s settings lease is held; the lease\'s end starts it', async () => {
   const { c, ids: [sid], hostId, starts, end, startOf } = await setup(1, 1);
   assert.equal((await c.sessions.send(sid, { content: 'l1' })).status, 'processing');
-  assert.equal((await c.sessions.send(sid, { content: 'l2' })).status, 'queued');
+  const l2 = await c.sessions.send(sid, { content: 'l2' });
+  assert.equal(l2.status, 'queued');
   const run = await startOf('l1');
   const conn = t.hub.ctx.em().getConnection();
-  await conn.execute(`update hosts set settings_until = now() + interval '400 milliseconds' where id = ?`, [hostId]);
-  end(run.runId);
-  await sleep(200);
+  const status = async (taskId: string) => (await conn.execute(`select status from session_tasks where id = ?`, [taskId]))[0]?.status;
+  // The scheduler's timer for the lease's end, caught as it is planned (nothing else here plans one of an hour):
+  // the test ends the lease, not the clock, so no stall of this machine decides what the claim sees.
+  const planned: Array<() => void> = [];
+  const realSetTimeout = globalThis.setTimeout;
+  globalThis.setTimeout = ((fn: (...a: unknown[]) => void, ms?: number, ...rest: unknown[]) => {
+    const timer = realSetTimeout(fn, ms, ...rest);
+    if ((ms ?? 0) >= 30 * 60_000) planned.push(() => (clearTimeout(timer), fn(...rest)));
+    return timer;
+  }) as typeof setTimeout;
+  try {
+    await conn.execute(`update hosts set settings_until = now() + interval '1 hour' where id = ?`, [hostId]);
+    end(run.runId);
+    await eventually(async () => (await status(run.runId)) !== 'running' || undefined, 5000, 10);
+    await eventually(async () => planned.length > 0 || undefined, 5000, 10);
+  } finally {
+    globalThis.setTimeout = realSetTimeout;
+  }
+  assert.equal(await status(l2.taskId), 'queued', 'held while the lease lasts');
   assert.deepEqual(starts.map((s) => s.prompt), ['l1'], 'held while the lease lasts');
-  // The lease's holder died: the scheduler's timer drains the host once the lease is over.
+  // The lease's holder died: once the lease is over, the scheduler's timer drains the host.
+  await conn.execute(`update hosts set settings_until = now() - interval '1 second' where id = ?`, [hostId]);
+  for (const fire of planned) fire();
   await startOf('l2');
 });
