@@ -8,6 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { mkdtempSync, mkdirSync, rmSync, readFileSync } from 'node:fs';
 import { execSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -28,6 +29,17 @@ let B: HubNode;
 let lb: { url: string; close(): Promise<void> };
 let host: AgentHostProcess;
 let drop: (() => Promise<void>) | undefined;
+let dbUrl: string;
+/** One statement on the nodes' shared database, on a connection of its own. */
+async function sql(text: string, params: unknown[]): Promise<any[]> {
+  const c = new pg.Client({ connectionString: dbUrl });
+  await c.connect();
+  try {
+    return (await c.query(text, params)).rows;
+  } finally {
+    await c.end();
+  }
+}
 let tmp: string;
 const adminKey = 'ahk_' + randomBytes(20).toString('hex');
 
@@ -35,6 +47,7 @@ before(async () => {
   if (skip) return;
   const db = await createTestDatabase();
   drop = db.drop;
+  dbUrl = db.url!; // set: skipped above without DATABASE_URL
   tmp = mkdtempSync(join(tmpdir(), 'multinode-'));
   const env = {
     DATABASE_URL: db.url,
@@ -130,7 +143,8 @@ async function scenario() {
   // message sent before that waits as host_capacity (202), by design (a red CI run raced it). Wait for
   // agent-host's run.end, then for the hub to have written it.
   await host.waitFor(new RegExp(`run ${slow.body.taskId} aborted`), 15_000); // a 202 answers its body bare (the spec)
-  await new Promise((r) => setTimeout(r, 500));
+  // Written when the slot is free again: the engine's stop no longer held (engine_until cleared), read from the database.
+  await eventually(async () => (await sql(`select engine_until is null as free from session_tasks where id = $1`, [slow.body.taskId]))[0]?.free === true || undefined, 15_000, 50);
 
   // 3. A long turn streamed from B, two more messages queued behind it, then node A dies.
   const long = await openSse(`${B.url}/api/v1/sessions/${sessionId}/messages`, {
