@@ -23,7 +23,6 @@ after(async () => {
 });
 
 const balance = async (key: string) => (await t.client(key).billing.balance()).balance;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('waiting guest messages started by one claim are each backed by the floor', async () => {
   const owner = await t.user();
@@ -39,7 +38,8 @@ test('waiting guest messages started by one claim are each backed by the floor',
   assert.equal(await balance(guest.key), 3 * FLOOR);
 
   // The host is busy applying model settings (its lease): the guest's three messages wait, each backed at accept.
-  await t.hub.ctx.em().getConnection().execute(`update hosts set settings_until = now() + interval '1500 milliseconds' where id = ?`, [hostId]);
+  // An hour's lease, ended below by the test: no stall of this machine lets it lapse before the redeem.
+  await t.hub.ctx.em().getConnection().execute(`update hosts set settings_until = now() + interval '1 hour' where id = ?`, [hostId]);
   const queued: AcceptedRun[] = [];
   for (const i of [1, 2, 3]) {
     const r = (await g.sessions.create({ agentId: a.id, content: `job ${i}` })) as SessionView | AcceptedRun;
@@ -53,11 +53,14 @@ test('waiting guest messages started by one claim are each backed by the floor',
   await g.billing.redeem('coffee-voucher');
   assert.equal(await balance(guest.key), FLOOR);
 
-  // The lease ends: the scheduler drains the host, which has room for all three.
-  await sleep(2500);
-  const starts = host.frames.filter((f: any) => f.t === 'run.start' && queued.some((q) => q.taskId === f.runId));
+  // The lease ends: the scheduler drains the host (what its lease timer does), which has room for all three.
+  await t.hub.ctx.em().getConnection().execute(`update hosts set settings_until = null where id = ?`, [hostId]);
+  await t.hub.runFrames.scheduler.drain(hostId); // resolves once its claim is committed and what it started is sent
   const [running] = await t.hub.ctx.em().getConnection().execute(
     `select count(*)::int as n from session_tasks where user_id = ? and status = 'running' and gmin > 0`, [guest.id]);
+  const startsOf = () => host.frames.filter((f: any) => f.t === 'run.start' && queued.some((q) => q.taskId === f.runId));
+  await eventually(async () => startsOf().length >= 1 || undefined, 5000, 10).catch(() => {});
+  const starts = startsOf();
   assert.ok(starts.length >= 1, 'the drain ran (one backed message started)');
   assert.equal(running.n, 1, `one floor of balance backs one guest run; ${running.n} guest runs were started by one claim`);
   assert.equal(starts.length, 1);
