@@ -1,13 +1,13 @@
 // A message sent while its session's run is over on the host but the run's
-// end is still being written waits for that write (bounded, END_WAIT_MS) and
-// starts at once, rather than queueing behind a run that has ended. A write
-// held longer leaves the message to queue as before; the end then starts it.
+// end is still being written waits for that write (bounded, END_WAIT_MS in
+// src/sessions/messaging.ts) and starts at once, rather than queueing behind
+// a run that has ended. A write held longer leaves the message to queue as
+// before; the end then starts it.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import type { SessionView } from '../src/client/index.js';
-import { END_WAIT_MS } from '../src/sessions/messaging.js';
 
 let t: TestHub;
 let host: FakeHost | undefined;
@@ -51,9 +51,21 @@ test('a message sent while its session\'s run end is written starts at once; a w
   host.send({ t: 'run.end', runId: r1.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
   await eventually(async () => hold.entered() > 0 || undefined, 5000, 5);
   const s2 = startOf('m2');
-  const sent2 = c.sessions.send(sid, { content: 'm2' });
-  setTimeout(() => hold.release(), END_WAIT_MS / 4);
-  const a2 = await sent2;
+  // Released as the send starts its wait (not on a timer running since the request left): the write then has
+  // the whole END_WAIT_MS, however long the request took to reach the hub.
+  const runs = t.hub.runFrames.runs;
+  const endOf = runs.endOf.bind(runs);
+  runs.endOf = (sessionId: string) => {
+    const ending = endOf(sessionId);
+    if (sessionId === sid && ending) hold.release();
+    return ending;
+  };
+  let a2;
+  try {
+    a2 = await c.sessions.send(sid, { content: 'm2' });
+  } finally {
+    runs.endOf = endOf;
+  }
   assert.equal(a2.status, 'processing', 'the run had ended: m2 is not queued behind it');
   assert.equal(a2.queueReason, undefined);
   const r2: any = await s2;
