@@ -27,14 +27,16 @@ test('apply of a configuration deleted while the apply waited for the host → 4
   const c = t.client(u.key);
   const { hostId, credential } = await pairHost(t, u.key);
   let slow = true;
+  let finishFirst: (() => void) | undefined;
   const h = await connectFakeHost(t, credential, {
-    // The first settings write takes 1.5 s on the host (a slow disk); later ones answer at once.
+    // The first settings write lasts until the test ends it (a slow disk, as long as the race below takes);
+    // later ones answer at once.
     answer: (f) => {
       if (f.t !== 'settings.apply') return undefined;
       const reply = { t: 'reply' as const, id: f.id, ok: true as const, data: { applied: true } };
       if (!slow) return reply;
       slow = false;
-      setTimeout(() => h.send(reply), 1500);
+      finishFirst = () => h.send(reply);
       return undefined;
     },
   });
@@ -63,7 +65,11 @@ test('apply of a configuration deleted while the apply waited for the host → 4
   restore();
 
   // Not bound yet: the owner may delete it.
-  assert.deepEqual(await c.modelConfigs.remove(second.id), { deleted: true });
+  try {
+    assert.deepEqual(await c.modelConfigs.remove(second.id), { deleted: true });
+  } finally {
+    finishFirst!();
+  }
 
   const r1 = await p1;
   assert.equal((r1.modelConfig as { configId?: string } | null)?.configId, first.id);
