@@ -43,7 +43,7 @@ test('a host that never answers settings is not sent them again at every idle: m
     const waited = performance.now() - t0;
     h.send({ t: 'run.end', runId: r.taskId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
     await eventually(async () => ((await c.sessions.get(r.sessionId)).status !== 'processing' ? true : undefined), 5000, 20);
-    return { sessionId: r.sessionId, waited };
+    return { sessionId: r.sessionId, status: r.status, queueReason: r.queueReason, waited };
   };
 
   // The apply went unanswered: the host is silent, so idles do not send it what it owes (a revert) at once.
@@ -51,7 +51,9 @@ test('a host that never answers settings is not sent them again at every idle: m
   for (let i = 0; i <= 3; i++) {
     const r = await turn(sid, i);
     sid = r.sessionId;
-    assert.ok(r.waited < 1500, `turn ${i} started at once (waited ${Math.round(r.waited)} ms)`);
+    // Started by its own accept, not queued behind a settings write's lease (a wait for the host's 3-s answer):
+    // the hub's decision, which no slowness of this machine changes.
+    assert.deepEqual([r.status, r.queueReason], ['processing', undefined], `turn ${i} started at once (waited ${Math.round(r.waited)} ms)`);
   }
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(settings(), 1, 'no settings command after each idle');
