@@ -45,7 +45,7 @@ test('malformed wire payloads are refused', () => {
   assert.equal(good[0], WIRE_TAG);
 });
 
-async function twoNodes(): Promise<[SessionEvents, SessionEvents, RedisBus]> {
+async function twoNodes(): Promise<[SessionEvents, SessionEvents, RedisBus, RedisBus]> {
   const url = (redis as { url: string }).url;
   const prefix = testPrefix();
   const a = await RedisBus.connect(url, { prefix });
@@ -53,15 +53,15 @@ async function twoNodes(): Promise<[SessionEvents, SessionEvents, RedisBus]> {
   const ea = new SessionEvents(a);
   const eb = new SessionEvents(b);
   closers.push(() => ea.close(), () => eb.close(), () => a.close(), () => b.close());
-  return [ea, eb, a];
+  return [ea, eb, a, b];
 }
 
 test("a reader on another node gets the producer's events: the same frames, ids and data", { skip }, async () => {
-  const [producer, reader] = await twoNodes();
+  const [producer, reader, , busB] = await twoNodes();
   const sid = `ses_${randomBytes(4).toString('hex')}`;
   const got: SessionEvent[] = [];
   reader.subscribe(sid, (e) => got.push(e));
-  await new Promise((r) => setTimeout(r, 200)); // the SUBSCRIBE is on its way; nothing published before it is asked for
+  await busB.ready(); // the SUBSCRIBE active in Redis: nothing published before it would reach the reader
   producer.emit(sid, 'run_a', 'accepted', { runId: 'run_a' });
   producer.emit(sid, 'run_a', 'message.delta', { delta: 'héllo "x"\n' }, { at: 1234 });
   producer.emit(sid, 'run_a', 'tool.started', { tool: { id: 't1', name: 'Bash' } });
@@ -82,11 +82,11 @@ test("a reader on another node gets the producer's events: the same frames, ids 
 });
 
 test('an event of a node from before the wire format (a MessagePack map) is still read', { skip }, async () => {
-  const [, reader, busA] = await twoNodes();
+  const [, reader, busA, busB] = await twoNodes();
   const sid = `ses_${randomBytes(4).toString('hex')}`;
   const got: SessionEvent[] = [];
   reader.subscribe(sid, (e) => got.push(e));
-  await new Promise((r) => setTimeout(r, 200));
+  await busB.ready();
   const old: SessionEvent = { id: 'run_b:2', runId: 'run_b', event: 'message.delta', data: { sessionId: sid, status: 'processing', delta: 'old' }, at: 5 };
   publishObj(busA, `session:${sid}`, old);
   await eventually(async () => got.length === 1 || undefined, 5000, 10);
