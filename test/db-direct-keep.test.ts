@@ -61,6 +61,10 @@ test('whoever asks the pool gets a kept connection at once, even when it is the 
 test('a kept connection PostgreSQL terminated is not used again: the next call gets a live one', { skip: pgOnly }, async () => {
   await withDb(9, async (knex) => {
     const pid = await pidOf(knex);
+    // The kept connection (out of the pool by its count), watched for the moment it reads the termination.
+    const kept = knex.client.pool.used.map((u: { resource: any }) => u.resource).find((c: any) => c.processID === pid);
+    assert.ok(kept, 'the connection that answered is kept');
+    const ended = new Promise<void>((r) => kept.once('end', r));
     const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
     await admin.connect();
     try {
@@ -68,7 +72,7 @@ test('a kept connection PostgreSQL terminated is not used again: the next call g
     } finally {
       await admin.end();
     }
-    await new Promise((r) => setTimeout(r, 200)); // the client reads the termination
+    await ended; // the client has read the termination (however late this process gets to it)
     const next = await pidOf(knex);
     assert.notEqual(next, pid);
     assert.equal(typeof next, 'number');
