@@ -37,19 +37,20 @@ test("send/abort loops on a capacity-1 host: the next run starts only once the h
   const grace = t.hub.ctx.config.engineStopGraceMs;
   t.hub.ctx.config.engineStopGraceMs = 10 * 60_000;
   const ids: string[] = [];
+  let sessionId = '';
   try {
-    const first = accepted(await g.sessions.create({ agentId, content: 'job 1' }));
-    await host.next((f) => f.t === 'run.start' && (f as any).runId === first.taskId);
-    ids.push(first.taskId);
+    const run = accepted(await g.sessions.create({ agentId, content: 'job 1' }));
+    sessionId = run.sessionId;
+    await host.next((f) => f.t === 'run.start' && (f as any).runId === run.taskId);
+    ids.push(run.taskId);
     for (let i = 2; i <= 4; i++) {
-      await g.sessions.abort(first.sessionId);
-      ids.push((await g.sessions.send(first.sessionId, { content: `job ${i}` })).taskId);
+      await g.sessions.abort(sessionId);
+      ids.push((await g.sessions.send(sessionId, { content: `job ${i}` })).taskId);
     }
   } finally {
     t.hub.ctx.config.engineStopGraceMs = grace;
   }
   const [first] = ids;
-  const sessionId = (await t.hub.ctx.em().getConnection().execute(`select session_id from session_tasks where id = ?`, [first]))[0].session_id;
   await sleep(400);
   assert.deepEqual(started(host, ids), [first], 'one engine at a time on a capacity-1 host');
   // What the database holds decides, not what reached the host by now: no second run, the last message waiting.
