@@ -3,7 +3,7 @@
 // they have stopped. A real hub, the real agent-host CLI and the fake engine.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +27,8 @@ let gc: Client;
 let hostId: string;
 
 const claudeRuns = () => fakeEngineRuns(logFile);
+/** Pids of engines that got a SIGINT and ignored it (fake-claude's [ignore-sigint]). */
+const sigintsIgnored = () => (existsSync(`${logFile}.sigint`) ? readFileSync(`${logFile}.sigint`, 'utf8').split('\n').filter(Boolean).map(Number) : []);
 const runOf = (prompt: string) => eventually(async () => claudeRuns().find((r) => r.prompt === prompt), 15_000, 25);
 const alive = pidAlive;
 const running = async () => (await oc.hosts.list()).items.find((h) => h.id === hostId)?.running;
@@ -96,14 +98,21 @@ test('an engine that ignores SIGINT is killed within the bound before the delete
 
 test('the host\'s running count does not drop while the engine is still stopping', async () => {
   const agentId = await newAgent('counted');
-  await start(oc, agentId, 'counted [ignore-sigint] [sleep:60000]');
-  const { pid } = await runOf('counted [ignore-sigint] [sleep:60000]');
+  await start(oc, agentId, 'counted [ignore-sigint] [sigint-stops-host] [sleep:60000]');
+  const { pid } = await runOf('counted [ignore-sigint] [sigint-stops-host] [sleep:60000]');
   await eventually(async () => (await running()) === 1);
   const del = oc.agents.remove(agentId);
-  // While the engine ignores SIGINT (3 s until SIGKILL), the host still counts it.
-  await new Promise((r) => setTimeout(r, 1500));
-  assert.ok(alive(pid));
-  assert.equal(await running(), 1, 'the slot is still taken while the engine runs');
+  // The engine ignores its SIGINT and holds agent-host still (SIGSTOP) as it gets it: the SIGKILL
+  // due 3 s later cannot come while the slot is looked at, however slow this machine is, and a
+  // count dropped by the deletion itself (not by the run's end) has a second to show.
+  try {
+    await eventually(async () => sigintsIgnored().includes(pid), 15_000, 25);
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.ok(alive(pid));
+    assert.equal(await running(), 1, 'the slot is still taken while the engine runs');
+  } finally {
+    host.proc.kill('SIGCONT');
+  }
   assert.equal(await del, undefined, 'a 204 without a body');
   assert.equal(alive(pid), false);
   await eventually(async () => (await running()) === 0, 5000, 25);
