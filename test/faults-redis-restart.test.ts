@@ -15,7 +15,6 @@ import { hasRedisServer, ownRedis, type OwnRedis } from './helpers/redis-server.
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import { openSse, type SseFrame } from './helpers/sse.js';
 import { LoadClient } from '../bench/load-client.js';
-import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
 
 const skip = !process.env.DATABASE_URL ? 'DATABASE_URL is not set (two hub processes share one PostgreSQL database)' : !hasRedisServer ? 'no redis-server binary to start a Redis this test may restart' : undefined;
 if (skip) console.log(`# skipping the Redis restart fault: ${skip}`);
@@ -91,7 +90,6 @@ test('Redis restarted under load with two nodes: resubscribe, presence, Last-Eve
       assert.equal(s.status, 201, s.text);
       sessions.push(s.body.data.id);
     }
-    await new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS + 300)); // runs missing from the hello's list are judged after it
 
     // The long turn, read through B.
     const longSession = sessions[0];

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { wrapHubQueries } from './helpers/hub.js';
 import { hubWithHosts } from './helpers/hosts-hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
-import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
 import type { AcceptedRun } from '../src/client/index.js';
 import type { FrameOf, HubToHost } from '../host-protocol/frames.js';
 
@@ -36,7 +35,6 @@ test('channels closing together end their runs with one lookup per batch of host
     sessions.push(((await c.sessions.create({ agentId: agent.id, content: 'hello' })) as AcceptedRun).sessionId);
   }
   await Promise.all(hosts.map((h) => h.next((f) => f.t === 'run.start')));
-  await new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS + 300)); // past the hello's grace: the runs are the hosts' own
 
   // Counts the lookups of a closed host's open runs.
   let lookups = 0;
@@ -67,7 +65,6 @@ test('a host that reconnects before the down pass ends its runs keeps them', { t
   const agent = await eventually(() => c.agents.create({ name: 'bounce', scope: 'private', hostId, engine: 'claude-code' }));
   const { sessionId } = (await c.sessions.create({ agentId: agent.id, content: 'hello' })) as AcceptedRun;
   const start = await first.next<FrameOf<HubToHost, 'run.start'>>((f) => f.t === 'run.start');
-  await new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS + 300));
 
   // The pass over the closed channel is held (a busy pass, a slow database) while the host comes back.
   let reached!: () => void;

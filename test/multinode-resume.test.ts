@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { useCluster, clusterSkipReason } from './helpers/cluster.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
 import { openSse } from './helpers/sse.js';
-import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
 import type { SessionView } from '../src/client/index.js';
 
 const skip = await clusterSkipReason();
@@ -25,8 +24,6 @@ test('a reader resuming on another node than the host\'s gets the missed events,
   const h = host;
   // The host's engines reach its record shortly after hello.
   const agent = await eventually(() => a.client(u.key).agents.create({ name: 'resume', scope: 'private', hostId: h.hostId, engine: 'claude-code' }), 10_000, 50);
-  // Runs missing from the hello's `running` list are failed LOST_RUN_GRACE_MS after it (scheduler.ts).
-  await new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS + 300));
   const onB = b.client(u.key);
   const sid = ((await onB.sessions.create({ agentId: agent.id })) as SessionView).id; // no content: the 201 session
   const sent = await onB.sessions.send(sid, { content: 'stream' });

@@ -18,7 +18,6 @@ import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
 import { startNode, startBalancer, call, type HubNode } from './helpers/nodes.js';
 import { spawnAgentHost, eventually, type AgentHostProcess } from './helpers/host.js';
 import { openSse } from './helpers/sse.js';
-import { LOST_RUN_GRACE_MS } from '../src/sessions/scheduler.js';
 
 const redis = await redisUrlOrSkip();
 const skip = 'skip' in redis ? redis.skip : !process.env.DATABASE_URL ? 'DATABASE_URL is not set (two hub processes need one shared PostgreSQL)' : undefined;
@@ -105,9 +104,6 @@ async function scenario() {
     FAKE_CLAUDE_LOG: join(tmp, 'claude.log'),
   });
   const hostId = (await host.waitFor(/connected to \S+ as hst_\w+/, 30_000)).match(/hst_\w+/)![0];
-  // sessions/scheduler.ts judges runs missing from a hello's `running` list LOST_RUN_GRACE_MS after it,
-  // including runs dispatched after the hello: start the first run only once that check has passed.
-  await new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS + 500));
 
   // Everything below goes through node B.
   const agent = await eventually(async () => {
