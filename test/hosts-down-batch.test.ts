@@ -82,7 +82,9 @@ test('a host that reconnects before the down pass ends its runs keeps them', { t
     const again = await connectFakeHost(t, credential, { running: [start.runId] });
     hosts.push(again);
     release();
-    await new Promise((r) => setTimeout(r, 1000));
+    // The held pass goes on and ends (its run ends, if any, awaited inside it).
+    const down = (t.hub.runFrames.scheduler as unknown as { down: { downPass: boolean } }).down;
+    await eventually(async () => !down.downPass, 10_000, 5);
   } finally {
     release();
     restore();
