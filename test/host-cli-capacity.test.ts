@@ -43,7 +43,7 @@ test('agent-host started with --capacity 1 runs one engine at a time, whatever t
   const engines = fakeEngineRuns(logFile).filter((r) => pidAlive(r.pid));
   assert.equal(engines.length, 1, `${engines.length} engines run at once on a host of capacity 1`);
   for (let i = 1; i < N; i++) {
-    const end = hub.frames.items.find((f) => f.t === 'run.end' && f.runId === `run_${i}`);
+    const end = await hub.frames.until((f) => f.t === 'run.end' && f.runId === `run_${i}`, 10_000, () => host.output()).catch(() => undefined);
     assert.ok(end && end.t === 'run.end' && end.ok === false, `run_${i} past the capacity was refused with a run.end`);
   }
 });
