@@ -1,9 +1,9 @@
 // Issue 10, hole 7: a revocation made while Redis is unreachable is never
 // lost. Two hubs share one PostgreSQL database and a Redis server this test
 // starts on a spare port (and kills and restarts; never the shared one). A
-// key deleted or refreshed, a logout, a host deleted and a user deleted on
-// node A are refused by A at once, and by B within the cache TTL, or at once
-// after B's bus reconnects.
+// key deleted or refreshed, a logout, a host deleted, a user deleted and a
+// member removed from a shared agent on node A are refused by A at once, and
+// by B within the cache TTL, or at once after B's bus reconnects.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -24,6 +24,8 @@ let redis: OwnRedis;
 let a: TestHub;
 let b: TestHub;
 let dropDb: () => Promise<void> = async () => {};
+/** Host channels a test opened for its agents (closed after). */
+const hosts: FakeHost[] = [];
 
 before(async () => {
   if (skip) return;
@@ -38,6 +40,7 @@ before(async () => {
 
 after(async () => {
   if (skip) return;
+  for (const h of hosts) h.close();
   if (redis && !redis.started) await redis.start().catch(() => undefined); // the hubs close cleanly with Redis up
   await b?.close().catch(() => undefined);
   await a?.close().catch(() => undefined);
@@ -48,6 +51,12 @@ after(async () => {
 /** 200 when `token` still opens an authenticated read on `hub`, else the ApiError's status (401 once revoked). */
 const status = (hub: TestHub, token: string) =>
   hub.client(token).keys.list().then(() => 200, (e: unknown) => {
+    if (e instanceof ApiError) return e.status;
+    throw e;
+  });
+/** 200 when `token` reads agent `id` on `hub`, else the ApiError's status (404 once it is not shared with the caller). */
+const agentStatus = (hub: TestHub, token: string, id: string) =>
+  hub.client(token).market.get(id).then(() => 200, (e: unknown) => {
     if (e instanceof ApiError) return e.status;
     throw e;
   });
@@ -62,6 +71,8 @@ interface Victims {
   user: string;
   host: { hostId: string; credential: string; owner: string; channel: FakeHost };
   hostOfUser: FakeHost;
+  /** A private agent of the owner's shared with `member` (a user whose membership is removed). */
+  shared: { agentId: string; member: { id: string; key: string } };
 }
 
 /** Credentials and channels of every kind, all used on node B first so B has them cached. */
@@ -79,7 +90,17 @@ async function victims(): Promise<Victims> {
   const hostOfUser = await connectFakeHost(b, h2.credential);
   const deleted = await a.client(owner.key).keys.create('to-delete');
   for (const tok of [owner.key, second.key, jwt, doomed.key, deleted.key]) assert.equal(await status(b, tok), 200, 'warm on B');
-  return { deleted: deleted.key, refreshed: { old: second.key, id: second.id, owner: owner.key }, jwt, userKey: doomed.key, user: doomed.id, host: { ...host, owner: owner.key, channel }, hostOfUser };
+  // A share: its member's state (what is shared with it) is cached on B by a read there.
+  const member = await a.user();
+  const shareHost = await pairHost(a, owner.key, 'share-host');
+  hosts.push(await connectFakeHost(a, shareHost.credential));
+  const agent = await eventually(() => a.client(owner.key).agents.create({ name: 'shared', scope: 'private', hostId: shareHost.hostId, engine: 'claude-code' }).catch(() => undefined), 10_000, 50);
+  await a.client(member.key).invites.decide((await a.client(owner.key).agents.shareLink(agent.id)).token, true);
+  assert.equal(await agentStatus(b, member.key, agent.id), 200, 'warm on B: the member reads the shared agent');
+  return {
+    deleted: deleted.key, refreshed: { old: second.key, id: second.id, owner: owner.key }, jwt, userKey: doomed.key, user: doomed.id, host: { ...host, owner: owner.key, channel }, hostOfUser,
+    shared: { agentId: agent.id, member },
+  };
 }
 
 /** On node A while Redis is down: every kind of revocation. */
@@ -90,6 +111,7 @@ async function revokeAll(v: Victims, deletedKeyId: string): Promise<void> {
   assert.deepEqual(await a.client(v.jwt).auth.logout(), { loggedOut: true });
   assert.deepEqual(await a.client(v.host.owner).hosts.remove(v.host.hostId), { deleted: true });
   assert.deepEqual(await a.admin.admin.deleteUser(v.user), { deleted: true });
+  await owner.agents.removeMember(v.shared.agentId, v.shared.member.id);
 }
 
 async function keyIdOf(owner: string, name: string): Promise<string> {
@@ -99,6 +121,7 @@ async function keyIdOf(owner: string, name: string): Promise<string> {
 
 async function refusedEverywhere(hub: TestHub, v: Victims): Promise<boolean> {
   for (const tok of [v.deleted, v.refreshed.old, v.jwt, v.userKey]) if ((await status(hub, tok)) !== 401) return false;
+  if ((await agentStatus(hub, v.shared.member.key, v.shared.agentId)) !== 404) return false; // no longer shared with the member
   return (await upgradeStatus(hub, v.host.credential)) === 401;
 }
 
