@@ -48,18 +48,16 @@ after(async () => {
   await dropDb();
 });
 
-/** 200 when `token` still opens an authenticated read on `hub`, else the ApiError's status (401 once revoked). */
-const status = (hub: TestHub, token: string) =>
-  hub.client(token).keys.list().then(() => 200, (e: unknown) => {
+/** 200 when the read answers, else the ApiError's status. */
+const statusOf = (read: Promise<unknown>) =>
+  read.then(() => 200, (e: unknown) => {
     if (e instanceof ApiError) return e.status;
     throw e;
   });
-/** 200 when `token` reads agent `id` on `hub`, else the ApiError's status (404 once it is not shared with the caller). */
-const agentStatus = (hub: TestHub, token: string, id: string) =>
-  hub.client(token).market.get(id).then(() => 200, (e: unknown) => {
-    if (e instanceof ApiError) return e.status;
-    throw e;
-  });
+/** 200 when `token` still opens an authenticated read on `hub` (401 once revoked). */
+const status = (hub: TestHub, token: string) => statusOf(hub.client(token).keys.list());
+/** 200 when `token` reads agent `id` on `hub` (404 once it is not shared with the caller). */
+const agentStatus = (hub: TestHub, token: string, id: string) => statusOf(hub.client(token).market.get(id));
 const closeCode = (h: FakeHost, ms: number) => Promise.race([h.closed.then((c) => c.code), new Promise<string>((r) => setTimeout(() => r('still open'), ms))]);
 const upgradeStatus = (hub: TestHub, credential: string) => connectFakeHost(hub, credential).then((h) => (h.close(), 101), (e: { status?: number }) => e.status);
 
@@ -154,6 +152,7 @@ test('revocations made while Redis is down: node B refuses at once after its bus
   assert.ok(await refusedEverywhere(a, v), 'node A refuses at once');
   await new Promise((r) => setTimeout(r, 500));
   assert.equal(await status(b, v.deleted), 200, 'precondition: B still serves the deleted key from its cache while the bus is down');
+  assert.equal(await agentStatus(b, v.shared.member.key, v.shared.agentId), 200, 'precondition: B still serves the share to the removed member from its cache');
 
   // B's reconnect, seen by a handler registered after the hub's own: when it runs, theirs have run.
   const reconnected = new Promise<void>((r) => {
