@@ -2,6 +2,8 @@
 // a run's frames (RunState.storedBytes): a host that reconnected to another node (its hello listing the run
 // as running) had the run adopted there from 0, so the bound started over on each node. A node adopting a
 // run now reads what the run has stored (storedByRun).
+// Audit by mutation (fifty-second session): the bound on the frames a node holds while it loads such a run
+// (RUN_BACKLOG_MAX_BYTES) had no test; the second test holds B's load and pours past it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
@@ -57,6 +59,50 @@ test('a run cannot store more than RUN_STORED_MAX_BYTES by moving its host to an
     assert.ok(stored <= RUN_MAX,
       `one run stored ${(stored / 1024).toFixed(0)} KiB (RUN_STORED_MAX_BYTES ${RUN_MAX / 1024} KiB), ended ${task.status}/${task.error_code ?? '-'} (session ${first.sessionId})`);
   } finally {
+    onB.close();
+  }
+});
+
+test('frames held while a node loads a run it did not start are bounded: past the bound the run is stopped, nothing held is stored', { skip }, async () => {
+  const BACKLOG = 256 * 1024;
+  const u = await A.user();
+  const { hostId, credential } = await pairHost(A, u.key, 'roamer-2');
+  const onA = await connectFakeHost(A, credential, { capacity: 1 });
+  const c = A.client(u.key);
+  const agent = await eventually(() => c.agents.create({ name: 'sink-2', hostId, engine: 'claude-code', workDir: 'w' }));
+  await c.sessions.create({ agentId: agent.id, content: 'go' });
+  const start: any = await onA.next((f) => f.t === 'run.start');
+  // B's load of the run (its row) waits until the host has poured more than the bound.
+  const runs = B.hub.runFrames.runs as unknown as { adopt: (st: unknown) => Promise<void>; limits: { runBacklogBytes: number } };
+  const adopt = runs.adopt;
+  const bound = runs.limits.runBacklogBytes;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  runs.limits.runBacklogBytes = BACKLOG;
+  runs.adopt = async (st) => {
+    await gate;
+    return adopt.call(runs, st);
+  };
+  const onB = await connectFakeHost(B, credential, { capacity: 1, running: [start.runId] });
+  onA.close();
+  await onA.closed;
+  try {
+    const chunk = 'q'.repeat(60 * 1024);
+    for (let i = 0; i < 8; i++) onB.send({ t: 'run.message', runId: start.runId, role: 'assistant', blocks: [{ kind: 'text', content: chunk }] }); // 480 KiB
+    await onB.ping(); // B has read them all: they wait for the load
+    release();
+    const abort: any = await onB.next((f) => f.t === 'run.abort', 10_000);
+    assert.equal(abort.runId, start.runId, 'B stops the run on its host');
+    const db = A.hub.ctx.em().getConnection();
+    await eventually(async () => (await db.execute(`select status from session_tasks where id = ?`, [start.runId]))[0].status !== 'running', 10_000);
+    const [task] = await db.execute(`select status, error_code from session_tasks where id = ?`, [start.runId]);
+    assert.deepEqual([task.status, task.error_code], ['failed', 'OUTPUT_TOO_LARGE']);
+    const [kept] = await db.execute(`select count(*)::int as n from session_messages where task_id = ? and role = 'assistant'`, [start.runId]);
+    assert.equal(kept.n, 0, 'what was held past the bound is dropped, not stored');
+  } finally {
+    release();
+    runs.adopt = adopt;
+    runs.limits.runBacklogBytes = bound;
     onB.close();
   }
 });
