@@ -71,6 +71,8 @@ const REFUSED_ALWAYS = [
   'http://[fe80::1]', // IPv6 link-local
   'http://[::ffff:169.254.169.254]', // IPv4-mapped metadata (URL normalizes it to ::ffff:a9fe:a9fe)
   'http://[::ffff:a9fe:a9fe]',
+  'http://[64:ff9b::a9fe:a9fe]', // NAT64 of the metadata address (a VPC with DNS64/NAT64 routes it there)
+  'http://[::169.254.169.254]', // IPv4-compatible form (URL normalizes it to ::a9fe:a9fe)
 ];
 const REFUSED_BY_DEFAULT = [
   'http://10.1.2.3',
@@ -82,6 +84,7 @@ const REFUSED_BY_DEFAULT = [
   'http://[fc00::1]',
   'http://[fd12:3456::1]',
   'http://[::ffff:10.0.0.1]',
+  'http://[64:ff9b::7f00:1]', // NAT64 of loopback
 ];
 
 test('default: each refused class gets a refusal reason, and the loopback endpoint sees no connection', async () => {
