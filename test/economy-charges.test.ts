@@ -22,17 +22,19 @@ function accepted(r: SessionView | AcceptedRun): AcceptedRun {
   return r;
 }
 
-async function ownerWithAgent(opts: { pay?: 'free' | 'paid'; capacity?: number } = {}) {
+/** An owner, its host, and an agent on it: private and free by default; `paid` or `public` ones are published (approved). */
+async function ownerWithAgent(opts: { pay?: 'free' | 'paid'; public?: boolean; capacity?: number } = {}) {
   const owner = await t.user();
   const { hostId, credential } = await pairHost(t, owner.key);
   const host = await connectFakeHost(t, credential, { capacity: opts.capacity ?? 1 });
-  const body: AgentWriteBody = opts.pay === 'paid'
-    ? { name: 'paid-helper', scope: 'public', pay: 'paid', step: 'submit', hostId, engine: 'claude-code', workDir: '' }
+  const published = opts.pay === 'paid' || opts.public === true;
+  const body: AgentWriteBody = published
+    ? { name: `${opts.pay ?? 'free'}-helper`, scope: 'public', pay: opts.pay ?? 'free', step: 'submit', hostId, engine: 'claude-code', workDir: '' }
     : { name: 'helper', scope: 'private', hostId, engine: 'claude-code', workDir: '' };
   // Until the host's engines are known the agent is refused: retry.
   const a = await eventually(() => t.client(owner.key).agents.create(body).catch(() => undefined), 5000, 20);
   const agentId = a.id;
-  if (opts.pay === 'paid') assert.equal((await t.admin.admin.approveAgent(agentId)).id, agentId);
+  if (published) assert.equal((await t.admin.admin.approveAgent(agentId)).id, agentId);
   return { owner, host, agentId };
 }
 
@@ -69,8 +71,33 @@ test('a finished run debits exactly inputTokens + outputTokens × 2, one spend e
   assert.equal(spends.length, 1);
   assert.deepEqual([spends[0].amount, spends[0].ref, spends[0].balanceAfter], [-cost, runId, 10_000 - cost]);
   assert.equal((await t.client(owner.key).sessions.cost(sessionId)).cost, cost, 'the session cost and the charge agree');
-  // An owner using their own agent earns nothing, even on a paid one.
-  assert.equal((await ledger(owner.key)).filter((e) => e.type === 'earn').length, 0);
+  host.close();
+});
+
+// Audit by mutation (fifty-second session): the two earn tests below were missing; dropping either condition
+// of the earn rule (not the runner's own agent; a paid agent) left the suite green.
+test('an owner running its own paid agent pays the cost and earns nothing', async () => {
+  const { owner, host, agentId } = await ownerWithAgent({ pay: 'paid' });
+  await runTurn(owner.key, agentId, host, { inputTokens: 1000, outputTokens: 500 }); // cost 2000
+  assert.equal(await balance(owner.key), 10_000 - 2000);
+  assert.deepEqual((await ledger(owner.key)).map((e) => e.type), ['spend', 'grant']);
+  assert.equal((await t.client(owner.key).agents.manage(agentId)).earn, 0);
+  host.close();
+});
+
+test('a run on someone else\'s free agent earns its owner nothing', async () => {
+  const { owner, host, agentId } = await ownerWithAgent({ public: true });
+  const runner = await t.user();
+  await runTurn(runner.key, agentId, host, { inputTokens: 1000, outputTokens: 500 });
+  assert.equal(await balance(runner.key), 10_000 - 2000);
+  assert.equal(await balance(owner.key), 10_000);
+  assert.deepEqual((await ledger(owner.key)).map((e) => e.type), ['grant']);
+  const stats = await eventually(async () => {
+    const s = await t.client(owner.key).agents.stats(agentId);
+    return s.cost === 2000 ? s : undefined;
+  }, 3000, 50);
+  assert.equal(stats.earn, 0);
+  assert.equal((await t.client(owner.key).agents.manage(agentId)).earn, 0);
   host.close();
 });
 
