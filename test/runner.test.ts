@@ -96,6 +96,11 @@ test('workDir cannot escape the work root', async () => {
   assert.equal(confineWorkDir(root, '/etc'), undefined);
   assert.equal(confineWorkDir(root, 'out'), undefined);
   assert.equal(confineWorkDir(root, ''), root);
+  assert.equal(confineWorkDir(root, 'proj'), join(root, 'proj'));
+  // Paths are relative to the work root and never climb, even where they would land inside it.
+  assert.equal(confineWorkDir(root, join(root, 'proj')), undefined);
+  assert.equal(confineWorkDir(root, 'proj/../proj'), undefined);
+  assert.equal(confineWorkDir(root, 'proj\\..\\proj'), undefined);
   const frames = await run(frame({ workDir: 'a/../../x' }));
   assert.deepEqual(frames.map((f) => f.t), ['run.end']);
   assert.equal((frames[0] as any).error.code, 'BAD_WORKDIR');
