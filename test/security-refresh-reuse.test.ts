@@ -67,21 +67,59 @@ test('a refresh token never issued, naming a login by its sid, does not end that
   const anon = t.client().auth;
   const s = await anon.login();
   const d = await anon.callback(idp.authorize(s.url, { sub: 'forged-sid-victim', name: 'Victim' }), s.state);
+  // The login has rotated once, long enough ago that a replay of rotation 0 would end it.
+  const cur = await anon.refresh(d.refreshToken);
+  await t.hub.ctx.em().execute(`update auth_sessions set rotated_at = now() - interval '1 minute' where user_id = ?`, [d.user.id]);
 
   // The sid, read from the access token without any key.
-  const sid = JSON.parse(Buffer.from(d.accessToken.split('.')[1], 'base64url').toString('utf8')).sid as string;
+  const sid = JSON.parse(Buffer.from(cur.accessToken.split('.')[1], 'base64url').toString('utf8')).sid as string;
   assert.match(sid, /^lgn_/);
 
-  // An unauthenticated stranger presents a made-up secret under that sid.
-  const forged = `ahr_${sid}.${'A'.repeat(48)}`;
-  const r = await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: forged } });
-  assert.equal(r.status, 401);
+  // An unauthenticated stranger presents made-up tokens under that sid: a bare secret, and one in the
+  // signed form naming the rotation already spent (only the hub's signature tells it from a real one).
+  for (const forged of [`ahr_${sid}.${'A'.repeat(48)}`, `ahr_${sid}.0.${'N'.repeat(40)}.${'M'.repeat(32)}`]) {
+    const r = await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: forged } });
+    assert.equal(r.status, 401, forged);
+  }
 
   // The victim's login must go on: its access token and its real refresh token still work.
-  const me = await t.api('GET', '/api/v1/me', { token: d.accessToken });
+  const me = await t.api('GET', '/api/v1/me', { token: cur.accessToken });
   assert.equal(me.status, 200, `a forged refresh token naming the login's sid ended it: the access token is refused (${me.status})`);
-  const again = await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: d.refreshToken } });
+  const again = await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: cur.refreshToken } });
   assert.equal(again.status, 200, `a forged refresh token naming the login's sid ended it: the real refresh token is refused (${again.status})`);
+});
+
+test('a login past its expiry cannot be refreshed', async () => {
+  const anon = t.client().auth;
+  const s = await anon.login();
+  const d = await anon.callback(idp.authorize(s.url, { sub: 'expired-login', name: 'Old' }), s.state);
+  await t.hub.ctx.em().execute(`update auth_sessions set expires_at = now() - interval '1 second' where user_id = ?`, [d.user.id]);
+  const r = await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: d.refreshToken } });
+  assert.equal(r.status, 401);
+  assert.equal(r.body.code, '4011', 'TOKEN_EXPIRED: the client signs in again');
+});
+
+// PGlite serves one connection at a time: the row lock that lines the two refreshes up needs PostgreSQL.
+test('two refreshes racing past their reads: exactly one rotates the token', { skip: !process.env.DATABASE_URL && 'needs PostgreSQL (DATABASE_URL)' }, async () => {
+  const anon = t.client().auth;
+  const s = await anon.login();
+  const d = await anon.callback(idp.authorize(s.url, { sub: 'racing-writes', name: 'Racer' }), s.state);
+  // Hold the login's row so that both refreshes have read it before either writes.
+  const knex = t.hub.ctx.orm.em.getConnection().getKnex();
+  const trx = await knex.transaction();
+  try {
+    await trx.raw(`select 1 from auth_sessions where user_id = ? for update`, [d.user.id]);
+    const both = Promise.allSettled([anon.refresh(d.refreshToken), anon.refresh(d.refreshToken)]);
+    const waiting = async () =>
+      Number(((await knex.raw(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'update auth_sessions set refresh_hash%'`)) as any).rows[0].n);
+    for (let i = 0; (await waiting()) < 2 && i < 500; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await waiting(), 2, 'precondition: both refreshes read the row and wait to write it');
+    await trx.commit();
+    const won = (await both).filter((r) => r.status === 'fulfilled');
+    assert.equal(won.length, 1, 'two refreshes of one token both rotated it: two live refresh tokens for one login');
+  } finally {
+    if (!trx.isCompleted()) await trx.rollback();
+  }
 });
 
 test('a thief who refreshes 17 times in a row cannot make the victim\'s rotated token forgotten', async () => {
