@@ -1,7 +1,7 @@
-// Pure rules of agents: publication state machine, substantive changes, workDir, ids.
+// Pure rules of agents: publication state machine, substantive changes, visibility, workDir, ids.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkWorkDir, idStem, prefixStem, initialState, isSubstantive, nextState, unusableReason, type PubState } from '../src/agents/rules.js';
+import { canRead, checkWorkDir, idStem, inMarket, isListed, prefixStem, initialState, isSubstantive, nextState, unusableReason, type PubState } from '../src/agents/rules.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 
@@ -52,4 +52,29 @@ test('usability', () => {
   assert.match(unusableReason({ ...base, enable: false }, 'o')!, /disabled/);
   assert.match(unusableReason({ ...base, hostId: null }, 'o')!, /host/);
   assert.match(unusableReason({ ...base, usageStatus: 'reviewing' }, 'member')!, /reviewing/);
+});
+
+test('visibility: listed only when public, approved, online and enabled; otherwise the owner and members see it, strangers do not', () => {
+  const listed = { id: 'o/a', ownerId: 'o', scope: 'public' as const, reviewStatus: 'approved' as const, usageStatus: 'online' as const, enable: true };
+  assert.equal(isListed(listed), true);
+  const stranger = { userId: 's' };
+  const member = { userId: 'm', shared: new Set(['o/a']) };
+  for (const [why, a] of [
+    ['disabled', { ...listed, enable: false }],
+    ['private', { ...listed, scope: 'private' as const, reviewStatus: null }],
+    ['under review', { ...listed, usageStatus: 'reviewing' as const, reviewStatus: 'pending' as const }],
+    ['offline', { ...listed, usageStatus: 'offline' as const }],
+    ['not approved', { ...listed, reviewStatus: 'rejected' as const }],
+  ] as const) {
+    assert.equal(isListed(a), false, why);
+    assert.equal(inMarket(a, {}), false, `${why}: anonymous`);
+    assert.equal(canRead(a, stranger), false, `${why}: a stranger`);
+    assert.equal(canRead(a, { userId: 'o' }), true, `${why}: the owner`);
+    assert.equal(canRead(a, member), true, `${why}: a member`);
+  }
+  // A draft is its owner's alone, shared or not.
+  const draft = { ...listed, scope: 'private' as const, reviewStatus: null, usageStatus: 'draft' as const };
+  assert.equal(canRead(draft, member), false);
+  assert.equal(canRead(draft, { userId: 'o' }), true);
+  assert.equal(inMarket(draft, { userId: 'o' }), false, 'not in the owner\'s market lists either');
 });
