@@ -153,6 +153,21 @@ test('the read path is cached and kept true by Bus invalidation', async () => {
   await assert.rejects(anon.market.get(ids.writer), apiError(404));
 });
 
+test('an owner disabling a listed agent takes it out of the market at once; enabling it lists it again', async () => {
+  await publish('toggler', { desc: 'On and off' });
+  const id = ids.toggler;
+  assert.ok((await names()).includes('toggler'));
+  assert.equal((await own.agents.update(id, { enable: false })).enable, false);
+  assert.ok(!(await names()).includes('toggler'), 'a disabled agent is not listed');
+  await assert.rejects(anon.market.get(id), apiError(404));
+  await assert.rejects(view.market.get(id), apiError(404));
+  assert.equal((await own.market.get(id)).enable, false, 'its owner still reads it');
+  assert.ok((await names({}, own)).includes('toggler'), 'and sees it among its own');
+  assert.equal((await own.agents.update(id, { enable: true })).enable, true);
+  assert.ok((await names()).includes('toggler'), 'enabling is not a substantive change: listed again without a review');
+  assert.equal((await view.market.get(id)).id, id);
+});
+
 test('deleting an account drops its agents from the market and its favorites from favoriteCount', async () => {
   const fan = await t.user();
   await t.client(fan.key).market.favorite(ids.sqlbot, true);
