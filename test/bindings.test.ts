@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { apiError } from './helpers/api-error.js';
 import { startSmsWebhook, type SmsWebhook } from './helpers/sms.js';
-import pg from 'pg';
+import { rowLock } from './helpers/row-lock.js';
 
 const BOT_SECRET = 'bot-secret-123';
 let sms: SmsWebhook;
@@ -76,8 +76,7 @@ test('phone: resend waits a minute (429), five wrong codes lock the code, expire
 
 // Audit by mutation (fifty-second session): the attempt count's conditions had no test. Guesses that all read
 // the code before any of them counted (a burst in parallel) must still be counted one by one: else a burst of
-// a thousand guesses at a step-up code all get judged. PGlite serves one connection at a time: the row lock
-// that lines them up needs PostgreSQL.
+// a thousand guesses at a step-up code all get judged. The row lock that lines them up needs PostgreSQL.
 test('phone: guesses lined up past their reads still count one by one; a right code whose check five wrong ones overtook is refused', { skip: !process.env.DATABASE_URL && 'needs PostgreSQL (DATABASE_URL)' }, async () => {
   const u = await t.user();
   const phone = '13900000005';
@@ -85,26 +84,16 @@ test('phone: guesses lined up past their reads still count one by one; a right c
   const code = lastCodeFor(phone);
   const bad = code === '000000' ? '111111' : '000000';
   const bind = (c: string) => t.api('POST', '/api/v1/me/phone/bind', { token: u.key, body: { phone, code: c } }).then((r) => `${r.status} ${r.body.message}`);
-  // Connections of the test's own: the hub's pool (10) holds the waiting requests.
-  const db = new pg.Client({ connectionString: t.config.databaseUrl });
-  const holder = new pg.Client({ connectionString: t.config.databaseUrl });
-  await Promise.all([db.connect(), holder.connect()]);
-  const waiting = async (like: string) =>
-    (await db.query(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like $1`, [like])).rows[0].n as number;
-  const until = async (like: string, n: number) => {
-    for (let i = 0; (await waiting(like)) < n && i < 500; i++) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(await waiting(like), n, `precondition: ${n} statements wait on the code's row (${like})`);
-  };
-  /** Holds the code's row while `queued` are sent and reach it; `meanwhile` runs in the holding transaction. */
+  const lock = await rowLock(t.config.databaseUrl!);
+  /** Holds the code's row while `queued` are sent and `n` of them reach it (`like`); `meanwhile` runs in the holding transaction. */
   const lined = async <T>(queued: () => Promise<T>, like: string, n: number, meanwhile?: string): Promise<T> => {
-    await holder.query('begin');
-    await holder.query(`select 1 from phone_codes where user_id = $1 for update`, [u.id]);
+    await lock.hold(`select 1 from phone_codes where user_id = $1 for update`, [u.id]);
     const out = queued();
     try {
-      await until(like, n);
-      if (meanwhile) await holder.query(meanwhile, [u.id]);
+      await lock.until(like, n);
+      if (meanwhile) await lock.query(meanwhile, [u.id]);
     } finally {
-      await holder.query('commit');
+      await lock.release();
     }
     return out;
   };
@@ -120,7 +109,7 @@ test('phone: guesses lined up past their reads still count one by one; a right c
     const right = lined(() => bind(lastCodeFor(phone)), 'delete from phone_codes%', 1, `update phone_codes set attempts = 5 where user_id = $1`);
     assert.match(await right, /^400 too many wrong codes/);
   } finally {
-    await Promise.all([holder.end(), db.end()]);
+    await lock.close();
   }
   assert.equal((await t.client(u.key).me()).phone, null, 'nothing bound');
 });

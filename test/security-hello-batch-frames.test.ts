@@ -4,47 +4,20 @@
 //   A host of another account saying hello in the same batch as a reconnecting victim host, listing the victim's
 //   run, must not be allowed to speak for it (inject text, end it early).
 // - Run frames held meanwhile are bounded in bytes: past the bound the channel is closed (4430), not buffered on.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestHub, type TestHub } from './helpers/hub.js';
+import { hubWithHosts } from './helpers/hosts-hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
-import type { ChannelRuns, RunResolver } from '../src/hosts/channel-runs.js';
+import { holdHelloLookUp } from './helpers/hello-lookup.js';
+import type { ChannelRuns } from '../src/hosts/channel-runs.js';
 import type { AcceptedRun } from '../src/client/index.js';
 import { CloseCodes } from '../host-protocol/version.js';
 
-let t: TestHub;
-const hosts: FakeHost[] = [];
-before(async () => {
-  t = await startTestHub();
-});
-after(async () => {
-  for (const h of hosts) h.close();
-  await t?.close();
-});
-
-const channelRuns = () => (t.hub.runFrames.gateway as unknown as { runs: ChannelRuns }).runs;
-
-/** Holds the next open-runs look-up until the returned release is called (later hellos meanwhile form the next batch). */
-function holdLookUp(): () => void {
-  const runs = channelRuns() as unknown as { resolver: RunResolver };
-  const resolve = runs.resolver;
-  let open!: () => void;
-  const gate = new Promise<void>((r) => (open = r));
-  let first = true;
-  runs.resolver = async (hellos) => {
-    if (first) {
-      first = false;
-      await gate;
-    }
-    return resolve(hellos);
-  };
-  return () => {
-    open();
-    runs.resolver = resolve;
-  };
-}
+const s = hubWithHosts();
+const channelRuns = () => (s.t.hub.runFrames.gateway as unknown as { runs: ChannelRuns }).runs;
 
 test('a host of another account in the same hello batch as the victim host does not get to speak for the victim\'s open run', { timeout: 30_000 }, async () => {
+  const { t, hosts } = s;
   const victim = await t.user();
   const attacker = await t.user();
   const b = await pairHost(t, victim.key, 'victim');
@@ -58,7 +31,7 @@ test('a host of another account in the same hello batch as the victim host does 
   const sid = ((await vc.sessions.create({ agentId: agent.id, content: 'hi' })) as AcceptedRun).sessionId;
   const runId = ((await started) as any).runId as string;
 
-  const release = holdLookUp();
+  const release = holdHelloLookUp(t);
   let b2: FakeHost;
   let ah: FakeHost;
   try {
@@ -94,12 +67,13 @@ test('a host of another account in the same hello batch as the victim host does 
 });
 
 test('run frames held during the hello look-up are bounded in bytes: past the bound the channel is closed', { timeout: 30_000 }, async () => {
+  const { t, hosts } = s;
   const user = await t.user();
   const h = await pairHost(t, user.key, 'holder');
   const runs = channelRuns() as unknown as { heldBytesMax: number };
   const bound = runs.heldBytesMax;
   runs.heldBytesMax = 512 * 1024; // the same rule at a size a test sends quickly
-  const release = holdLookUp();
+  const release = holdHelloLookUp(t);
   try {
     const host = await connectFakeHost(t, h.credential, { capacity: 1, running: ['r-held'] });
     hosts.push(host);

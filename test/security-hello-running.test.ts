@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
-import type { RunResolver } from '../src/hosts/channel-runs.js';
+import { holdHelloLookUp } from './helpers/hello-lookup.js';
 import type { SessionView } from '../src/client/index.js';
 
 let t: TestHub;
@@ -37,18 +37,7 @@ async function scenario(attackerLists: boolean): Promise<string> {
   const runId = ((await started) as any).runId as string;
 
   // Hold the hello look-up so that the next hellos are looked up together (as in any reconnect burst).
-  const runs = (t.hub.runFrames.gateway as unknown as { runs: { resolver: RunResolver } }).runs;
-  const resolve = runs.resolver;
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  let first = true;
-  runs.resolver = async (hellos) => {
-    if (first) {
-      first = false;
-      await gate;
-    }
-    return resolve(hellos);
-  };
+  const release = holdHelloLookUp(t);
   try {
     hosts.push(await connectFakeHost(t, c.credential, { capacity: 1 })); // its look-up is in flight
     // The victim's host restarted: a new channel (the old one is replaced, no host-down) without the run.
@@ -60,7 +49,6 @@ async function scenario(attackerLists: boolean): Promise<string> {
     hosts.push(b2, ah);
   } finally {
     release();
-    runs.resolver = resolve;
   }
   const knex = t.hub.ctx.orm.em.getConnection().getKnex();
   const read = async () => ((await knex.raw('select status, error_code from session_tasks where id = ?', [runId])) as any).rows[0];

@@ -11,6 +11,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { startFakeOidc, type FakeOidc } from './helpers/fake-oidc.js';
+import { rowLock } from './helpers/row-lock.js';
 
 let idp: FakeOidc;
 let t: TestHub;
@@ -105,20 +106,16 @@ test('two refreshes racing past their reads: exactly one rotates the token', { s
   const s = await anon.login();
   const d = await anon.callback(idp.authorize(s.url, { sub: 'racing-writes', name: 'Racer' }), s.state);
   // Hold the login's row so that both refreshes have read it before either writes.
-  const knex = t.hub.ctx.orm.em.getConnection().getKnex();
-  const trx = await knex.transaction();
+  const lock = await rowLock(t.config.databaseUrl!);
   try {
-    await trx.raw(`select 1 from auth_sessions where user_id = ? for update`, [d.user.id]);
+    await lock.hold(`select 1 from auth_sessions where user_id = $1 for update`, [d.user.id]);
     const both = Promise.allSettled([anon.refresh(d.refreshToken), anon.refresh(d.refreshToken)]);
-    const waiting = async () =>
-      Number(((await knex.raw(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'update auth_sessions set refresh_hash%'`)) as any).rows[0].n);
-    for (let i = 0; (await waiting()) < 2 && i < 500; i++) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(await waiting(), 2, 'precondition: both refreshes read the row and wait to write it');
-    await trx.commit();
+    await lock.until('update auth_sessions set refresh_hash%', 2);
+    await lock.release();
     const won = (await both).filter((r) => r.status === 'fulfilled');
     assert.equal(won.length, 1, 'two refreshes of one token both rotated it: two live refresh tokens for one login');
   } finally {
-    if (!trx.isCompleted()) await trx.rollback();
+    await lock.close();
   }
 });
 
