@@ -71,6 +71,8 @@ test('a finished run debits exactly inputTokens + outputTokens × 2, one spend e
   assert.equal(spends.length, 1);
   assert.deepEqual([spends[0].amount, spends[0].ref, spends[0].balanceAfter], [-cost, runId, 10_000 - cost]);
   assert.equal((await t.client(owner.key).sessions.cost(sessionId)).cost, cost, 'the session cost and the charge agree');
+  // An owner using its own (free) agent earns nothing (its own paid one: the next test).
+  assert.equal((await ledger(owner.key)).filter((e) => e.type === 'earn').length, 0);
   host.close();
 });
 
