@@ -29,7 +29,7 @@ test('run frames held during the hello look-up are bounded in bytes: past the bo
     await host.ping(); // the hub read both frames: 400 KB held, under the bound, and the channel stays open
     assert.equal(host.ws.readyState, host.ws.OPEN);
     host.send(delta);
-    const closed = await Promise.race([host.closed, new Promise<null>((r) => setTimeout(() => r(null), 10_000))]);
+    const closed = await Promise.race([host.closed, new Promise<null>((r) => setTimeout(() => r(null), 10_000).unref())]);
     assert.ok(closed, 'the channel holding more than the bound was not closed');
     assert.equal(closed.code, CloseCodes.FRAME_RATE.code);
   } finally {

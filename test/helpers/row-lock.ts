@@ -22,7 +22,9 @@ export async function rowLock(databaseUrl: string): Promise<RowLock> {
   await Promise.all([holder.connect(), watcher.connect()]);
   let open = false;
   const waiting = async (like: string) =>
-    (await watcher.query(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like $1`, [like])).rows[0].n as number;
+    // This database only: other test files run beside this one on the same server, each in a database of its own.
+    (await watcher.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like $1`, [like]))
+      .rows[0].n as number;
   const lock: RowLock = {
     async hold(sql, params) {
       await holder.query('begin');
