@@ -64,21 +64,28 @@ function encryptResource(plain: string, key = API_V3_KEY) {
   return { original_type: 'transaction', algorithm: 'AEAD_AES_256_GCM', ciphertext: ct.toString('base64'), associated_data, nonce };
 }
 
+type WechatOpts = { apiV3Key?: string; signKey?: KeyObject; timestamp?: number; serial?: string };
+
 /** A payment notification as WeChat Pay v3 sends it: JSON, `resource` encrypted, headers signed by the platform key. */
-function wechatNotify(tx: Record<string, unknown>, opts: { apiV3Key?: string; signKey?: KeyObject; timestamp?: number; serial?: string } = {}) {
+function wechatNotify(tx: Record<string, unknown>, opts: WechatOpts = {}) {
   const transaction = {
     mchid: MCH_ID, appid: WX_APP_ID, trade_type: 'NATIVE', trade_state: 'SUCCESS', trade_state_desc: '支付成功', bank_type: 'OTHERS',
     transaction_id: '4200001234' + randomBytes(8).toString('hex'), success_time: '2026-11-23T20:00:00+08:00', payer: { openid: 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o' }, ...tx,
   };
+  return wechatEvent('TRANSACTION.SUCCESS', transaction, opts);
+}
+
+/** Any notification WeChat Pay v3 sends to the notify_url: its event type and the resource it encrypts. */
+function wechatEvent(eventType: string, resource: Record<string, unknown>, opts: WechatOpts = {}) {
   const body = JSON.stringify({
-    id: randomBytes(16).toString('hex'), create_time: '2026-11-23T20:00:01+08:00', resource_type: 'encrypt-resource', event_type: 'TRANSACTION.SUCCESS', summary: '支付成功',
-    resource: encryptResource(JSON.stringify(transaction), opts.apiV3Key),
+    id: randomBytes(16).toString('hex'), create_time: '2026-11-23T20:00:01+08:00', resource_type: 'encrypt-resource', event_type: eventType, summary: '支付成功',
+    resource: encryptResource(JSON.stringify(resource), opts.apiV3Key),
   });
   return { body, headers: { 'content-type': 'application/json', ...platformHeaders(body, opts.signKey, opts) } };
 }
 
 /** api.mch.weixin.qq.com, reduced to the Native order call; refuses a request the merchant did not sign. */
-const stub = { orders: [] as any[], refused: 0, answerKey: wxPlatform.privateKey };
+const stub = { orders: [] as any[], refused: 0, answerKey: wxPlatform.privateKey, codeUrl: (ref: string) => `weixin://wxpay/bizpayurl?pr=${ref}` };
 const wxStub = http.createServer((req, res) => {
   let raw = '';
   req.on('data', (c) => (raw += c));
@@ -101,7 +108,7 @@ const wxStub = http.createServer((req, res) => {
     }
     const order = JSON.parse(raw);
     stub.orders.push(order);
-    answer(200, { code_url: `weixin://wxpay/bizpayurl?pr=${order.out_trade_no}` });
+    answer(200, { code_url: stub.codeUrl(order.out_trade_no) });
   });
 });
 
@@ -196,6 +203,8 @@ test('Alipay: a tampered, foreign or mismatched notify is refused and settles no
   const o = await buyPack(t, u.key, { packId: 'pack-10k', payMethod: 'alipay' });
   const ref = o.paymentRef!;
   const good = alipayNotify({ out_trade_no: ref, total_amount: '9.50' });
+  // An order of another channel, at the same price: Alipay's signature settles only Alipay's orders.
+  const wx = await buyPack(t, u.key, { packId: 'pack-10k', payMethod: 'wechat' });
   const refused = [
     { ...good, total_amount: '0.01' }, // changed after signing
     { ...good, trade_status: 'TRADE_SUCCESS', buyer_logon_id: 'other' },
@@ -203,6 +212,7 @@ test('Alipay: a tampered, foreign or mismatched notify is refused and settles no
     alipayNotify({ out_trade_no: ref, total_amount: '0.01' }), // signed, but not the order's amount
     alipayNotify({ out_trade_no: ref, total_amount: '9.50', app_id: '2021000000009999' }), // another app
     alipayNotify({ out_trade_no: 'pay_unknown', total_amount: '9.50' }),
+    alipayNotify({ out_trade_no: wx.paymentRef!, total_amount: '9.50' }),
     { ...good, sign_type: 'RSA' },
     Object.fromEntries(Object.entries(good).filter(([k]) => k !== 'sign')),
   ];
@@ -210,7 +220,10 @@ test('Alipay: a tampered, foreign or mismatched notify is refused and settles no
     const r = await postAlipay(t, p);
     assert.deepEqual([r.status, r.text], [400, 'failure'], `case ${i}`);
   }
-  assert.equal((await post(t, '/api/v1/payments/notify/alipay', form(good) + '&sign=x', { 'content-type': 'application/x-www-form-urlencoded' })).text, 'failure');
+  // A parameter given twice is refused, even when both copies agree: what was verified must be what is read.
+  for (const extra of ['&sign=x', `&trade_status=${good.trade_status}`, `&out_trade_no=${ref}`]) {
+    assert.equal((await post(t, '/api/v1/payments/notify/alipay', form(good) + extra, { 'content-type': 'application/x-www-form-urlencoded' })).text, 'failure', extra);
+  }
   // An authentic notify that reports no payment yet is acknowledged and settles nothing.
   assert.equal((await postAlipay(t, alipayNotify({ out_trade_no: ref, total_amount: '9.50', trade_status: 'WAIT_BUYER_PAY' }))).text, 'success');
   assert.equal((await orderOf(t, u.key, o.id)).status, 'pending');
@@ -219,6 +232,7 @@ test('Alipay: a tampered, foreign or mismatched notify is refused and settles no
   assert.equal((await post(t, '/api/v1/payments/notify/alipay', 'a=' + 'x'.repeat(100_000), { 'content-type': 'application/x-www-form-urlencoded' })).status, 413);
   assert.equal((await postAlipay(t, good)).text, 'success');
   assert.equal(await balance(t, u.key), 10000);
+  assert.equal((await orderOf(t, u.key, wx.id)).status, 'pending');
 });
 
 test('WeChat Pay: the Native order call is signed by the merchant and the order carries code_url', async () => {
@@ -266,6 +280,7 @@ test('WeChat Pay: a tampered, stale, foreign or undecryptable notify is refused 
     wechatNotify(tx, { timestamp: Math.floor(Date.now() / 1000) - 600 }), // stale signature
     wechatNotify(tx, { serial: 'PUB_KEY_ID_OTHER' }),
     wechatNotify({ ...tx, mchid: '1900000999' }),
+    wechatNotify({ ...tx, appid: 'wx00000000000000bb' }), // the merchant's other app
     wechatNotify({ ...tx, amount: { total: 1, currency: 'CNY' } }),
     wechatNotify({ ...tx, out_trade_no: 'pay_unknown' }),
     { body: good.body, headers: { 'content-type': 'application/json' } },
@@ -277,15 +292,21 @@ test('WeChat Pay: a tampered, stale, foreign or undecryptable notify is refused 
   }
   assert.equal((await orderOf(t, u.key, o.id)).status, 'pending');
   assert.equal(await balance(t, u.key), 0);
-  // Not a payment (e.g. a refund event): acknowledged, settles nothing.
+  // Not a payment: acknowledged (or WeChat retries it for a day), settles nothing — a
+  // transaction not paid, and a refund event, whose resource names no app.
   const other = wechatNotify({ ...tx, trade_state: 'NOTPAY' });
   assert.equal((await postWechat(t, other)).status, 204);
+  const refund = wechatEvent('REFUND.SUCCESS', {
+    mchid: MCH_ID, out_trade_no: o.paymentRef, transaction_id: '4200001234' + randomBytes(8).toString('hex'), out_refund_no: 'rf_1', refund_id: '50000000382019052709732678859',
+    refund_status: 'SUCCESS', success_time: '2026-11-23T20:05:00+08:00', user_received_account: '支付用户零钱', amount: { total: 100, refund: 100, payer_total: 100, payer_refund: 100 },
+  });
+  assert.equal((await postWechat(t, refund)).status, 204);
   assert.equal((await orderOf(t, u.key, o.id)).status, 'pending');
   assert.equal((await postWechat(t, good)).status, 204);
   assert.equal(await balance(t, u.key), 1000);
 });
 
-test('WeChat Pay: an order call the provider refuses, or answers unsigned, is 502 5025 and stores no order', async () => {
+test('WeChat Pay: an order call the provider refuses, answers unsigned or with an over-long code_url, is 502 5025 and stores no order', async () => {
   const u = await off.user();
   const refusedBefore = stub.refused;
   await assert.rejects(buyPack(off, u.key, { payMethod: 'wechat' }), apiError(502, '5025'));
@@ -298,6 +319,14 @@ test('WeChat Pay: an order call the provider refuses, or answers unsigned, is 50
     await assert.rejects(buyPack(t, v.key, { payMethod: 'wechat' }), apiError(502, '5025'));
   } finally {
     stub.answerKey = wxPlatform.privateKey;
+  }
+  // Signed, but a code_url no QR code could carry.
+  const codeUrl = stub.codeUrl;
+  stub.codeUrl = (ref) => `weixin://wxpay/bizpayurl?pr=${ref}&x=${'y'.repeat(600)}`;
+  try {
+    await assert.rejects(buyPack(t, v.key, { payMethod: 'wechat' }), apiError(502, '5025'));
+  } finally {
+    stub.codeUrl = codeUrl;
   }
   assert.equal((await t.client(v.key).billing.orders()).total, 0);
 });
@@ -346,6 +375,8 @@ test('sandbox: pay page → signed notify → order paid and tokens credited, ov
   const tampered = await submit(s, page.action, { ...page.fields, total_cents: '1' });
   assert.equal(tampered.status, 400);
   assert.equal((await submit(s, page.action, { ...page.fields, sign: page.fields.sign.slice(0, -2) + 'AA' })).status, 400);
+  const twice = await post(s, page.action, form(page.fields) + `&trade_status=${page.fields.trade_status}`, { 'content-type': 'application/x-www-form-urlencoded' });
+  assert.equal(twice.status, 400, 'a field given twice');
   assert.equal((await orderOf(s, u.key, o.id)).status, 'pending');
 
   const paid = await submit(s, page.action, page.fields);
