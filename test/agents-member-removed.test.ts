@@ -39,6 +39,8 @@ test('a removed member cannot rejoin with the share link; an invitation from the
   const inv = await own.agents.invites(id);
   assert.equal((await exc.invites.decide(inv.token, true)).sharedWithMe, true);
   assert.equal((await exc.market.get(id)).sharedWithMe, true);
+  // The invitation forgave the removal: the share link no longer refuses it.
+  assert.equal((await exc.invites.decide(token, true)).sharedWithMe, true);
   // Removed again: the link still refuses it.
   await own.agents.removeMember(id, ex.id);
   await assert.rejects(exc.invites.decide(token, true), apiError(403));

@@ -104,6 +104,11 @@ test('every user route naming a resource: another account\'s → 404, and the ow
     return r.body.data.id as string;
   };
   const agentId = await made('POST', '/api/v1/agents', { name: 'private-one', scope: 'private', hostId, engine: 'claude-code', workDir: '' });
+  // A member of the owner's agent: removing a member is only the owner's to do (a stranger naming
+  // itself, no member, would get 404 from any code).
+  const member = await t.user('member');
+  const link = (await t.api('GET', `/api/v1/agents/${encodeURIComponent(agentId)}/share-link`, { token: a.key })).body.data.token;
+  assert.equal((await t.api('POST', `/api/v1/invites/${link}/decide`, { token: member.key, body: { accept: true } })).status, 200);
   const ids: Record<Kind, string> = {
     key: await made('POST', '/api/v1/me/keys', { name: 'second' }),
     order: await made('POST', '/api/v1/orders/token-pack', { payMethod: 'alipay' }),
@@ -122,7 +127,7 @@ test('every user route naming a resource: another account\'s → 404, and the ow
   for (const r of [...withParams].sort((x, y) => order(x.method) - order(y.method))) {
     const entry = OWNED[`${r.method} ${r.path}`];
     if ('exempt' in entry) continue;
-    const path = fill(r.path, { id: ids[entry.id], userId: b.id, taskId: 'tsk_x' });
+    const path = fill(r.path, { id: ids[entry.id], userId: member.id, taskId: 'tsk_x' });
     const res = await call(r.method, path, b.key, entry.body);
     assert.equal(res.status, 404, `${r.method} ${path} by another account: ${res.status} ${res.text}`);
     assert.doesNotMatch(res.body.message ?? '', /no endpoint/, `${r.method} ${path}: the route itself must be reached`);
@@ -135,4 +140,6 @@ test('every user route naming a resource: another account\'s → 404, and the ow
   assert.equal((await t.api('GET', `/api/v1/orders/${ids.order}`, { token: a.key })).body.data.status, 'pending');
   assert.equal((await t.api('GET', '/api/v1/me/keys', { token: a.key })).body.data.items.length, 2);
   assert.equal((await t.api('GET', `/api/v1/model-configs/${ids.config}`, { token: a.key })).body.data.name, 'c');
+  const members = (await t.api('GET', `/api/v1/agents/${encodeURIComponent(agentId)}/invites`, { token: a.key })).body.data.items;
+  assert.deepEqual(members.map((m: { userId: string }) => m.userId), [member.id], 'the member is still there');
 });
