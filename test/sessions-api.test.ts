@@ -195,6 +195,18 @@ test('idempotency-key: same key and body replays the first answer and creates no
   await t.api('POST', s.S, { token: s.user.key, body: { agentId: s.agentId, title: 'later' }, headers: { 'idempotency-key': 'create-3' } });
   const keys = (await db.execute(`select key from session_idempotency where user_id = ? order by key`, [s.user.id])).map((r: any) => r.key as string);
   assert.deepEqual(keys, ['create-2', 'create-3']);
+  // A key past the window is fresh again: the same body creates anew instead of replaying.
+  const later = await t.api('POST', s.S, { token: s.user.key, body: { agentId: s.agentId, title: 'later' }, headers: { 'idempotency-key': 'create-3' } });
+  await db.execute(`update session_idempotency set created_at = now() - interval '25 hours' where user_id = ? and key = 'create-3'`, [s.user.id]);
+  const anew = await t.api('POST', s.S, { token: s.user.key, body: { agentId: s.agentId, title: 'later' }, headers: { 'idempotency-key': 'create-3' } });
+  assert.equal(anew.status, 201, anew.text);
+  assert.notEqual(anew.body.data.id, later.body.data.id);
+  // Ten requests with one key at once: one session, one answer for all.
+  const burst = await Promise.all(Array.from({ length: 10 }, () =>
+    t.api('POST', s.S, { token: s.user.key, body: { agentId: s.agentId, title: 'burst' }, headers: { 'idempotency-key': 'create-4' } })));
+  assert.deepEqual(burst.map((r) => r.status), Array(10).fill(201), JSON.stringify(burst.map((r) => r.text)));
+  assert.equal(new Set(burst.map((r) => r.body.data.id)).size, 1);
+  assert.equal((await s.c.sessions.list({ keyword: 'burst' })).total, 1);
   s.host.close();
 });
 
