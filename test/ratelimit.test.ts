@@ -113,6 +113,8 @@ describe('bucket rules', () => {
     assert.equal(clientIp(req, false), '10.0.0.2');
     assert.equal(clientIp(req, true), '203.0.113.9');
     assert.equal(clientIp({ ip: '10.0.0.2', headers: {} }, true), '10.0.0.2');
+    // Whatever the proxy passes on, the key it makes stays short.
+    assert.equal(clientIp({ ip: '10.0.0.2', headers: { 'x-forwarded-for': 'x'.repeat(5000) } }, true), 'x'.repeat(64));
   });
 
   test('headers name the refusing bucket, else the one with least room', () => {
@@ -210,6 +212,15 @@ for (const B of backends) {
       assert.ok(Number(r.headers.get('retry-after')) <= 60);
       // Other endpoints are not affected by the tight bucket.
       assert.equal((await t.api('GET', '/api/v1/me', { token: u.key })).status, 200);
+    });
+
+    test('a tighter limit holds with the general limits turned off', async () => {
+      const t = await hub({ rateLimitPerMinute: 0, rateLimitPerIpPerMinute: 0, rateLimitModelTestPerMinute: 2 });
+      const u = await t.user();
+      const probe = () => t.api('POST', '/api/v1/model-configs/test', { token: u.key, body: { id: 'mc-does-not-exist' } });
+      const statuses = [(await probe()).status, (await probe()).status, (await probe()).status];
+      assert.deepEqual(statuses.map((x) => x === 429), [false, false, true], statuses.join(','));
+      assert.equal((await t.api('GET', '/api/v1/me', { token: u.key })).headers.get('x-ratelimit-limit'), null, 'nothing else is counted');
     });
   });
 }

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import pg from 'pg';
 import WebSocket from 'ws';
+import { SignJWT } from 'jose';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { pairHost, wsUrl, connectFakeHost } from './helpers/host.js';
 import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
@@ -81,6 +82,20 @@ test('random API keys: 401 until the per-IP budget is spent, then 429 with Retry
   const js: number[] = [];
   for (let i = 0; i < BUDGET + 3; i++) js.push((await get(jwt(), jwtIp)).status);
   assert.deepEqual(js, [...Array(BUDGET).fill(401), 429, 429, 429]);
+});
+
+test('an expired login token is a real one that aged, not a guess: refused 4011 every time, never counted', async () => {
+  const u = await t.user();
+  const ip = '198.51.100.88';
+  const expired = await new SignJWT({ sid: 'x' }).setProtectedHeader({ alg: 'HS256' }).setSubject(u.id).setIssuer('agent-hub')
+    .setExpirationTime(Math.floor(Date.now() / 1000) - 60).sign(t.hub.ctx.secrets.jwtKey);
+  const codes: string[] = [];
+  for (let i = 0; i < BUDGET + 3; i++) {
+    const r = await get(expired, ip);
+    codes.push(`${r.status} ${r.body.code}`);
+  }
+  assert.deepEqual(codes, Array(BUDGET + 3).fill('401 4011'));
+  assert.equal((await get(u.key, ip)).status, 200, 'the address keeps its budget');
 });
 
 test('random host credentials on the WebSocket upgrade: 401 until the budget is spent, then 429; one lookup per distinct credential', async () => {
