@@ -14,28 +14,33 @@ import { hashSecret } from '../src/accounts/keys.js';
 import { signAccessToken } from '../src/accounts/tokens.js';
 import { ApiError, type AcceptedRun } from '../src/client/index.js';
 import { followSession } from '../src/client/sse.js';
+import { Redis } from 'ioredis';
+import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
 
 const TTL_MS = 1500;
 let t: TestHub;
+const redis = await redisUrlOrSkip();
+const redisSkip = 'skip' in redis ? redis.skip : undefined;
+const redisUrl = 'url' in redis ? redis.url : undefined;
 before(async () => {
   t = await startTestHub({ authCacheTtlMs: TTL_MS });
 });
 after(() => t.close());
 
-async function setup() {
-  const user = await t.user();
-  const { hostId, credential } = await pairHost(t, user.key);
-  const host = await connectFakeHost(t, credential, { capacity: 10 });
-  const c = t.client(user.key);
+async function setup(h: TestHub = t) {
+  const user = await h.user();
+  const { hostId, credential } = await pairHost(h, user.key);
+  const host = await connectFakeHost(h, credential, { capacity: 10 });
+  const c = h.client(user.key);
   const agent = await eventually(() => c.agents.create({ name: 'long-runner', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
   return { user, c, host, agentId: agent.id };
 }
 
 /** A run the fake host started and never ends, and a stream of it opened with `token`. */
-async function follow(s: Awaited<ReturnType<typeof setup>>, host: FakeHost, token: string): Promise<{ sse: SseReader; runId: string }> {
+async function follow(s: Awaited<ReturnType<typeof setup>>, host: FakeHost, token: string, h: TestHub = t): Promise<{ sse: SseReader; runId: string }> {
   const sid = ((await s.c.sessions.create({ agentId: s.agentId, content: 'work for hours' })) as AcceptedRun).sessionId;
   const start: any = await host.next((f: any) => f.t === 'run.start' && f.sessionId === sid);
-  const sse = await openSse(`${t.url}/api/v1/sessions/${sid}/events`, { headers: { authorization: `Bearer ${token}` } });
+  const sse = await openSse(`${h.url}/api/v1/sessions/${sid}/events`, { headers: { authorization: `Bearer ${token}` } });
   assert.equal(sse.status, 200);
   host.send({ t: 'run.delta', runId: start.runId, text: 'first words' });
   await sse.until((f) => f.event === 'message.delta');
@@ -116,4 +121,48 @@ test("the typed client's follow ends with the 401 instead of reconnecting", asyn
   await refused;
   assert.ok(!states.includes('reconnecting'), 'it did not try again');
   s.host.close();
+});
+
+test('with a long cache TTL the revocation event alone ends streams at once: a deleted key\'s, and every stream of a deleted account', async () => {
+  const h = await startTestHub({ authCacheTtlMs: 10 * 60_000 });
+  try {
+    const s = await setup(h);
+    const k = await s.c.keys.create('doomed');
+    const a = await follow(s, s.host, k.key, h);
+    const kept = await follow(s, s.host, s.user.key, h);
+    await s.c.keys.remove(k.id);
+    await endsRevoked(a.sse, 'deleted key', 3000);
+    assert.equal(kept.sse.frames.some((f) => f.event === 'revoked'), false, 'the other key\'s stream goes on');
+
+    // An account deleted by the administrator: the streams of each of its credentials end.
+    const second = await s.c.keys.create('second');
+    const b = await follow(s, s.host, second.key, h);
+    assert.deepEqual(await h.admin.admin.deleteUser(s.user.id), { deleted: true });
+    await endsRevoked(kept.sse, 'deleted account, first key', 3000);
+    await endsRevoked(b.sse, 'deleted account, second key', 3000);
+    s.host.close();
+  } finally {
+    await h.close();
+  }
+});
+
+test('after the Bus reconnects (another node announced it), streams whose credential went without an event end at once', { skip: redisSkip }, async () => {
+  const prefix = testPrefix();
+  const h = await startTestHub({ authCacheTtlMs: 10 * 60_000, redisUrl, redisPrefix: prefix });
+  const announcer = new Redis(redisUrl!);
+  try {
+    const s = await setup(h);
+    const k = await s.c.keys.create('lost-event');
+    const a = await follow(s, s.host, k.key, h);
+    // Deleted behind the hub's back: the event that would have said so was lost with Redis.
+    await h.hub.ctx.em().getConnection().execute(`delete from api_keys where id = ?`, [k.id]);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(a.sse.frames.some((f) => f.event === 'revoked'), false, 'precondition: nothing ends it before the reconnect');
+    await announcer.publish(`${prefix}_bus:reconnected`, '');
+    await endsRevoked(a.sse, 'key deleted while the Bus was away', 3000);
+    s.host.close();
+  } finally {
+    announcer.disconnect();
+    await h.close();
+  }
 });

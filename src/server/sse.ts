@@ -9,7 +9,6 @@ export interface EventStream {
   send(event: string, data: unknown, id?: string | number): boolean;
   /** Sends a frame made by formatEvent: one encoding shared by every reader of an event. */
   sendRaw(frame: string): boolean;
-  comment(text: string): void;
   /** Ends the response. Safe to call twice. */
   end(): void;
   readonly closed: boolean;
@@ -174,9 +173,6 @@ export function openEventStream(res: HttpResponse, isAborted: () => boolean, onA
       return write(formatEvent(event, data, id));
     },
     sendRaw: write,
-    comment(text) {
-      write(`: ${text.replace(/\n/g, ' ')}\n\n`);
-    },
     end() {
       if (closed) return;
       // What waits is bounded by bufferBytes: hand it to uWS with the end.
