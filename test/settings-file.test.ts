@@ -1,7 +1,7 @@
 // The host-side settings writer on real temporary files.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, writeFile, stat, readdir, chmod } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile, stat, readdir, chmod, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applySettings, BACKUP_FILE, MANAGED_KEYS } from '../src/host-cli/settings.js';
@@ -129,6 +129,42 @@ test('revert without a backup changes nothing; unreadable files and other engine
   await assert.rejects(applySettings('claude-code', A, bad.opts), /not valid JSON/);
   assert.equal(await readFile(bad.file, 'utf8'), '{ "env": { oops', 'a file we cannot parse is left alone');
   assert.deepEqual(await readdir(bad.d), ['settings.json']);
+});
+
+test('a file whose shape is not Claude Code\'s, or a backup of an unknown format, is refused and left as it is', async () => {
+  for (const text of ['[]', '"settings"', '{"env": []}', '{"env": "ANTHROPIC_BASE_URL=x"}']) {
+    const f = await dir(text);
+    await assert.rejects(applySettings('claude-code', A, f.opts), /JSON object|"env" is not an object/, text);
+    assert.equal(await readFile(f.file, 'utf8'), text, `${text}: left alone`);
+    assert.deepEqual(await readdir(f.d), ['settings.json'], `${text}: no backup, no temp file`);
+  }
+  const { d, file, opts } = await dir(ORIGINAL);
+  await applySettings('claude-code', A, opts);
+  const applied = await readFile(file, 'utf8');
+  await writeFile(join(d, BACKUP_FILE), JSON.stringify({ v: 2, values: {}, positions: {} }));
+  await assert.rejects(applySettings('claude-code', null, opts), /backup .* is unreadable: unknown backup format/);
+  assert.equal(await readFile(file, 'utf8'), applied, 'nothing reverted from a backup it cannot read');
+});
+
+test('revert gives a file its wider mode back whatever the umask', async () => {
+  const old = process.umask(0o077);
+  try {
+    const { file, opts } = await dir(ORIGINAL, 0o644);
+    await applySettings('claude-code', A, opts);
+    assert.equal(await modeOf(file), 0o600);
+    await applySettings('claude-code', null, opts);
+    assert.equal(await modeOf(file), 0o644);
+  } finally {
+    process.umask(old);
+  }
+});
+
+test('a settings.json in a loop of symbolic links is refused, not followed for ever', { timeout: 20_000 }, async () => {
+  const { d, file, opts } = await dir();
+  await symlink('loop.json', file);
+  await symlink('settings.json', join(d, 'loop.json'));
+  await assert.rejects(applySettings('claude-code', A, opts), /ELOOP|too many levels/);
+  assert.deepEqual((await readdir(d)).sort(), ['loop.json', 'settings.json']);
 });
 
 test('the owner\'s numbers come back as written: apply and revert change no other key\'s value, and revert gives the file back byte for byte', async () => {
