@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Channel } from '../src/host-cli/channel.js';
-import { Outbox, OUTBOX_MAX_BYTES } from '../src/host-cli/outbox.js';
+import { Outbox, OUTBOX_MAX_BYTES, OUTBOX_MAX_FRAMES } from '../src/host-cli/outbox.js';
 import { PAYLOAD_MAX_BYTES } from '../src/host-cli/bounds.js';
 import type { HostToHub } from '../host-protocol/frames.js';
 import { HOST_FRAMES_PER_SECOND_DEFAULT } from '../host-protocol/limits.js';
@@ -80,7 +80,7 @@ test('a megabyte of small deltas merges into frames each under the string bound,
   // Each append once re-measured and copied the whole merged text: 43,000 such deltas took 43 s of CPU.
   const box = new Outbox();
   let text = '';
-  for (let i = 0; i < 60_000; i++) {
+  for (let i = 0; i < 70_000; i++) { // 1.1 MB: more than one frame's string bound
     const piece = `token-${i.toString().padStart(6, '0')} é `;
     box.push({ t: 'run.delta', runId: 'run_a', text: piece });
     text += piece;
@@ -90,4 +90,47 @@ test('a megabyte of small deltas merges into frames each under the string bound,
   assert.equal(out.map((f) => f.text).join(''), text);
   assert.ok(out.every((f) => Buffer.byteLength(f.text) <= PAYLOAD_MAX_BYTES));
   assert.equal(out.length, Math.ceil(Buffer.byteLength(text) / PAYLOAD_MAX_BYTES));
+  assert.equal(out.length, 2);
+});
+
+const delta = (runId: string, text: string): HostToHub => ({ t: 'run.delta', runId, text });
+const message = (runId: string, content: string): HostToHub => ({ t: 'run.message', runId, role: 'assistant', blocks: [{ kind: 'text', content }] });
+const texts = (fs: HostToHub[]) => fs.map((f) => (f.t === 'run.delta' ? `d:${f.text}` : f.t === 'run.message' ? `m:${f.blocks[0].content}` : f.t));
+
+test('a delta after another frame of its run is not merged into the delta before that frame; nor into one already sent', () => {
+  const box = new Outbox();
+  box.push(delta('run_a', 'one '));
+  box.push(message('run_a', 'tool call'));
+  box.push(delta('run_a', 'two'));
+  assert.deepEqual(texts(box.take(10)), ['d:one ', 'm:tool call', 'd:two'], 'order kept');
+  box.push(delta('run_a', 'three'));
+  assert.deepEqual(texts(box.take(10)), ['d:three'], 'a delta sent is closed to appends');
+});
+
+test('the outbox holds at most OUTBOX_MAX_FRAMES frames, dropping output, never a run\'s end', () => {
+  const box = new Outbox();
+  for (let i = 0; i < OUTBOX_MAX_FRAMES + 2_000; i++) {
+    box.push(message(`run_${i}`, 'm'));
+    if (i % 1000 === 0) box.push({ t: 'run.end', runId: `run_${i}`, ok: true });
+  }
+  assert.equal(box.length, OUTBOX_MAX_FRAMES);
+  const out = box.take(OUTBOX_MAX_FRAMES);
+  assert.equal(out.filter((f) => f.t === 'run.end').length, 12);
+});
+
+test('over the byte bound, deltas go before messages (a run\'s message carries its deltas\' text), and merged text is counted', () => {
+  const big = 'x'.repeat(900_000);
+  const box = new Outbox();
+  for (let i = 0; i < 10; i++) box.push(delta(`run_${i}`, big));
+  for (let i = 0; i < 10; i++) box.push(message(`run_${i}`, big));
+  const out = box.take(100);
+  assert.equal(out.filter((f) => f.t === 'run.message').length, 10, 'every message kept');
+  assert.ok(out.filter((f) => f.t === 'run.delta').length < 10, 'deltas made the room');
+
+  // One run's deltas merge: what they add to a waiting delta counts against the bound too.
+  const merged = new Outbox();
+  const piece = 'y'.repeat(100_000);
+  for (let i = 0; i < 200; i++) merged.push(delta('run_a', piece)); // 20 MB in all
+  const kept = merged.take(1000).reduce((n, f) => n + Buffer.byteLength((f as HostToHub & { t: 'run.delta' }).text), 0);
+  assert.ok(kept <= OUTBOX_MAX_BYTES, `${kept} bytes of deltas held, over the ${OUTBOX_MAX_BYTES}-byte bound`);
 });
