@@ -163,6 +163,11 @@ test('PATCH keeps omitted fields and the stored key; a new key changes the hint'
   assert.deepEqual(await ac.modelConfigs.get(c.id), k);
   await assert.rejects(ac.modelConfigs.update(c.id, { bogus: 1 } as any), apiError(400));
   await assert.rejects(ac.modelConfigs.update(c.id, { apiType: 'nope' } as any), apiError(400));
+  // The baseUrl rule of creation holds for an edit: what a host is sent comes from here.
+  for (const baseUrl of ['ftp://example.com', 'https://user:pw@example.com', 'https://example.com/v1?key=x', 'not a url']) {
+    await assert.rejects(ac.modelConfigs.update(c.id, { baseUrl }), apiError(400), baseUrl);
+  }
+  assert.deepEqual(await ac.modelConfigs.get(c.id), k, 'unchanged');
 });
 
 test("another account's configuration is 404 on every verb, and stays unchanged", async () => {
