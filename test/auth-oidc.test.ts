@@ -186,6 +186,34 @@ for (const [name, defect] of defects) {
   });
 }
 
+test('an ID token whose subject is longer than an identity holds (255) → 400, nothing created', async () => {
+  const anon = tf.client().auth;
+  const s = await anon.login();
+  const sub = 's'.repeat(256);
+  await assert.rejects(anon.callback(fake.authorize(s.url, { sub, name: 'Long' }), s.state), apiError(400, '4000'));
+  assert.equal((await tf.hub.ctx.em().execute(`select count(*)::int as n from identities where subject like 'sss%'`))[0].n, 0);
+});
+
+test('a provider whose key set cannot be read → 503 (its fault, not the sign-in\'s), nothing created; the next sign-in works', async () => {
+  // A hub of its own: the key set is fetched on first use and then cached.
+  const h = await startTestHub({}, fake.env);
+  try {
+    const anon = h.client().auth;
+    fake.jwksDown = true;
+    const s = await anon.login();
+    try {
+      await assert.rejects(anon.callback(fake.authorize(s.url, { sub: 'jwks-down', name: 'Nobody' }), s.state), apiError(503, '5030'));
+    } finally {
+      fake.jwksDown = false;
+    }
+    assert.equal((await h.hub.ctx.em().execute(`select count(*)::int as n from identities where subject = 'jwks-down'`))[0].n, 0);
+    const again = await anon.login();
+    assert.equal((await anon.callback(fake.authorize(again.url, { sub: 'jwks-down', name: 'Back' }), again.state)).user.name, 'Back');
+  } finally {
+    await h.close();
+  }
+});
+
 test('the same sign-in with a good ID token succeeds (the defects above are the only difference)', async () => {
   const anon = tf.client().auth;
   const s = await anon.login();

@@ -20,8 +20,9 @@ export async function verifyIdToken(idToken: string, meta: ProviderMetadata, cli
       clockTolerance: CLOCK_TOLERANCE_S,
     }));
   } catch (e) {
-    // The provider's key set could not be read: the provider is at fault, not the sign-in.
-    if (e instanceof errors.JWKSTimeout || e instanceof errors.JWKSInvalid || !(e instanceof errors.JOSEError)) {
+    // The provider's key set could not be read: the provider is at fault, not the sign-in. jose
+    // raises its plain JOSEError (ERR_JOSE_GENERIC) only there: an answer other than 200, or not JSON.
+    if (e instanceof errors.JWKSTimeout || e instanceof errors.JWKSInvalid || !(e instanceof errors.JOSEError) || e.code === 'ERR_JOSE_GENERIC') {
       throw fail('UNAVAILABLE', 'identity provider keys (JWKS) could not be read');
     }
     throw fail('VALIDATION', `identity provider returned an ID token that failed verification (${e.code})`);

@@ -44,6 +44,8 @@ export interface FakeOidc {
   tokenRequests: Array<Record<string, string>>;
   /** Who a browser opening the authorize URL is signed in as (GET /authorize redirects back with a code); unset → 400. */
   browserUser?: IdUser;
+  /** The JWKS endpoint answers 500 while set. */
+  jwksDown?: boolean;
   close(): Promise<void>;
 }
 
@@ -101,7 +103,7 @@ export async function startFakeOidc(opts: { redirectUri?: string } = {}): Promis
           code_challenge_methods_supported: ['S256'],
         });
       }
-      if (req.method === 'GET' && path === '/jwks') return json(200, { keys: [jwk] });
+      if (req.method === 'GET' && path === '/jwks') return fake.jwksDown ? json(500, { error: 'server_error' }) : json(200, { keys: [jwk] });
       if (req.method === 'GET' && path === '/authorize') {
         // The provider's login page, already signed in as browserUser: straight back to the app with a code.
         if (!fake.browserUser) return json(400, { error: 'login_required' });
