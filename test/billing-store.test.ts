@@ -77,6 +77,25 @@ test('out of stock → 409', async () => {
   assert.equal((await product('cloud-credit-100')).available, false);
 });
 
+test('redemptions at once never take more than the stock; a disabled product is not redeemable', async () => {
+  const db = t.hub.ctx.em().getConnection();
+  await db.execute(`insert into products (id, name, description, price_tokens, stock, enabled, sort) values ('race-card', 'Race card', '', 1000, 3, true, 99)`);
+  const users = await Promise.all(Array.from({ length: 8 }, () => richUser(1)));
+  const tries = await Promise.allSettled(users.map((u) => t.client(u.key).billing.redeem('race-card')));
+  assert.equal(tries.filter((r) => r.status === 'fulfilled').length, 3, 'three of eight, as the stock said');
+  assert.equal(await stockOf('race-card'), 0);
+  const balances = await Promise.all(users.map(async (u) => (await t.client(u.key).billing.balance()).balance));
+  assert.deepEqual(balances.sort(), [0, 0, 0, 1000, 1000, 1000, 1000, 1000], 'only the three who got one paid');
+
+  await db.execute(`update products set stock = null, enabled = false where id = 'race-card'`);
+  const late = users[0];
+  const before = (await t.client(late.key).billing.balance()).balance;
+  await assert.rejects(t.client(late.key).billing.redeem('race-card'), apiError(404));
+  assert.equal((await t.client(late.key).billing.balance()).balance, before);
+  assert.equal(await product('race-card'), undefined, 'not listed either');
+  await db.execute(`delete from products where id = 'race-card'`);
+});
+
 test('delivery: admin delivers cards, the owner sees it unread, marks it read, and reveals the cards', async () => {
   const u = await richUser(10);
   const c = t.client(u.key);
