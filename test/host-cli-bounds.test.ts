@@ -4,7 +4,7 @@
 // a fake engine, where a bound left out fails the run instead of the frame (ENGINE_FAILED).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { boundRunFrame, boundPayload } from '../src/host-cli/bounds.js';
+import { boundRunFrame, boundPayload, ERROR_CODE_MAX_CHARS } from '../src/host-cli/bounds.js';
 import { encodeHostFrame } from '../host-protocol/codec.js';
 import type { Block, HostToHub } from '../host-protocol/frames.js';
 import { ARRAY_MAX_ITEMS, ERROR_MAX_CHARS, FRAME_MAX_BYTES, NAME_MAX_CHARS } from '../host-protocol/limits.js';
@@ -36,7 +36,7 @@ test('names: a tool name and id, a model and an engine session id are cut to NAM
 test('a run.end error\'s code and message are cut to what the hub keeps', () => {
   const [f] = bounded({ t: 'run.end', runId: 'run_1', ok: false, error: { code: 'E'.repeat(100), message: 'm'.repeat(ERROR_MAX_CHARS * 3) } });
   const e = (f as HostToHub & { t: 'run.end' }).error!;
-  assert.deepEqual([e.code.length, e.message.length], [40, ERROR_MAX_CHARS]);
+  assert.deepEqual([e.code.length, e.message.length], [ERROR_CODE_MAX_CHARS, ERROR_MAX_CHARS]);
 });
 
 test('tool payloads: too many items, or a key past the string bound, become their JSON text; a small one stays as it is', () => {

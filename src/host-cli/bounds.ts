@@ -13,7 +13,7 @@ export const PAYLOAD_MAX_BYTES = STR_MAX_BYTES - 1024;
 const PAYLOAD_DEPTH_MAX = DEPTH_MAX - 10;
 /** A run.message is split before this many (estimated) bytes: room under the frame limit for its own fields. */
 const MESSAGE_MAX_BYTES = FRAME_MAX_BYTES - 64 * 1024;
-const ERROR_CODE_MAX_CHARS = 40;
+export const ERROR_CODE_MAX_CHARS = 40;
 
 const utf8 = new TextEncoder();
 
