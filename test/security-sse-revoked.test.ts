@@ -16,6 +16,7 @@ import { ApiError, type AcceptedRun } from '../src/client/index.js';
 import { followSession } from '../src/client/sse.js';
 import { Redis } from 'ioredis';
 import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
+import { resyncChannelOf } from '../src/bus/redis.js';
 
 const TTL_MS = 1500;
 let t: TestHub;
@@ -158,7 +159,7 @@ test('after the Bus reconnects (another node announced it), streams whose creden
     await h.hub.ctx.em().getConnection().execute(`delete from api_keys where id = ?`, [k.id]);
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(a.sse.frames.some((f) => f.event === 'revoked'), false, 'precondition: nothing ends it before the reconnect');
-    await announcer.publish(`${prefix}_bus:reconnected`, '');
+    await announcer.publish(resyncChannelOf(prefix), '');
     await endsRevoked(a.sse, 'key deleted while the Bus was away', 3000);
     s.host.close();
   } finally {

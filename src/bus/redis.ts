@@ -79,6 +79,11 @@ function targetOf(conn: Redis, connectTimeout: number): RespTarget {
   return { host: o.host, port: o.port, path: o.path, family: o.family, username: o.username, password: o.password, tls: o.tls, connectTimeout };
 }
 
+/** The reserved channel on which a node announces that one of its Redis connections came back. */
+export function resyncChannelOf(prefix: string): string {
+  return prefix + '_bus:reconnected';
+}
+
 export class RedisBus implements Bus {
   readonly kind = 'redis' as const;
   /** The command connection, for other modules' keys and scripts. */
@@ -100,7 +105,6 @@ export class RedisBus implements Bus {
   private lastErrorLog = 0;
   private reconnectHandlers = new Set<() => void>();
   private reconnectSoon = false;
-  /** The reserved channel on which a node announces that one of its connections came back. */
   private readonly resyncChannel: string;
   private outboxScheduled = false;
   private layoutTimer?: NodeJS.Timeout;
@@ -110,7 +114,7 @@ export class RedisBus implements Bus {
     this.log = opts.log;
     const common = { lazyConnect: true, connectTimeout: opts.connectTimeoutMs ?? 5000, maxRetriesPerRequest: 3 };
     this.client = new Redis(url, { ...common, connectionName: 'hub-cmd' });
-    this.resyncChannel = this.prefix + '_bus:reconnected';
+    this.resyncChannel = resyncChannelOf(this.prefix);
     // The publishing and subscribing connections go where ioredis' parsing of the URL says.
     this.shardClients = (opts.shardUrls ?? []).map((u, i) => new Redis(u, { ...common, connectionName: `hub-cmd-shard-${i + 1}` }));
     const targets = [this.client, ...this.shardClients].map((c) => targetOf(c, common.connectTimeout));
