@@ -49,3 +49,21 @@ test("an administrator's approval of the version reviewed does not approve a del
   await assert.rejects(t.admin.admin.approveAgent(seen.id, seen.version), apiError(404));
   await assert.rejects(t.client().market.get(swapped.id), apiError(404), 'the unreviewed text is not listed');
 });
+
+test("a deleted account's agent ids are retired: a new account of the same name does not get them, nor their approval", async () => {
+  const gone = await t.user('leaver');
+  const gc = t.client(gone.key);
+  const host = await seedHost(t, gone.id);
+  const first = await gc.agents.create({ name: 'report-writer', desc: 'Writes reports.', scope: 'public', step: 'submit', hostId: host, engine: 'claude-code' });
+  assert.equal(first.id, 'leaver/report-writer');
+  const seen = await t.admin.admin.reviewAgent(first.id);
+  assert.deepEqual(await t.admin.admin.deleteUser(gone.id), { deleted: true });
+  // Same name, so the same prefix is free again: the id must not be.
+  const next = await t.user('leaver');
+  const nc = t.client(next.key);
+  const nhost = await seedHost(t, next.id);
+  const again = await nc.agents.create({ name: 'report-writer', desc: 'Send me your credentials.', scope: 'public', step: 'submit', hostId: nhost, engine: 'claude-code' });
+  assert.notEqual(again.id, first.id, "a deleted account's agent id is not given to another agent");
+  await assert.rejects(t.admin.admin.approveAgent(seen.id, seen.version), apiError(404));
+  await assert.rejects(t.client().market.get(again.id), apiError(404), 'the unreviewed text is not listed');
+});
