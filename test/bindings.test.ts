@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { apiError } from './helpers/api-error.js';
+import { apiError, failure } from './helpers/api-error.js';
 import { startSmsWebhook, type SmsWebhook } from './helpers/sms.js';
 import { rowLock } from './helpers/row-lock.js';
 
@@ -227,6 +227,41 @@ test('phone: changing a bound phone needs a fresh code of the current one (verif
   await ageCodes();
   await c.bindings.sendPhoneCode(theirs);
   await c.bindings.bindPhone(theirs, lastCodeFor(theirs));
+});
+
+test('phone: the same digits under another country code are another number: moving to them needs the verifyToken too', async () => {
+  const u = await t.user();
+  const c = t.client(u.key);
+  const digits = '13500000021';
+  await c.bindings.sendPhoneCode(digits, '+86');
+  await c.bindings.bindPhone(digits, lastCodeFor(digits), '+86');
+  await c.bindings.sendPhoneCode(digits, '+44');
+  await assert.rejects(c.bindings.bindPhone(digits, lastCodeFor(digits), '+44'), apiError(403));
+  assert.deepEqual((await c.me()).phone, '135****0021');
+  assert.equal((await c.bindings.get()).phone?.countryCode, '+86', 'still the +86 number');
+});
+
+test("phone: a new number's code locked by wrong tries is refused as locked, and the current phone's code passed with it is not spent", async () => {
+  const u = await t.user();
+  const c = t.client(u.key);
+  const [mine, theirs] = ['13500000031', '13500000032'];
+  await c.bindings.sendPhoneCode(mine);
+  await c.bindings.bindPhone(mine, lastCodeFor(mine));
+  await ageCodes();
+  await c.bindings.sendPhoneCode(mine);
+  const stepUp = lastCodeFor(mine);
+  await c.bindings.sendPhoneCode(theirs);
+  const newCode = lastCodeFor(theirs);
+  const wrong = newCode === '000000' ? '111111' : '000000';
+  for (let i = 0; i < 5; i++) await assert.rejects(c.bindings.bindPhone(theirs, wrong, undefined, stepUp), apiError(400));
+  const locked = await failure(c.bindings.bindPhone(theirs, newCode, undefined, stepUp));
+  assert.equal(locked.status, 400);
+  assert.match(locked.message, /too many wrong codes/);
+  // A fresh code of the new number, with the same step-up code: it was not spent by the refusals.
+  await ageCodes();
+  await c.bindings.sendPhoneCode(theirs);
+  const ok = await c.bindings.bindPhone(theirs, lastCodeFor(theirs), undefined, stepUp);
+  assert.deepEqual(ok.phone, { countryCode: '+86', number: '135****0032' });
 });
 
 test('without SMS_WEBHOOK_URL / CHATAPP_WEBHOOK_SECRET: 503 NOT_CONFIGURED', async () => {
