@@ -171,6 +171,25 @@ test('chat platform: attempt â†’ bot confirms the code with the shared secret â†
   assert.equal((await c.bindings.chatapp()).bound, false);
 });
 
+test("chat platform: a new attempt replaces the account's pending one; binding another chat account moves the binding and frees the old one", async () => {
+  const u = await t.user();
+  const c = t.client(u.key);
+  const first = await c.bindings.chatappAttempt();
+  const second = await c.bindings.chatappAttempt();
+  assert.equal((await confirm({ code: first.code, chatUserId: 'tg-100' }, BOT_SECRET)).status, 404, 'the replaced code binds nothing');
+  assert.equal((await confirm({ code: second.code, chatUserId: 'tg-100' }, BOT_SECRET)).status, 200);
+
+  const third = await c.bindings.chatappAttempt();
+  const moved = await confirm({ code: third.code, chatUserId: 'tg-101' }, BOT_SECRET);
+  assert.equal(moved.status, 200, moved.text);
+  assert.equal((await c.bindings.chatapp()).chatUserId, 'tg-101');
+  // The chat account left behind is free for another hub account.
+  const v = await t.user();
+  const other = await t.client(v.key).bindings.chatappAttempt();
+  assert.equal((await confirm({ code: other.code, chatUserId: 'tg-100' }, BOT_SECRET)).status, 200);
+  assert.equal((await t.client(v.key).bindings.chatapp()).chatUserId, 'tg-100');
+});
+
 test('chat platform: an attempt expires', async () => {
   const u = await t.user();
   const c = t.client(u.key);
