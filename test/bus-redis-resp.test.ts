@@ -214,6 +214,32 @@ test('the subscribing connection killed with 2,500 topics: every one is subscrib
   }
 });
 
+test('the subscribing connection lost with a SUBSCRIBE unacknowledged: the wait ends, and the resubscription after it is acknowledged and announced', { skip, timeout: 30_000 }, async () => {
+  const r = await server();
+  const a = await bus(r.url);
+  const b = await bus(r.url);
+  const probe = new Redis(r.url);
+  try {
+    let again = 0;
+    b.onReconnect(() => again++);
+    const got: string[] = [];
+    // Redis holds every command for a while: the SUBSCRIBE below is written and not answered.
+    await probe.call('CLIENT', 'PAUSE', '1500', 'ALL');
+    b.subscribe('session:unacked', (p) => got.push(text(p)));
+    await new Promise((res) => setTimeout(res, 200));
+    b.connections().sub.socket!.destroy();
+    // The wait ends with the connection: nothing answers a SUBSCRIBE on a closed socket.
+    const waited = await Promise.race([b.ready().then(() => 'ready'), new Promise((res) => setTimeout(() => res('still waiting'), 10_000))]);
+    assert.equal(waited, 'ready');
+    await eventually(async () => again === 1 || undefined, 15_000, 20);
+    a.publish('session:unacked', bytes('after'));
+    await eventually(async () => got.length === 1 || undefined, 5000, 20);
+    assert.deepEqual(got, ['after']);
+  } finally {
+    probe.disconnect();
+  }
+});
+
 test('a handler that throws does not end the connection: the next message is read', () => {
   const got: string[] = [];
   const errors: string[] = [];
@@ -235,4 +261,13 @@ test('bytes that are not RESP end the subscribing connection instead of being re
     assert.match(errors[0], /not a RESP length/);
     assert.equal(inner.rest, undefined, 'nothing kept to be read again');
   }
+});
+
+test('a "message" push of other than three elements is not delivered (nor its neighbours misread)', () => {
+  const got: Array<[string, string]> = [];
+  const sub = new RespSubscriber({}, { logError: () => {}, message: (c, p) => got.push([c, text(p)]), resubscribed: () => {} });
+  const bulk = (s: string) => `$${Buffer.byteLength(s)}\r\n${s}\r\n`;
+  const stream = `*4\r\n${bulk('message')}${bulk('a')}${bulk('x')}${bulk('y')}` + `*2\r\n${bulk('message')}${bulk('b')}` + `*3\r\n${bulk('message')}${bulk('c')}${bulk('z')}`;
+  (sub as unknown as { data(b: Buffer): void }).data(Buffer.from(stream));
+  assert.deepEqual(got, [['c', 'z']]);
 });
