@@ -9,7 +9,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { RedisBus } from '../src/bus/redis.js';
-import { encodePublishes, PUBLISH_HOLD_MS } from '../src/bus/resp-publisher.js';
+import { encodePublishes, PUBLISH_BUFFER_MAX, PUBLISH_HOLD_MS } from '../src/bus/resp-publisher.js';
 import { RespSubscriber } from '../src/bus/resp-subscriber.js';
 import { hasRedisServer, ownRedis, type OwnRedis } from './helpers/redis-server.js';
 import { eventually } from './helpers/host.js';
@@ -134,6 +134,22 @@ test('Redis away longer than publishes are held: they are dropped and counted, a
     return got.includes('back') || undefined;
   }, 10_000, 10);
   assert.ok(!got.some((g) => g.startsWith('lost')), 'nothing stale delivered');
+});
+
+test('while Redis is away, publishes are held up to their byte bound; past it they are dropped at once', { skip, timeout: 30_000 }, async () => {
+  const r = await server();
+  const a = await bus(r.url);
+  await r.kill();
+  const links = (a as unknown as { links: Array<{ pub: { connected: boolean } }> }).links;
+  await eventually(async () => links.every((l) => !l.pub.connected) || undefined, 5000, 10);
+  const big = new Uint8Array(1024 * 1024);
+  const each = encodePublishes([['session:w', big]]).length;
+  for (let i = 0; i < 40; i++) {
+    a.publish('session:w', big);
+    await new Promise((res) => setImmediate(res));
+  }
+  const kept = Math.floor(PUBLISH_BUFFER_MAX / each);
+  assert.equal(a.droppedPublishes, 40 - kept, `${kept} of 1 MiB held (the bound is ${PUBLISH_BUFFER_MAX} bytes), the rest dropped`);
 });
 
 test('Redis not keeping up: publishes past the buffer bound are dropped, and every node told once it catches up', { skip, timeout: 60_000 }, async () => {
