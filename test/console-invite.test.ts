@@ -92,3 +92,19 @@ test("the owner's page shows the console's invitation address, which opens the i
     await ctx.close();
   }
 });
+
+test("a sign-in page's ?from= that is not a path of this site is ignored: signed in, the console goes to /sessions", { skip }, async () => {
+  for (const from of ['//evil.example/phish', '/\\evil.example/phish', 'https://evil.example/']) {
+    const page = await tab.context.newPage(); // a tab of its own: signed out (the key lives in a tab's session storage)
+    try {
+      await page.goto(`${t.url}/signin?from=${encodeURIComponent(from)}`);
+      await page.getByLabel('API key').fill(guest.key);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL((u) => u.pathname === '/sessions', { timeout: 10_000 });
+      assert.equal(new URL(page.url()).origin, new URL(t.url).origin, from);
+      assert.equal(await page.getByRole('alert').count(), 0, `no error shown for ${from}`);
+    } finally {
+      await page.close();
+    }
+  }
+});
