@@ -54,6 +54,49 @@ test('a new API key is shown once, works, and is gone from the page after Done',
   assert.deepEqual(tab.pageErrors, []);
 });
 
+test('refreshing or deleting an API key asks first: dismissed, nothing changes; accepted, the old key stops working', { skip }, async () => {
+  const { page } = tab;
+  const spare = await t.client(u.key).keys.create('spare key');
+  await page.reload();
+  const keys = page.locator('section[aria-labelledby="keys-h"]');
+  const row = keys.getByRole('table', { name: 'API keys' }).getByRole('row').filter({ hasText: 'spare key' });
+  await row.waitFor();
+  const status = async (key: string) => (await t.api('GET', '/api/v1/me', { token: key })).status;
+  /** Answers the next dialog; returns what it asked ('' when none was shown: the click acts at once). */
+  const answerNext = (accept: boolean) => {
+    let asked = '';
+    page.once('dialog', (d) => {
+      asked = d.message();
+      void (accept ? d.accept() : d.dismiss());
+    });
+    return () => asked;
+  };
+
+  let asked = answerNext(false);
+  await row.getByRole('button', { name: 'Refresh' }).click();
+  assert.equal(asked(), 'Refresh “spare key”? The old key stops working at once.');
+  assert.equal(await status(spare.key), 200, 'a dismissed refresh leaves the key working');
+
+  asked = answerNext(true);
+  await row.getByRole('button', { name: 'Refresh' }).click();
+  const fresh = (await keys.locator('[data-new-key]').textContent())!.trim();
+  assert.notEqual(fresh, spare.key);
+  assert.deepEqual([await status(spare.key), await status(fresh)], [401, 200]);
+  await keys.getByRole('button', { name: 'Done' }).click();
+
+  asked = answerNext(false);
+  await row.getByRole('button', { name: 'Delete' }).click();
+  assert.equal(asked(), 'Delete “spare key”?');
+  assert.equal(await status(fresh), 200, 'a dismissed delete leaves the key working');
+
+  answerNext(true);
+  await row.getByRole('button', { name: 'Delete' }).click();
+  await row.waitFor({ state: 'detached' });
+  assert.equal(await status(fresh), 401);
+  assert.equal(await status(u.key), 200, "the tab's own key untouched");
+  assert.deepEqual(tab.pageErrors, []);
+});
+
 test('buying a token pack: the sandbox payment page pays the order and the balance rises', { skip }, async () => {
   const { page, context } = tab;
   const packs = (await t.api('GET', '/api/v1/token-packs')).body.data;

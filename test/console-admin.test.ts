@@ -125,6 +125,12 @@ test('users: create one (its key shown once, and working), grant tokens, set and
   await page.getByRole('status').filter({ hasText: 'made-in-console has no plan now.' }).waitFor();
   assert.deepEqual([(await row()).planId, (await row()).planExpireAt], [null, null]);
 
+  // Dismissed, the confirmation deletes nothing; accepted, the user goes.
+  let asked = '';
+  page.once('dialog', (d) => ((asked = d.message()), void d.dismiss()));
+  await manage.getByRole('button', { name: 'Delete user' }).click();
+  assert.equal(asked, 'Delete the user “made-in-console”? Its keys, agents and sessions go with it.');
+  assert.equal((await t.api('GET', '/api/v1/me', { token: key })).status, 200, 'a dismissed delete leaves the account');
   page.once('dialog', (d) => void d.accept());
   await manage.getByRole('button', { name: 'Delete user' }).click();
   await page.getByText('No users match.').waitFor();
