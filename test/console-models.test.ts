@@ -146,3 +146,23 @@ test('apply to the host → idle; an edit while the host is busy shows pending, 
   assert.equal(readFileSync(settingsFile, 'utf8'), ORIGINAL, 'the settings file is back byte for byte');
   assert.deepEqual(tab.pageErrors, []);
 });
+
+test('deleting a configuration asks first: dismissed, it stays; accepted, it goes', { skip }, async () => {
+  const { page } = tab;
+  const made = await api('POST', '/api/v1/model-configs', { name: 'Throwaway', apiType: 'anthropic', baseUrl: endpointUrl, apiKey: KEY, modelName: 'm' });
+  assert.equal(made.status, 201, made.text);
+  const id: string = made.body.data.id;
+  await page.reload();
+  const row = page.locator(`tr[data-config="${id}"]`);
+  await row.waitFor();
+  let asked = '';
+  page.once('dialog', (d) => ((asked = d.message()), void d.dismiss()));
+  await row.getByRole('button', { name: 'Delete' }).click();
+  assert.equal(asked, 'Delete the configuration “Throwaway”?');
+  assert.equal((await api('GET', `/api/v1/model-configs/${id}`)).status, 200, 'a dismissed delete leaves it');
+  page.once('dialog', (d) => void d.accept());
+  await row.getByRole('button', { name: 'Delete' }).click();
+  await row.waitFor({ state: 'detached' });
+  assert.equal((await api('GET', `/api/v1/model-configs/${id}`)).status, 404);
+  assert.deepEqual(tab.pageErrors, []);
+});
