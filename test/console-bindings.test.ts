@@ -75,6 +75,11 @@ test('binding the chat platform: the code shown, the bot confirms it, the page s
   await b.locator('[data-chatapp-bound]').filter({ hasText: 'Binder on chat' }).waitFor();
   assert.equal((await t.client(u.key).bindings.chatapp()).chatUserId, 'chat-77');
 
+  let asked = '';
+  page.once('dialog', (d) => ((asked = d.message()), void d.dismiss()));
+  await b.getByRole('button', { name: 'Unbind' }).click();
+  assert.equal(asked, 'Unbind the chat platform account?');
+  assert.equal((await t.client(u.key).bindings.chatapp()).bound, true, 'a dismissed unbind leaves it bound');
   page.once('dialog', (d) => void d.accept());
   await b.getByRole('button', { name: 'Unbind' }).click();
   await b.getByRole('button', { name: 'Bind the chat platform' }).waitFor();
@@ -137,5 +142,26 @@ test('changing the phone: a code to the phone bound now, then the new number\'s 
   await form.getByRole('button', { name: 'Bind phone' }).click();
   await b.locator('[data-phone="138****0008"]').waitFor();
   assert.deepEqual((await t.client(u.key).bindings.get()).phone, { countryCode: '+86', number: '138****0008' });
+  assert.deepEqual(tab.pageErrors, []);
+});
+
+test('redeeming from the store asks first: dismissed, nothing is spent; accepted, the redemption is listed and its tokens spent', { skip }, async () => {
+  const { page } = tab;
+  const me = t.client(u.key);
+  const before = (await me.billing.balance()).balance;
+  const product = (await me.billing.products()).items.find((p) => p.available && p.priceTokens <= before)!;
+  assert.ok(product, `a product within the balance of ${before}`);
+  const redeemed = (await me.billing.redeems({ pageSize: 100 })).total;
+  await page.reload();
+  const card = page.locator('section[aria-labelledby="store-h"] li.card').filter({ hasText: product.name });
+  let asked = '';
+  page.once('dialog', (d) => ((asked = d.message()), void d.dismiss()));
+  await card.getByRole('button', { name: 'Redeem' }).click();
+  assert.equal(asked, `Redeem “${product.name}” with tokens?`);
+  assert.deepEqual([(await me.billing.balance()).balance, (await me.billing.redeems({ pageSize: 100 })).total], [before, redeemed], 'a dismissed redemption spends nothing');
+  page.once('dialog', (d) => void d.accept());
+  await card.getByRole('button', { name: 'Redeem' }).click();
+  await page.locator('tr[data-redeem]').nth(redeemed).waitFor();
+  assert.deepEqual([(await me.billing.balance()).balance, (await me.billing.redeems({ pageSize: 100 })).total], [before - product.priceTokens, redeemed + 1]);
   assert.deepEqual(tab.pageErrors, []);
 });
