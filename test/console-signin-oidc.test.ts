@@ -156,6 +156,11 @@ test('Account → Bindings: a user signed in with an API key links the provider 
     assert.doesNotMatch(page.url(), /code=/);
     await shot(page, 'account-identity-linked');
 
+    let asked = '';
+    page.once('dialog', (d) => ((asked = d.message()), void d.dismiss()));
+    await card.getByRole('button', { name: 'Unlink' }).click();
+    assert.equal(asked, 'Unlink your Example ID identity “Ada Lovelace”?');
+    assert.equal((await t.client(u.key).bindings.get()).identities.length, 1, 'a dismissed unlink leaves it linked');
     page.once('dialog', (d) => void d.accept());
     await card.getByRole('button', { name: 'Unlink' }).click();
     await card.getByText('No linked identity.').waitFor();
