@@ -148,6 +148,12 @@ test('an error envelope is a readable message; delete with confirmation', { skip
   assert.match((await alert.textContent())!, /agent not found \(404, code \d+\)/);
 
   await page.goto(`${t.url}/agents/${encodeURIComponent(agentId)}`);
+  // Cancel takes the question back; nothing is deleted.
+  await page.getByRole('button', { name: 'Delete…' }).click();
+  await page.getByRole('group', { name: 'Confirm delete' }).getByRole('button', { name: 'Cancel' }).click();
+  await page.getByRole('button', { name: 'Delete…' }).waitFor();
+  assert.equal(await page.getByRole('button', { name: 'Delete agent' }).count(), 0);
+  assert.equal((await t.api('GET', `/api/v1/agents/${encodeURIComponent(agentId)}/manage`, { token: user.key })).status, 200);
   await page.getByRole('button', { name: 'Delete…' }).click();
   await page.getByRole('button', { name: 'Delete agent' }).click();
   await page.getByText('No agents yet').waitFor();

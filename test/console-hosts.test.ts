@@ -110,7 +110,11 @@ test('Hosts: pair with the shown command, live status, remark, engines refresh, 
   await renamed.getByText('offline', { exact: true }).waitFor();
   assert.ok(await renamed.getByRole('button', { name: 'Refresh engines' }).isDisabled());
 
-  // Delete, with its confirmation.
+  // Delete, with its confirmation; Cancel takes the question back.
+  await renamed.getByRole('button', { name: 'Delete' }).click();
+  await renamed.getByRole('group', { name: 'Confirm delete' }).getByRole('button', { name: 'Cancel' }).click();
+  assert.equal(await renamed.getByRole('button', { name: 'Delete host' }).count(), 0);
+  assert.equal((await t.api('GET', '/api/v1/hosts', { token: user.key })).body.data.total, 1);
   await renamed.getByRole('button', { name: 'Delete' }).click();
   await renamed.getByRole('button', { name: 'Delete host' }).click();
   await page.getByText('No hosts yet').waitFor();
