@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { PlanGrantSweeper } from '../src/billing/plan-grants.js';
+import { planDaysPass } from './helpers/plan-days.js';
 
 let t: TestHub;
 before(async () => {
@@ -18,15 +18,7 @@ after(() => t.close());
 const balance = async (key: string) => (await t.client(key).billing.balance()).balance;
 const grants = async (key: string) => (await t.client(key).billing.ledger({ type: 'plan', pageSize: 100 })).items.filter((e) => e.amount > 0);
 
-/** Lets `days` pass for the user's plan: its anchor, expiry and granted periods move back, then one sweep runs (what every node does). */
-async function daysPass(userId: string, days: number) {
-  await t.hub.ctx.em().execute(`update plan_grants set anchor_at = anchor_at - (? * interval '1 day') where user_id = ?`, [days, userId]);
-  await t.hub.ctx.em().execute(
-    `update users set plan_anchor_at = plan_anchor_at - (? * interval '1 day'), plan_expire_at = plan_expire_at - (? * interval '1 day') where id = ?`,
-    [days, days, userId],
-  );
-  await new PlanGrantSweeper(t.hub.ctx).sweepOnce();
-}
+const daysPass = (userId: string, days: number) => planDaysPass(t, userId, days);
 
 async function userWith(tokens: number) {
   const u = await t.user();
