@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { answerNextDialog, noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 let t: TestHub;
@@ -62,34 +62,25 @@ test('refreshing or deleting an API key asks first: dismissed, nothing changes; 
   const row = keys.getByRole('table', { name: 'API keys' }).getByRole('row').filter({ hasText: 'spare key' });
   await row.waitFor();
   const status = async (key: string) => (await t.api('GET', '/api/v1/me', { token: key })).status;
-  /** Answers the next dialog; returns what it asked ('' when none was shown: the click acts at once). */
-  const answerNext = (accept: boolean) => {
-    let asked = '';
-    page.once('dialog', (d) => {
-      asked = d.message();
-      void (accept ? d.accept() : d.dismiss());
-    });
-    return () => asked;
-  };
 
-  let asked = answerNext(false);
+  let asked = answerNextDialog(page, false);
   await row.getByRole('button', { name: 'Refresh' }).click();
   assert.equal(asked(), 'Refresh “spare key”? The old key stops working at once.');
   assert.equal(await status(spare.key), 200, 'a dismissed refresh leaves the key working');
 
-  asked = answerNext(true);
+  asked = answerNextDialog(page, true);
   await row.getByRole('button', { name: 'Refresh' }).click();
   const fresh = (await keys.locator('[data-new-key]').textContent())!.trim();
   assert.notEqual(fresh, spare.key);
   assert.deepEqual([await status(spare.key), await status(fresh)], [401, 200]);
   await keys.getByRole('button', { name: 'Done' }).click();
 
-  asked = answerNext(false);
+  asked = answerNextDialog(page, false);
   await row.getByRole('button', { name: 'Delete' }).click();
   assert.equal(asked(), 'Delete “spare key”?');
   assert.equal(await status(fresh), 200, 'a dismissed delete leaves the key working');
 
-  answerNext(true);
+  answerNextDialog(page, true);
   await row.getByRole('button', { name: 'Delete' }).click();
   await row.waitFor({ state: 'detached' });
   assert.equal(await status(fresh), 401);

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
-import { noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { answerNextDialog, noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 let t: TestHub;
@@ -126,10 +126,9 @@ test('users: create one (its key shown once, and working), grant tokens, set and
   assert.deepEqual([(await row()).planId, (await row()).planExpireAt], [null, null]);
 
   // Dismissed, the confirmation deletes nothing; accepted, the user goes.
-  let asked = '';
-  page.once('dialog', (d) => ((asked = d.message()), void d.dismiss()));
+  const asked = answerNextDialog(page, false);
   await manage.getByRole('button', { name: 'Delete user' }).click();
-  assert.equal(asked, 'Delete the user “made-in-console”? Its keys, agents and sessions go with it.');
+  assert.equal(asked(), 'Delete the user “made-in-console”? Its keys, agents and sessions go with it.');
   assert.equal((await t.api('GET', '/api/v1/me', { token: key })).status, 200, 'a dismissed delete leaves the account');
   page.once('dialog', (d) => void d.accept());
   await manage.getByRole('button', { name: 'Delete user' }).click();

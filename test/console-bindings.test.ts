@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { startSmsWebhook, type SmsWebhook } from './helpers/sms.js';
-import { noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { answerNextDialog, noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 const BOT_SECRET = 'bot-secret-console';
@@ -75,10 +75,9 @@ test('binding the chat platform: the code shown, the bot confirms it, the page s
   await b.locator('[data-chatapp-bound]').filter({ hasText: 'Binder on chat' }).waitFor();
   assert.equal((await t.client(u.key).bindings.chatapp()).chatUserId, 'chat-77');
 
-  let asked = '';
-  page.once('dialog', (d) => ((asked = d.message()), void d.dismiss()));
+  const asked = answerNextDialog(page, false);
   await b.getByRole('button', { name: 'Unbind' }).click();
-  assert.equal(asked, 'Unbind the chat platform account?');
+  assert.equal(asked(), 'Unbind the chat platform account?');
   assert.equal((await t.client(u.key).bindings.chatapp()).bound, true, 'a dismissed unbind leaves it bound');
   page.once('dialog', (d) => void d.accept());
   await b.getByRole('button', { name: 'Unbind' }).click();
@@ -154,10 +153,9 @@ test('redeeming from the store asks first: dismissed, nothing is spent; accepted
   const redeemed = (await me.billing.redeems({ pageSize: 100 })).total;
   await page.reload();
   const card = page.locator('section[aria-labelledby="store-h"] li.card').filter({ hasText: product.name });
-  let asked = '';
-  page.once('dialog', (d) => ((asked = d.message()), void d.dismiss()));
+  const asked = answerNextDialog(page, false);
   await card.getByRole('button', { name: 'Redeem' }).click();
-  assert.equal(asked, `Redeem “${product.name}” with tokens?`);
+  assert.equal(asked(), `Redeem “${product.name}” with tokens?`);
   assert.deepEqual([(await me.billing.balance()).balance, (await me.billing.redeems({ pageSize: 100 })).total], [before, redeemed], 'a dismissed redemption spends nothing');
   page.once('dialog', (d) => void d.accept());
   await card.getByRole('button', { name: 'Redeem' }).click();

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { spawnAgentHost, eventually, type AgentHostProcess } from './helpers/host.js';
-import { noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { answerNextDialog, noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 const FAKE_CLAUDE = resolve(import.meta.dirname, 'fixtures/fake-claude.mjs');
@@ -155,10 +155,9 @@ test('deleting a configuration asks first: dismissed, it stays; accepted, it goe
   await page.reload();
   const row = page.locator(`tr[data-config="${id}"]`);
   await row.waitFor();
-  let asked = '';
-  page.once('dialog', (d) => ((asked = d.message()), void d.dismiss()));
+  const asked = answerNextDialog(page, false);
   await row.getByRole('button', { name: 'Delete' }).click();
-  assert.equal(asked, 'Delete the configuration “Throwaway”?');
+  assert.equal(asked(), 'Delete the configuration “Throwaway”?');
   assert.equal((await api('GET', `/api/v1/model-configs/${id}`)).status, 200, 'a dismissed delete leaves it');
   page.once('dialog', (d) => void d.accept());
   await row.getByRole('button', { name: 'Delete' }).click();

@@ -10,7 +10,7 @@ import { startTestHub, type TestHub } from './helpers/hub.js';
 import { startFakeOidc, type FakeOidc } from './helpers/fake-oidc.js';
 import { startCutProxy, type CutProxy } from './helpers/cut-proxy.js';
 import { eventually } from './helpers/host.js';
-import { noBrowser, openConsole, shot, type ConsoleTab } from './helpers/browser.js';
+import { answerNextDialog, noBrowser, openConsole, shot, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 let t: TestHub;
@@ -156,10 +156,9 @@ test('Account → Bindings: a user signed in with an API key links the provider 
     assert.doesNotMatch(page.url(), /code=/);
     await shot(page, 'account-identity-linked');
 
-    let asked = '';
-    page.once('dialog', (d) => ((asked = d.message()), void d.dismiss()));
+    const asked = answerNextDialog(page, false);
     await card.getByRole('button', { name: 'Unlink' }).click();
-    assert.equal(asked, 'Unlink your Example ID identity “Ada Lovelace”?');
+    assert.equal(asked(), 'Unlink your Example ID identity “Ada Lovelace”?');
     assert.equal((await t.client(u.key).bindings.get()).identities.length, 1, 'a dismissed unlink leaves it linked');
     page.once('dialog', (d) => void d.accept());
     await card.getByRole('button', { name: 'Unlink' }).click();

@@ -86,3 +86,16 @@ export async function shot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }
+
+/**
+ * Answers the page's next dialog (a `confirm()`): accepted or dismissed. Returns what it asked — '' while
+ * none was shown, so a click that acted without asking is seen.
+ */
+export function answerNextDialog(page: Page, accept: boolean): () => string {
+  let asked = '';
+  page.once('dialog', (d) => {
+    asked = d.message();
+    void (accept ? d.accept() : d.dismiss());
+  });
+  return () => asked;
+}
