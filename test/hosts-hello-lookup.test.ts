@@ -116,3 +116,35 @@ test('a message sent while the hello\'s look-up is in flight starts: the channel
     runs.resolver = resolve;
   }
 });
+
+test('a hello whose look-up of open runs fails closes its channel (GOING_AWAY): the host reconnects, is looked up again and speaks for its run', { timeout: 60_000 }, async () => {
+  const u = await t.user();
+  const { hostId, credential } = await pairHost(t, u.key);
+  const c = t.client(u.key);
+  const first = await connectFakeHost(t, credential, { capacity: 1 });
+  hosts.push(first);
+  const agent = await eventually(() => c.agents.create({ name: 'lookup-fails', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
+  const sent = await c.sessions.create({ agentId: agent.id, content: 'long turn' });
+  const sid = (sent as { sessionId: string }).sessionId;
+  const start: any = await first.next((f: any) => f.t === 'run.start');
+  const runs = (t.hub.runFrames.gateway as unknown as { runs: { resolver: RunResolver } }).runs;
+  const resolve = runs.resolver;
+  runs.resolver = async () => {
+    throw new Error('database away');
+  };
+  let second: FakeHost;
+  try {
+    second = await connectFakeHost(t, credential, { capacity: 1, running: [start.runId] });
+    hosts.push(second);
+    // Its run frames wait for the look-up; without an answer the channel must not sit on them for good.
+    second.send({ t: 'run.delta', runId: start.runId, text: 'held' });
+    const closed = await Promise.race([second.closed, new Promise<{ code: string }>((r) => setTimeout(() => r({ code: 'still open after 10 s' }), 10_000))]);
+    assert.equal(closed.code, CloseCodes.GOING_AWAY.code);
+  } finally {
+    runs.resolver = resolve;
+  }
+  const third = await connectFakeHost(t, credential, { capacity: 1, running: [start.runId] });
+  hosts.push(third);
+  third.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+  await eventually(async () => (await c.sessions.get(sid)).status === 'active' || undefined, 5000, 20);
+});

@@ -119,3 +119,26 @@ test('after a reconnect the host speaks for its open runs (looked up once), anot
   const texts = (await db.execute(`select content from session_messages where session_id = ? and role = 'assistant'`, [c.sessionId])).map((r: any) => r.content);
   assert.deepEqual(texts, ['from the new channel']);
 });
+
+test('a run\'s own host ends it once: a second run.end on the same channel records and charges nothing', async () => {
+  const u = await t.user();
+  const { hostId, credential } = await pairHost(t, u.key, 'ends-twice');
+  const host = await connectFakeHost(t, credential, { capacity: 1 });
+  hosts.push(host);
+  const c = t.client(u.key);
+  const agent = await eventually(() => c.agents.create({ name: 'ends-twice', scope: 'private', hostId, engine: 'claude-code' }));
+  const sid = (await started(c.sessions.create({ agentId: agent.id, content: 'one turn' }))).sessionId;
+  const start: any = await host.next((f) => f.t === 'run.start');
+  const db = t.hub.ctx.em().getConnection();
+  const charges = async () => (await db.execute(`select amount from ledger_entries where ref = ? and type = 'spend'`, [start.runId])).map((r: any) => Number(r.amount));
+  host.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 10, outputTokens: 10 } });
+  await eventually(async () => (await charges()).length === 1 || undefined, 10_000, 25);
+  assert.equal((await c.sessions.get(sid)).status, 'active');
+  // The same host, on the same channel, ends it again with a larger usage (the protocol says once per run).
+  host.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 50_000, outputTokens: 50_000 } });
+  await settle();
+  const task = (await db.execute(`select status, input_tokens, output_tokens from session_tasks where id = ?`, [start.runId]))[0];
+  assert.equal(task.status, 'completed');
+  assert.deepEqual([Number(task.input_tokens), Number(task.output_tokens)], [10, 10], 'the first end\'s usage stands');
+  assert.deepEqual(await charges(), [-30], 'charged once, for the first end');
+});
