@@ -206,6 +206,36 @@ test('directories: asked over the channel, relative only, offline → 409, silen
   await assert.rejects(pending, apiError(409));
 });
 
+test('a reply settles only its own host\'s request: another host answering its id, or closing, leaves it waiting; a host cannot speak the hub\'s "offline" or "lost"', async () => {
+  const a = await t.user();
+  const b = await t.user();
+  const pa = await pairHost(t, a.key, 'asked');
+  const pb = await pairHost(t, b.key, 'other');
+  const hostA = await connectFakeHost(t, pa.credential, { answer: () => undefined });
+  const hostB = await connectFakeHost(t, pb.credential, { answer: () => undefined });
+  const ca = t.client(a.key);
+  const pending = ca.hosts.directories(pa.hostId);
+  pending.catch(() => undefined); // asserted below
+  const asked: any = await hostA.next((f) => f.t === 'dirs.list');
+  // Request ids count up on a node: another host can guess one.
+  hostB.send({ t: 'reply', id: asked.id, ok: true, data: { path: '', entries: [{ name: 'forged', path: 'forged' }] } });
+  await hostB.ping();
+  hostB.close();
+  await hostB.closed;
+  await new Promise((r) => setTimeout(r, 200));
+  hostA.send({ t: 'reply', id: asked.id, ok: true, data: { path: '', entries: [{ name: 'real', path: 'real' }] } });
+  assert.deepEqual(await pending, { path: '', entries: [{ name: 'real', path: 'real' }] }, 'answered by its own host only');
+  hostA.close();
+  await hostA.closed;
+  // "offline" and "lost" are the hub's words (no channel took it; the channel closed after it went out): from a host they are a refusal.
+  for (const code of ['offline', 'lost']) {
+    const h = await connectFakeHost(t, pa.credential, { answer: (f) => ({ t: 'reply', id: f.id, ok: false, code, error: 'says ' + code }) });
+    await assert.rejects(ca.hosts.directories(pa.hostId), apiError(409, '4090'), code);
+    h.close();
+    await h.closed;
+  }
+});
+
 test('refresh asks the host for its engines; remark renames', async () => {
   const u = await t.user();
   const { hostId, credential } = await pairHost(t, u.key, 'orig');
