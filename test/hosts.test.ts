@@ -8,6 +8,8 @@ import { CloseCodes } from '../host-protocol/version.js';
 import { Encoder } from '@msgpack/msgpack';
 import { decodeHubFrame } from '../host-protocol/codec.js';
 import { apiError } from './helpers/api-error.js';
+import { publishObj } from '../src/bus/bus.js';
+import { hostsTopic } from '../src/hosts/gateway-impl.js';
 
 let t: TestHub;
 // A short heartbeat window keeps the offline and timeout cases quick.
@@ -234,6 +236,26 @@ test('a reply settles only its own host\'s request: another host answering its i
     h.close();
     await h.closed;
   }
+});
+
+test('another node\'s takeover: an earlier one leaves the channel open, a later one or one without its epoch (an older node\'s) closes it', async () => {
+  const u = await t.user();
+  const { hostId, credential } = await pairHost(t, u.key);
+  const topic = hostsTopic(t.hub.ctx.config.nodeId);
+  const fh = await connectFakeHost(t, credential);
+  await eventually(async () => (await host(u.key, hostId)).status === 'online' || undefined, 5000, 20);
+  publishObj(t.hub.ctx.bus, topic, { k: 'takeover', h: hostId, node: 'node-elsewhere', epoch: 0 });
+  let closed = false;
+  void fh.closed.then(() => (closed = true));
+  // A frame published after it on the same topic arrives after it (the Bus keeps one publisher's order).
+  publishObj(t.hub.ctx.bus, topic, { k: 'send', h: hostId, frame: { t: 'run.abort', runId: 'run_sentinel' } });
+  await fh.next((f) => f.t === 'run.abort');
+  assert.equal(closed, false, 'a takeover older than the channel\'s own write is ignored');
+  publishObj(t.hub.ctx.bus, topic, { k: 'takeover', h: hostId, node: 'node-elsewhere' });
+  assert.equal((await fh.closed).code, CloseCodes.REPLACED.code, 'no epoch: the channel gives way (the host reconnects)');
+  const again = await connectFakeHost(t, credential);
+  publishObj(t.hub.ctx.bus, topic, { k: 'takeover', h: hostId, node: 'node-elsewhere', epoch: Number.MAX_SAFE_INTEGER });
+  assert.equal((await again.closed).code, CloseCodes.REPLACED.code, 'a later hello elsewhere takes it over');
 });
 
 test('refresh asks the host for its engines; remark renames', async () => {
