@@ -8,6 +8,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, wrapHubQueries, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, type FakeHost } from './helpers/host.js';
+import { ENGINE_REPORTS_PER_MINUTE } from '../src/hosts/engine-lists.js';
+import type { Presence } from '../src/hosts/presence.js';
 
 let t: TestHub;
 const hosts: FakeHost[] = [];
@@ -30,6 +32,14 @@ test('a burst of engines frames costs a bounded number of row writes (batched), 
     if (/update hosts\b[\s\S]*\bengines\b/i.test(q.text)) engineWrites++;
     return send();
   });
+  // Each list taken is also a presence write (Redis, or this node's map).
+  const presence = (t.hub.runFrames.gateway as unknown as { presenceStore: Presence }).presenceStore;
+  const patch = presence.patch.bind(presence);
+  let enginePatches = 0;
+  presence.patch = ((id, p) => {
+    if ('engines' in p) enginePatches++;
+    return patch(id, p);
+  }) as Presence['patch'];
   try {
     const N = 1000;
     const big = Array.from({ length: 50 }, (_, i) => ({ id: `e${i}`, displayName: 'x'.repeat(120), version: 'y'.repeat(120) }));
@@ -38,7 +48,9 @@ test('a burst of engines frames costs a bounded number of row writes (batched), 
     await new Promise((r) => setTimeout(r, 1500)); // past a store flush (1 s)
     assert.equal(host.ws.readyState, host.ws.OPEN, 'within the frame rate: the channel stays up');
     assert.ok(engineWrites <= 5, `${N} engines frames made ${engineWrites} UPDATE statements on the hosts row (expected a few batched writes)`);
+    assert.ok(enginePatches <= ENGINE_REPORTS_PER_MINUTE, `${N} engines frames made ${enginePatches} presence writes (at most ${ENGINE_REPORTS_PER_MINUTE} a minute)`);
   } finally {
+    delete (presence as { patch?: unknown }).patch; // the prototype's again
     restore();
   }
 });

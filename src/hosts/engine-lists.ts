@@ -9,7 +9,8 @@ import { WindowCounter } from '../ratelimit/window-counter.js';
 
 /** Engine lists a host may report per minute (frames, refresh replies, HTTP heartbeats). */
 export const ENGINE_REPORTS_PER_MINUTE = 10;
-const LISTS_MAX = 10_000;
+/** Distinct lists shared at most; past it the shared lists are forgotten (a host can send many distinct ones). */
+export const ENGINE_LISTS_MAX = 10_000;
 
 export class EngineLists {
   private lists = new Map<string, Engine[]>();
@@ -22,7 +23,7 @@ export class EngineLists {
     if (key.length > INTERNED_LIST_MAX_CHARS) return engines;
     let list = this.lists.get(key);
     if (!list) {
-      if (this.lists.size > LISTS_MAX) this.lists.clear();
+      if (this.lists.size > ENGINE_LISTS_MAX) this.lists.clear();
       this.lists.set(key, (list = engines));
     }
     return list;
