@@ -2,7 +2,7 @@
 // the in-process protocol client standing in for a host.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestHub, type TestHub } from './helpers/hub.js';
+import { startTestHub, wrapHubQueries, type TestHub } from './helpers/hub.js';
 import { pairHost, connectFakeHost, eventually, CLAUDE_ENGINE } from './helpers/host.js';
 import { CloseCodes } from '../host-protocol/version.js';
 import { Encoder } from '@msgpack/msgpack';
@@ -127,6 +127,32 @@ test('forged, missing and revoked credentials are refused on upgrade', async () 
   assert.equal((await t.api('POST', '/api/v1/hosts/heartbeat', { token: credential })).status, 401);
   await assert.rejects(uc.hosts.get(hostId), apiError(404));
   await assert.rejects(uc.hosts.remove(hostId), apiError(404));
+});
+
+test('a credential look-up that read the host\'s row before its deletion neither admits nor caches it', { skip: process.env.DATABASE_URL ? false : 'the held look-up keeps its connection: needs a second one for the deletion (PostgreSQL)' }, async () => {
+  const u = await t.user();
+  const { hostId, credential } = await pairHost(t, u.key);
+  let read!: () => void;
+  const wasRead = new Promise<void>((r) => (read = r));
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  // The look-up runs and reads the row; its answer reaches the hub only after the host is deleted.
+  const restore = wrapHubQueries(t.hub, (q, send) => {
+    if (!/from hosts where credential_hash = any/.test(q.text)) return send();
+    return Promise.resolve(send()).then(async (r) => (read(), await held, r));
+  });
+  try {
+    const connecting = connectFakeHost(t, credential);
+    connecting.catch(() => undefined); // asserted below
+    await wasRead;
+    assert.deepEqual(await t.client(u.key).hosts.remove(hostId), { deleted: true });
+    release();
+    await assert.rejects(connecting, (e: any) => e.status === 401, 'the deleted host is not admitted');
+  } finally {
+    release();
+    restore();
+  }
+  await assert.rejects(connectFakeHost(t, credential), (e: any) => e.status === 401, 'nor served from the cache afterwards');
 });
 
 test('wrong version, bad bytes and frames before hello close with the documented codes', async () => {
