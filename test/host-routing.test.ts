@@ -85,3 +85,29 @@ test('a presence store that cannot be read: a request is answered offline, a run
   await b.routing.routeOn(request('h1'));
   assert.deepEqual([b.undelivered.length, b.offline.length], [0, 1]);
 });
+
+test('a send\'s presence: a reading naming this node (its channel closed here, the removal on its way) is offline and not kept; another node\'s is kept until a send of this node finds the host gone', async () => {
+  const presence = new LocalPresence();
+  await presence.set('h-here', entry('node-b'), 60_000);
+  await presence.set('h-there', entry('node-a'), 60_000);
+  const reads: string[] = [];
+  const routing = new HostRouting({
+    bus: new LocalBus(), node: 'node-b', presenceStore: presence,
+    read: async (id) => {
+      reads.push(id);
+      const e = (await presence.get(id))!;
+      return { hostId: id, status: 'online', running: 0, capacity: e.capacity, engines: [], lastSeenAt: e.lastSeenAt, nodeId: e.nodeId! };
+    },
+    reuseMs: () => 60_000, here: () => {}, offline: () => {}, undelivered: () => {}, closing: () => false,
+  });
+  assert.deepEqual(await routing.forSend('h-here'), { status: 'offline', capacity: 0 });
+  assert.deepEqual(await routing.forSend('h-here'), { status: 'offline', capacity: 0 });
+  assert.deepEqual(reads, ['h-here', 'h-here'], 'not kept: read again each time');
+  assert.equal((await routing.forSend('h-there')).status, 'online');
+  await routing.forSend('h-there');
+  assert.equal(reads.filter((h) => h === 'h-there').length, 1, 'another node\'s reading is reused');
+  // A send of this node's that reached a node not holding the host (here: itself) was sent on a misread: forgotten.
+  await routing.routeOn(start('h-there', 'node-b'));
+  await routing.forSend('h-there');
+  assert.equal(reads.filter((h) => h === 'h-there').length, 2, 'the misread is forgotten');
+});
