@@ -49,3 +49,21 @@ test('a forward still within its asker\'s time is kept', async () => {
     fwd.close();
   }
 });
+
+test('a forward is kept five minutes at most, whatever time its asker gave itself; one without a time (an older node\'s) as long', () => {
+  const sent: Array<{ id: number }> = [];
+  const conn = silentHost(sent);
+  const fwd = new RequestForwarding(new LocalBus(), 'n1', () => {});
+  try {
+    const req = (rid: number, ttl?: number): RequestMsg => ({ k: 'req', h: 'h1', node: 'n2', rid, frame: { t: 'engines.refresh' }, ...(ttl === undefined ? {} : { ttl }) });
+    fwd.deliver(conn, req(1, 10 ** 12));
+    fwd.deliver(conn, req(2));
+    fwd.deliver(conn, req(3, -5)); // not a time: as without one
+    fwd.dropStale(Date.now() + 4 * 60_000);
+    assert.equal(fwd.inFlight, 3, 'within five minutes');
+    fwd.dropStale(Date.now() + 5 * 60_000 + 1000);
+    assert.equal(fwd.inFlight, 0, 'none held past five minutes');
+  } finally {
+    fwd.close();
+  }
+});

@@ -255,6 +255,11 @@ test('a reply settles only its own host\'s request: another host answering its i
   assert.deepEqual(await pending, { path: '', entries: [{ name: 'real', path: 'real' }] }, 'answered by its own host only');
   hostA.close();
   await hostA.closed;
+  // A host's own words reach the caller cut to 500 characters.
+  const wordy = await connectFakeHost(t, pa.credential, { answer: (f) => ({ t: 'reply', id: f.id, ok: false, code: 'invalid', error: 'w'.repeat(4000) }) });
+  await assert.rejects(ca.hosts.directories(pa.hostId), (e: any) => e.status === 400 && e.message === 'w'.repeat(500));
+  wordy.close();
+  await wordy.closed;
   // "offline" and "lost" are the hub's words (no channel took it; the channel closed after it went out): from a host they are a refusal.
   for (const code of ['offline', 'lost']) {
     const h = await connectFakeHost(t, pa.credential, { answer: (f) => ({ t: 'reply', id: f.id, ok: false, code, error: 'says ' + code }) });
