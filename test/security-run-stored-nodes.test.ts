@@ -106,3 +106,29 @@ test('frames held while a node loads a run it did not start are bounded: past th
     onB.close();
   }
 });
+
+// The gateway passes on only the frames of runs bound to the sending channel; behind it (called here directly), a node adopting a run
+// it did not start reads the run's row and takes frames only from the host that row names (sessions/runs.ts adopt).
+test('a node does not adopt a run it did not start from a host other than the one its row names', { skip }, async () => {
+  const u = await A.user();
+  const other = await A.user();
+  const own = await pairHost(A, u.key, 'own');
+  const foreign = await pairHost(A, other.key, 'foreign');
+  const onA = await connectFakeHost(A, own.credential, { capacity: 1 });
+  const c = A.client(u.key);
+  const agent = await eventually(() => c.agents.create({ name: 'adopted', hostId: own.hostId, engine: 'claude-code', workDir: 'w' }));
+  const run = (await c.sessions.create({ agentId: agent.id, content: 'go' })) as AcceptedRun;
+  const start: any = await onA.next((f) => f.t === 'run.start');
+  const db = A.hub.ctx.em().getConnection();
+  const status = async () => (await db.execute(`select status from session_tasks where id = ?`, [start.runId]))[0].status;
+  try {
+    B.hub.runFrames.runs.handle(foreign.hostId, { t: 'run.end', runId: start.runId, ok: false, error: { code: 'X', message: 'forged' } });
+    await new Promise((r) => setTimeout(r, 600));
+    assert.equal(await status(), 'running', 'another host\'s end of the run is dropped');
+    onA.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+    await eventually(async () => (await status()) === 'completed' || undefined, 10_000, 25);
+    assert.equal((await c.sessions.get(run.sessionId)).status, 'active');
+  } finally {
+    onA.close();
+  }
+});
