@@ -128,6 +128,11 @@ test('a node does not adopt a run it did not start from a host other than the on
     onA.send({ t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
     await eventually(async () => (await status()) === 'completed' || undefined, 10_000, 25);
     assert.equal((await c.sessions.get(run.sessionId)).status, 'active');
+    // B remembers the run as closed, for its own host only: another host's late end records no usage.
+    B.hub.runFrames.runs.handle(foreign.hostId, { t: 'run.end', runId: start.runId, ok: true, usage: { inputTokens: 999, outputTokens: 999 } });
+    await new Promise((r) => setTimeout(r, 600));
+    const used = (await db.execute(`select input_tokens, output_tokens from session_tasks where id = ?`, [start.runId]))[0];
+    assert.deepEqual([Number(used.input_tokens), Number(used.output_tokens)], [1, 1]);
   } finally {
     onA.close();
   }
