@@ -7,7 +7,7 @@ import type { Engine } from '../../host-protocol/frames.js';
 import { INTERNED_LIST_MAX_CHARS } from './presence.js';
 import { WindowCounter } from '../ratelimit/window-counter.js';
 
-/** Engine lists a host may report per minute (frames, refresh replies, HTTP heartbeats). */
+/** Engine lists a host may report per minute (frames, refresh replies; an HTTP heartbeat writes presence anyway and is counted by the request limit). */
 export const ENGINE_REPORTS_PER_MINUTE = 10;
 /** Distinct lists shared at most; past it the shared lists are forgotten (a host can send many distinct ones). */
 export const ENGINE_LISTS_MAX = 10_000;
