@@ -249,8 +249,7 @@ test('a reply settles only its own host\'s request: another host answering its i
   hostB.send({ t: 'reply', id: asked.id, ok: true, data: { path: '', entries: [{ name: 'forged', path: 'forged' }] } });
   await hostB.ping();
   hostB.close();
-  await hostB.closed;
-  await new Promise((r) => setTimeout(r, 200));
+  await hostB.closed; // the hub's close handler has run: its close echo came after it
   hostA.send({ t: 'reply', id: asked.id, ok: true, data: { path: '', entries: [{ name: 'real', path: 'real' }] } });
   assert.deepEqual(await pending, { path: '', entries: [{ name: 'real', path: 'real' }] }, 'answered by its own host only');
   hostA.close();
