@@ -5,7 +5,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
 import type { SessionView } from '../src/client/index.js';
 
@@ -39,7 +39,7 @@ test('modelName follows the last run end written, when two batches of ends are w
     if (f?.t === 'run.start') starts.push({ runId: f.runId, prompt: f.prompt });
   });
   const c = t.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'models', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
+  const agent = await agentWhenReady(c, { name: 'models', scope: 'private', hostId, engine: 'claude-code' });
   const [s1, s2] = [((await c.sessions.create({ agentId: agent.id })) as SessionView).id, ((await c.sessions.create({ agentId: agent.id })) as SessionView).id];
   const db = await connect();
   const modelName = async () => (await db.query(`select model_name from agents where id = $1`, [agent.id])).rows[0].model_name as string | null;

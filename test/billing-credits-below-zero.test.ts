@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 
 let t: TestHub;
 before(async () => {
@@ -25,7 +25,7 @@ async function userBelowZero(cost: number, before?: (key: string) => Promise<voi
   const { credential } = await pairHost(t, u.key);
   const host: FakeHost = await connectFakeHost(t, credential, { capacity: 1 });
   const hostId = (await t.client(u.key).hosts.list()).items[0].id;
-  const a = await eventually(() => t.client(u.key).agents.create({ name: 'mine', scope: 'private', hostId, engine: 'claude-code', workDir: '' }).catch(() => undefined), 5000, 20);
+  const a = await agentWhenReady(t.client(u.key), { name: 'mine', scope: 'private', hostId, engine: 'claude-code', workDir: '' });
   const c = t.client(u.key);
   const r: any = await c.sessions.create({ agentId: a.id, content: 'go' });
   const start: any = await eventually(async () => host.frames.find((f) => f.t === 'run.start'), 5000, 10);

@@ -8,7 +8,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import type { AcceptedRun, SessionView } from '../src/client/index.js';
 
 const FLOOR = 1_000;
@@ -30,7 +30,7 @@ test('waiting guest messages started by one claim are each backed by the floor',
   const host = await connectFakeHost(t, credential, { capacity: 4 });
   hosts.push(host);
   const own = t.client(owner.key);
-  const a = await eventually(() => own.agents.create({ name: 'shared-helper', hostId, engine: 'claude-code' }).catch(() => undefined), 5000, 20);
+  const a = await agentWhenReady(own, { name: 'shared-helper', hostId, engine: 'claude-code' });
   const guest = await t.user();
   const g = t.client(guest.key);
   await g.invites.decide((await own.agents.shareLink(a.id)).token, true);

@@ -9,7 +9,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { apiError } from './helpers/api-error.js';
 import type { AcceptedRun, SessionView } from '../src/client/index.js';
 
@@ -38,7 +38,7 @@ async function sharedAgent(capacity: number) {
   const host = await connectFakeHost(t, credential, { capacity });
   hosts.push(host);
   const own = t.client(owner.key);
-  const a = await eventually(() => own.agents.create({ name: 'shared-helper', hostId, engine: 'claude-code' }).catch(() => undefined), 5000, 20);
+  const a = await agentWhenReady(own, { name: 'shared-helper', hostId, engine: 'claude-code' });
   const guest = await t.user();
   await t.client(guest.key).invites.decide((await own.agents.shareLink(a.id)).token, true);
   return { owner, guest, host, agentId: a.id };

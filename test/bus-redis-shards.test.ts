@@ -12,7 +12,7 @@ import { RedisBus, linkIndex, LAYOUT_TTL_MS } from '../src/bus/redis.js';
 import { loadConfig, ConfigError } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { hasRedisServer, ownRedis, type OwnRedis } from './helpers/redis-server.js';
-import { eventually, pairHost, connectFakeHost, type FakeHost } from './helpers/host.js';
+import { eventually, pairHost, connectFakeHost, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { clusterSkipReason, startCluster, type Cluster } from './helpers/cluster.js';
 import { openSse } from './helpers/sse.js';
 import { presenceIn, ShardedPresence } from '../src/hosts/presence-sharded.js';
@@ -225,7 +225,7 @@ test('two hubs over shards: the host on node A reads online on B, a message sent
   const { credential } = await pairHost(a, u.key);
   host = await connectFakeHost(a, credential, { capacity: 2 });
   const h = host;
-  const agent = await eventually(() => a.client(u.key).agents.create({ name: 'sharded', scope: 'private', hostId: h.hostId, engine: 'claude-code' }), 10_000, 50);
+  const agent = await agentWhenReady(a.client(u.key), { name: 'sharded', scope: 'private', hostId: h.hostId, engine: 'claude-code' }, 10_000);
   // Its presence entry is on one shard, none on REDIS_URL's instance; node B reads it online.
   const hostId = h.hostId!;
   const entries = await Promise.all([process.env.REDIS_URL!, ...shardUrls].map((url) => probe(url).keys(`*presence:${hostId}`)));

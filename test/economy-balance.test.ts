@@ -6,7 +6,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { apiError } from './helpers/api-error.js';
 import type { AcceptedRun, SessionView } from '../src/client/index.js';
 
@@ -23,12 +23,7 @@ async function setup() {
   const u = await t.user();
   const { hostId, credential } = await pairHost(t, u.key);
   const host = await connectFakeHost(t, credential, { capacity: 1 });
-  // Until the host's engines are known the agent is refused: retry.
-  const a = await eventually(
-    () => t.client(u.key).agents.create({ name: 'helper', scope: 'private', hostId, engine: 'claude-code', workDir: '' }).catch(() => undefined),
-    5000,
-    20,
-  );
+  const a = await agentWhenReady(t.client(u.key), { name: 'helper', scope: 'private', hostId, engine: 'claude-code', workDir: '' });
   return { u, c: t.client(u.key), host, agentId: a.id };
 }
 

@@ -4,7 +4,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import type { AcceptedRun, AgentWriteBody, SessionView } from '../src/client/index.js';
 
 let t: TestHub;
@@ -31,8 +31,7 @@ async function ownerWithAgent(opts: { pay?: 'free' | 'paid'; public?: boolean; c
   const body: AgentWriteBody = published
     ? { name: `${opts.pay ?? 'free'}-helper`, scope: 'public', pay: opts.pay ?? 'free', step: 'submit', hostId, engine: 'claude-code', workDir: '' }
     : { name: 'helper', scope: 'private', hostId, engine: 'claude-code', workDir: '' };
-  // Until the host's engines are known the agent is refused: retry.
-  const a = await eventually(() => t.client(owner.key).agents.create(body).catch(() => undefined), 5000, 20);
+  const a = await agentWhenReady(t.client(owner.key), body);
   const agentId = a.id;
   if (published) assert.equal((await t.admin.admin.approveAgent(agentId)).id, agentId);
   return { owner, host, agentId };

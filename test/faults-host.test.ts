@@ -7,14 +7,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hubWithHosts } from './helpers/hosts-hub.js';
-import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady } from './helpers/host.js';
 import { ApiError, type AcceptedRun, type Client } from '../src/client/index.js';
 
 const s = hubWithHosts();
 
 async function agentFor(c: Client, hostId: string, name: string): Promise<string> {
-  // Retried until the host's engines are known (a failed create throws, eventually tries again).
-  const a = await eventually(() => c.agents.create({ name, scope: 'private', hostId, engine: 'claude-code' }));
+  const a = await agentWhenReady(c, { name, scope: 'private', hostId, engine: 'claude-code' }, 10_000);
   return a.id;
 }
 

@@ -17,7 +17,7 @@ import { startRun, type RunStartFrame } from '../src/host-cli/runner.js';
 import { homeSecrets, removeLeftovers } from '../src/host-cli/guest-settings.js';
 import type { HostToHub } from '../host-protocol/frames.js';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady } from './helpers/host.js';
 
 const FAKE = fileURLToPath(new URL('./fixtures/fake-claude.mjs', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'guest-settings-'));
@@ -107,7 +107,7 @@ test('the hub marks a guest\'s run.start, never the owner\'s', async () => {
   const { hostId, credential } = await pairHost(t, owner.key);
   const host = await connectFakeHost(t, credential, { capacity: 4 });
   const own = t.client(owner.key);
-  const a = await eventually(() => own.agents.create({ name: 'guest-mark', hostId, engine: 'claude-code' }).catch(() => undefined), 5000, 20);
+  const a = await agentWhenReady(own, { name: 'guest-mark', hostId, engine: 'claude-code' });
   const guest = await t.user();
   await t.client(guest.key).invites.decide((await own.agents.shareLink(a.id)).token, true);
   const mine: any = await own.sessions.create({ agentId: a.id, content: 'mine' });

@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { spawnAgentHost, eventually, type AgentHostProcess } from './helpers/host.js';
+import { spawnAgentHost, eventually, agentWhenReady, type AgentHostProcess } from './helpers/host.js';
 import { openSse } from './helpers/sse.js';
 import { savePairing } from '../src/host-cli/home.js';
 import type { AcceptedRun, Client } from '../src/client/index.js';
@@ -56,8 +56,7 @@ before(async () => {
     AGENT_HOST_HOME: home, CLAUDE_BIN: FAKE, FAKE_CLAUDE_LOG: logFile, CLAUDE_CONFIG_DIR: claudeDir,
   });
   hostId = (await host.waitFor(/connected to \S+ as hst_\w+/)).match(/hst_\w+/)![0];
-  // Retried until the host's engines are known (a failed create throws, eventually tries again).
-  agentId = (await eventually(() => c.agents.create({ name: 'watched', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' }))).id;
+  agentId = (await agentWhenReady(c, { name: 'watched', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' }, 10_000)).id;
 });
 
 after(async () => {

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { wrapHubQueries } from './helpers/hub.js';
 import { hubWithHosts } from './helpers/hosts-hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import type { AcceptedRun } from '../src/client/index.js';
 import type { FrameOf, HubToHost } from '../host-protocol/frames.js';
 
@@ -31,7 +31,7 @@ test('channels closing together end their runs with one lookup per batch of host
     const { hostId, credential } = await pairHost(t, u.key, `drop-${i}`);
     const host = await connectFakeHost(t, credential);
     hosts.push(host);
-    const agent = await eventually(() => c.agents.create({ name: `drop-${i}`, scope: 'private', hostId, engine: 'claude-code' }));
+    const agent = await agentWhenReady(c, { name: `drop-${i}`, scope: 'private', hostId, engine: 'claude-code' }, 10_000);
     sessions.push(((await c.sessions.create({ agentId: agent.id, content: 'hello' })) as AcceptedRun).sessionId);
   }
   await Promise.all(hosts.map((h) => h.next((f) => f.t === 'run.start')));
@@ -62,7 +62,7 @@ test('a host that reconnects before the down pass ends its runs keeps them', { t
   const { hostId, credential } = await pairHost(t, u.key, 'bounce');
   const first = await connectFakeHost(t, credential);
   hosts.push(first);
-  const agent = await eventually(() => c.agents.create({ name: 'bounce', scope: 'private', hostId, engine: 'claude-code' }));
+  const agent = await agentWhenReady(c, { name: 'bounce', scope: 'private', hostId, engine: 'claude-code' }, 10_000);
   const { sessionId } = (await c.sessions.create({ agentId: agent.id, content: 'hello' })) as AcceptedRun;
   const start = await first.next<FrameOf<HubToHost, 'run.start'>>((f) => f.t === 'run.start');
 

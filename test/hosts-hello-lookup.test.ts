@@ -5,7 +5,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub, wrapHubQueries } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import type { SessionView } from '../src/client/index.js';
 import { CloseCodes } from '../host-protocol/version.js';
 import type { RunResolver } from '../src/hosts/channel-runs.js';
@@ -37,7 +37,7 @@ test('a hello reads its host\'s tasks once; the channel speaks for its open run,
   const first = await connectFakeHost(t, credential, { capacity: 1 });
   hosts.push(first);
   const c = t.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'hello-lookup', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
+  const agent = await agentWhenReady(c, { name: 'hello-lookup', scope: 'private', hostId, engine: 'claude-code' });
   const a = ((await c.sessions.create({ agentId: agent.id })) as SessionView).id;
   const b = ((await c.sessions.create({ agentId: agent.id })) as SessionView).id;
   const startA = first.next((f: any) => f.t === 'run.start');
@@ -98,7 +98,7 @@ test('a message sent while the hello\'s look-up is in flight starts: the channel
   try {
     const host = await connectFakeHost(t, credential, { capacity: 1 });
     hosts.push(host);
-    const agent = await eventually(() => c.agents.create({ name: 'unsettled', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
+    const agent = await agentWhenReady(c, { name: 'unsettled', scope: 'private', hostId, engine: 'claude-code' });
     const started = host.next((f: any) => f.t === 'run.start');
     // Before: presence names this node, the channel was not yet settled, and the send read that as a
     // closed channel whose removal was on its way: 503 "the agent's host is offline".
@@ -123,7 +123,7 @@ test('a hello whose look-up of open runs fails closes its channel (GOING_AWAY): 
   const c = t.client(u.key);
   const first = await connectFakeHost(t, credential, { capacity: 1 });
   hosts.push(first);
-  const agent = await eventually(() => c.agents.create({ name: 'lookup-fails', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
+  const agent = await agentWhenReady(c, { name: 'lookup-fails', scope: 'private', hostId, engine: 'claude-code' });
   const sent = await c.sessions.create({ agentId: agent.id, content: 'long turn' });
   const sid = (sent as { sessionId: string }).sessionId;
   const start: any = await first.next((f: any) => f.t === 'run.start');

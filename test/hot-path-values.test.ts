@@ -7,7 +7,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { resolveUsableAgent, modeFactsOf } from '../src/agents/usage.js';
 import { catalogOn } from '../src/agents/catalog.js';
 import { HubError } from '../src/errors.js';
@@ -26,7 +26,7 @@ before(async () => {
   hostId = paired.hostId;
   host = await connectFakeHost(t, paired.credential, { capacity: 3 });
   const c = t.client(owner.key);
-  agentId = (await eventually(() => c.agents.create({ name: 'values', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20)).id;
+  agentId = (await agentWhenReady(c, { name: 'values', scope: 'private', hostId, engine: 'claude-code' })).id;
 });
 after(async () => {
   host?.close();

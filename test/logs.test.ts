@@ -8,7 +8,7 @@ import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { spawnAgentHost, connectFakeHost, eventually, type AgentHostProcess } from './helpers/host.js';
+import { spawnAgentHost, connectFakeHost, eventually, agentWhenReady, type AgentHostProcess } from './helpers/host.js';
 import { CloseCodes } from '../host-protocol/version.js';
 import { startFakeOidc, type FakeOidc } from './helpers/fake-oidc.js';
 import { createLogger, scrubSecrets } from '../src/log.js';
@@ -97,8 +97,7 @@ test('a full turn with keys, a model configuration and a login: the lines tell i
   await c.hosts.applyModelConfig(hostId, mc.id);
 
   // An agent on the host and a turn that completes, then one whose engine fails.
-  // Retried until the host's engines are known (a failed create throws, eventually tries again).
-  const ag = await eventually(() => c.agents.create({ name: 'logs', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' }));
+  const ag = await agentWhenReady(c, { name: 'logs', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' }, 10_000);
   const agentId = ag.id;
   const opened = (await c.sessions.create({ agentId, content: 'hello logs' })) as AcceptedRun;
   assert.ok(['processing', 'queued'].includes(opened.status), JSON.stringify(opened));

@@ -6,7 +6,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady } from './helpers/host.js';
 import { openSse } from './helpers/sse.js';
 import { apiError } from './helpers/api-error.js';
 import { ApiError } from '../src/client/index.js';
@@ -40,8 +40,7 @@ async function userWithAgent(name: string) {
   const { hostId, credential } = await pairHost(t, u.key);
   const host = await connectFakeHost(t, credential, { capacity: 2 });
   const c = t.client(u.key);
-  // Retried until the host's engines are known (a failed create throws, eventually tries again).
-  const agent = await eventually(() => c.agents.create({ name, scope: 'private', hostId, engine: 'claude-code', workDir: '' }), 5000, 20);
+  const agent = await agentWhenReady(c, { name, scope: 'private', hostId, engine: 'claude-code', workDir: '' });
   return { u, hostId, host, c, agent };
 }
 

@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import type { AcceptedRun } from '../src/client/index.js';
 import { apiError } from './helpers/api-error.js';
 
@@ -30,7 +30,7 @@ test('a host that never answers settings is not sent them again at every idle: m
   const h = await connectFakeHost(t, credential, { capacity: 1, answer: () => undefined }); // silent to every request
   open.push(h);
   const settings = () => h.frames.filter((f) => f.t === 'settings.apply').length;
-  const agent = await eventually(() => c.agents.create({ name: 'silent-settings', hostId, engine: 'claude-code' }).catch(() => undefined), 5000, 20);
+  const agent = await agentWhenReady(c, { name: 'silent-settings', hostId, engine: 'claude-code' });
   const mc = await c.modelConfigs.create({ name: 'm', apiType: 'anthropic', baseUrl: 'https://llm.example', apiKey: 'sk-owed-backoff-0123456789', modelName: 'm1' });
   await assert.rejects(c.hosts.applyModelConfig(hostId, mc.id), apiError(409));
   assert.equal(settings(), 1);

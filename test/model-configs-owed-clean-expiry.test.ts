@@ -9,7 +9,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import type { AcceptedRun } from '../src/client/index.js';
 
 let t: TestHub;
@@ -29,7 +29,7 @@ test('a lost "host owes settings" notice is never made up for: the edited config
   const h = await connectFakeHost(t, credential, { capacity: 1 });
   open.push(h);
   const applies = () => h.frames.filter((f) => f.t === 'settings.apply') as any[];
-  const agent = await eventually(() => c.agents.create({ name: 'owed-settings', hostId, engine: 'claude-code' }).catch(() => undefined), 5000, 20);
+  const agent = await agentWhenReady(c, { name: 'owed-settings', hostId, engine: 'claude-code' });
   const mc = await c.modelConfigs.create({ name: 'm', apiType: 'anthropic', baseUrl: 'https://llm.example', apiKey: 'sk-owed-clean-0000000000000', modelName: 'm1' });
   await c.hosts.applyModelConfig(hostId, mc.id);
   assert.equal(applies().length, 1, 'applied while idle');

@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { apiError } from './helpers/api-error.js';
 import type { AcceptedRun } from '../src/client/index.js';
 
@@ -27,7 +27,7 @@ test('an apply while an aborted engine is still stopping is refused (409); once 
   const { hostId, credential } = await pairHost(t, u.key);
   const h = await connectFakeHost(t, credential, { capacity: 2 });
   open.push(h);
-  const agent = await eventually(() => c.agents.create({ name: 'stopper', hostId, engine: 'claude-code' }).catch(() => undefined), 5000, 20);
+  const agent = await agentWhenReady(c, { name: 'stopper', hostId, engine: 'claude-code' });
   const mc = await c.modelConfigs.create({ name: 'm', apiType: 'anthropic', baseUrl: 'https://llm.example', apiKey: 'sk-stopping-engine-0123456789', modelName: 'm1' });
 
   const run = (await c.sessions.create({ agentId: agent.id, content: 'long job' })) as AcceptedRun;

@@ -6,7 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { useCluster, clusterSkipReason } from './helpers/cluster.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
 import type { SessionView } from '../src/client/index.js';
 
@@ -45,7 +45,7 @@ test('two nodes claiming at once start each task exactly once, within the host c
   });
   const ca = a.client(u.key);
   const cb = b.client(u.key);
-  const agent = await eventually(() => ca.agents.create({ name: 'claims', scope: 'private', hostId: h.hostId, engine: 'claude-code', workDir: 'w' }), 10_000, 50);
+  const agent = await agentWhenReady(ca, { name: 'claims', scope: 'private', hostId: h.hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   const sessions: string[] = [];
   for (let i = 0; i < SESSIONS; i++) sessions.push(((await ca.sessions.create({ agentId: agent.id })) as SessionView).id);
 

@@ -6,7 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { useCluster, clusterSkipReason } from './helpers/cluster.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { openSse } from './helpers/sse.js';
 import type { SessionView } from '../src/client/index.js';
 
@@ -22,8 +22,7 @@ test('a reader resuming on another node than the host\'s gets the missed events,
   const { credential } = await pairHost(a, u.key);
   host = await connectFakeHost(a, credential, { capacity: 2 });
   const h = host;
-  // The host's engines reach its record shortly after hello.
-  const agent = await eventually(() => a.client(u.key).agents.create({ name: 'resume', scope: 'private', hostId: h.hostId, engine: 'claude-code' }), 10_000, 50);
+  const agent = await agentWhenReady(a.client(u.key), { name: 'resume', scope: 'private', hostId: h.hostId, engine: 'claude-code' }, 10_000);
   const onB = b.client(u.key);
   const sid = ((await onB.sessions.create({ agentId: agent.id })) as SessionView).id; // no content: the 201 session
   const sent = await onB.sessions.send(sid, { content: 'stream' });

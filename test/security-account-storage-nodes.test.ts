@@ -6,7 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { useCluster, clusterSkipReason } from './helpers/cluster.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, agentWhenReady, type FakeHost } from './helpers/host.js';
 
 const SESSION_MAX = 256 * 1024 * 1024;
 const skip = await clusterSkipReason();
@@ -19,7 +19,7 @@ test('sessions deleted on one node make room on the others too', { skip, timeout
   const owner = await a.user('hoarder-nodes');
   const { hostId, credential } = await pairHost(a, owner.key);
   host = await connectFakeHost(a, credential, { capacity: 4 });
-  const agent = await eventually(() => a.client(owner.key).agents.create({ name: 'hoard-n', hostId, engine: 'claude-code', workDir: '' }).catch(() => undefined), 5000, 20);
+  const agent = await agentWhenReady(a.client(owner.key), { name: 'hoard-n', hostId, engine: 'claude-code', workDir: '' });
   const open = await a.client(owner.key).sessions.create({ agentId: agent.id });
   assert.ok('id' in open);
   await a.hub.ctx.em().getConnection().execute(

@@ -10,7 +10,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
+import { pairHost, connectFakeHost, agentWhenReady } from './helpers/host.js';
 
 const SESSION_MAX = 256 * 1024 * 1024;
 const ASSUMED_ACCOUNT_MAX = 16 * SESSION_MAX;
@@ -26,7 +26,7 @@ test(`an account holding 20 full sessions (${(20 * SESSION_MAX) / 2 ** 30} GiB) 
   const c = t.client(owner.key);
   const { hostId, credential } = await pairHost(t, owner.key);
   const host = await connectFakeHost(t, credential, { capacity: 4 });
-  const a = await eventually(() => c.agents.create({ name: 'hoard', hostId, engine: 'claude-code', workDir: '' }).catch(() => undefined), 5000, 20);
+  const a = await agentWhenReady(c, { name: 'hoard', hostId, engine: 'claude-code', workDir: '' });
 
   await t.hub.ctx.em().getConnection().execute(
     `insert into sessions (id, user_id, agent_id, agent_name, title, mode, effort, last_active_at, stored_bytes)
@@ -48,7 +48,7 @@ test('a session already open takes no more messages once its account is found fu
   const { hostId, credential } = await pairHost(t, owner.key);
   const host = await connectFakeHost(t, credential, { capacity: 4 });
   try {
-    const a = await eventually(() => c.agents.create({ name: 'hoard2', hostId, engine: 'claude-code', workDir: '' }).catch(() => undefined), 5000, 20);
+    const a = await agentWhenReady(c, { name: 'hoard2', hostId, engine: 'claude-code', workDir: '' });
     const open = await c.sessions.create({ agentId: a.id });
     assert.ok('id' in open);
     await t.hub.ctx.em().getConnection().execute(

@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady } from './helpers/host.js';
 import type { AcceptedRun } from '../src/client/index.js';
 
 let t: TestHub;
@@ -22,7 +22,7 @@ test('send/abort loops on a host that never ends its aborted runs: the channel k
   const c = t.client(owner.key);
   const { hostId, credential } = await pairHost(t, owner.key, 'silent');
   const host = await connectFakeHost(t, credential, { capacity: 2 });
-  const agent = await eventually(() => c.agents.create({ name: 'silent', hostId, engine: 'claude-code', workDir: 'w' }));
+  const agent = await agentWhenReady(c, { name: 'silent', hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   // One run stays open throughout (a long turn), on the other slot.
   const long = (await c.sessions.create({ agentId: agent.id, content: 'a long turn' })) as AcceptedRun;
   await host.next((f) => f.t === 'run.start' && (f as any).runId === long.taskId);

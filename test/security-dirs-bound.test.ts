@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { spawnAgentHost, eventually, type AgentHostProcess } from './helpers/host.js';
+import { spawnAgentHost, eventually, agentWhenReady, type AgentHostProcess } from './helpers/host.js';
 import type { AcceptedRun, Client } from '../src/client/index.js';
 
 const FAKE = fileURLToPath(new URL('./fixtures/fake-claude.mjs', import.meta.url));
@@ -39,7 +39,7 @@ before(async () => {
   const { pairKey: pk } = await c.hosts.pairKey();
   host = spawnAgentHost(['run', '--hub', t.url, '--pair-key', pk, '--work-root', root, '--capacity', '2'], { AGENT_HOST_HOME: join(tmp, 'home'), CLAUDE_BIN: FAKE });
   hostId = (await host.waitFor(/connected to \S+ as hst_\w+/)).match(/hst_\w+/)![0];
-  agentId = (await eventually(() => c.agents.create({ name: 'lister', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' }))).id;
+  agentId = (await agentWhenReady(c, { name: 'lister', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' }, 10_000)).id;
 });
 
 after(async () => {

@@ -13,7 +13,7 @@ import { savePairing } from '../src/host-cli/home.js';
 import { isEngineSessionId } from '../host-protocol/engine-values.js';
 import type { HostToHub } from '../host-protocol/frames.js';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, spawnAgentHost, eventually, type AgentHostProcess, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, spawnAgentHost, eventually, agentWhenReady, type AgentHostProcess, type FakeHost } from './helpers/host.js';
 import type { AcceptedRun, SessionView } from '../src/client/index.js';
 
 const FAKE = fileURLToPath(new URL('./fixtures/fake-claude.mjs', import.meta.url));
@@ -100,7 +100,7 @@ test('a hostile host reports engineSessionId "--dangerously-skip-permissions": t
   const { hostId, credential } = await pairHost(t, user.key, 'hostile');
   const fake: FakeHost = await connectFakeHost(t, credential, { capacity: 1 });
   const c = t.client(user.key);
-  const { id: agentId } = await eventually(() => c.agents.create({ name: 'inj', hostId, engine: 'claude-code', workDir: 'proj' }));
+  const { id: agentId } = await agentWhenReady(c, { name: 'inj', hostId, engine: 'claude-code', workDir: 'proj' }, 10_000);
   /** A message that started or queued a run: the plain 202. */
   const started = async (p: Promise<SessionView | AcceptedRun>) => {
     const r = (await p) as AcceptedRun;

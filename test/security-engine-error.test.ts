@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { openSse } from './helpers/sse.js';
 import type { SessionView } from '../src/client/index.js';
 
@@ -25,7 +25,7 @@ test("an engine's error text is scrubbed and bounded before a session's user see
   const { hostId, credential } = await pairHost(t, u.key, 'leaky');
   host = await connectFakeHost(t, credential, { capacity: 1 });
   const uc = t.client(u.key);
-  const agent = await eventually(() => uc.agents.create({ name: 'leaky', hostId, engine: 'claude-code', workDir: 'w' }));
+  const agent = await agentWhenReady(uc, { name: 'leaky', hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   const c = (await uc.sessions.create({ agentId: agent.id })) as SessionView;
   assert.equal(c.status, 'active', 'the 201 of a session without content');
   const sid = c.id;

@@ -10,7 +10,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { holdHelloLookUp } from './helpers/hello-lookup.js';
 import type { AcceptedRun } from '../src/client/index.js';
 
@@ -34,7 +34,7 @@ async function victimRun() {
   const b1 = await connectFakeHost(t, b.credential, { capacity: 1 });
   hosts.push(b1);
   const vc = t.client(victim.key);
-  const agent = await eventually(() => vc.agents.create({ name: 'victim-agent', scope: 'private', hostId: b.hostId, engine: 'claude-code' }), 5000, 20);
+  const agent = await agentWhenReady(vc, { name: 'victim-agent', scope: 'private', hostId: b.hostId, engine: 'claude-code' });
   const started = b1.next((f: any) => f.t === 'run.start');
   const sid = ((await vc.sessions.create({ agentId: agent.id, content: 'hi' })) as AcceptedRun).sessionId;
   const runId = ((await started) as any).runId as string;

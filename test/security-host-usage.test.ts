@@ -11,7 +11,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { encode } from '@msgpack/msgpack';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { CloseCodes } from '../host-protocol/version.js';
 import { MAX_RUN_TOKENS } from '../host-protocol/index.js';
 import { usageOf } from '../src/host-cli/claude-stream.js';
@@ -43,7 +43,7 @@ async function paidAgent(capacity = 1) {
   const { hostId, credential } = await pairHost(t, owner.key);
   const host = await connectFakeHost(t, credential, { capacity });
   hosts.push(host);
-  const a = await eventually(() => t.client(owner.key).agents.create({ name: 'paid-helper', scope: 'public', pay: 'paid', step: 'submit', hostId, engine: 'claude-code', workDir: '' }).catch(() => undefined), 5000, 20);
+  const a = await agentWhenReady(t.client(owner.key), { name: 'paid-helper', scope: 'public', pay: 'paid', step: 'submit', hostId, engine: 'claude-code', workDir: '' });
   await t.admin.admin.approveAgent(a.id);
   return { owner, host, agentId: a.id };
 }

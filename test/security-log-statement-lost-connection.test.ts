@@ -9,7 +9,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { createLogger } from '../src/log.js';
 import type { AcceptedRun } from '../src/client/index.js';
 
@@ -32,7 +32,7 @@ test('a run\'s rows whose write lost its database connection: the warn line does
   const { hostId, credential } = await pairHost(t, u.key, 'drop');
   host = await connectFakeHost(t, credential, { capacity: 1 });
   const c = t.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'drop', hostId, engine: 'claude-code', workDir: 'w' }));
+  const agent = await agentWhenReady(c, { name: 'drop', hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   (await c.sessions.create({ agentId: agent.id, content: 'read my .env' })) as AcceptedRun;
   const start: any = await host.next((f) => f.t === 'run.start');
 

@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { apiError, failure } from './helpers/api-error.js';
 import { capMode, modeAllowed, defaultModeFor } from '../src/agents/modes.js';
 import type { AcceptedRun, AgentWriteBody, Client, NewSession, SessionView } from '../src/client/index.js';
@@ -51,8 +51,7 @@ before(async () => {
   const { credential, hostId } = await pairHost(t, owner.key);
   host = await connectFakeHost(t, credential, { capacity: 1 });
   autoEnd(host);
-  // The host's engines reach its record shortly after hello.
-  agentId = (await eventually(() => own.agents.create({ name: 'modes', hostId, engine: 'claude-code' }))).id;
+  agentId = (await agentWhenReady(own, { name: 'modes', hostId, engine: 'claude-code' }, 10_000)).id;
   const { token } = await own.agents.shareLink(agentId);
   await gst.invites.decide(token, true);
 });

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { useCluster, clusterSkipReason } from './helpers/cluster.js';
-import { spawnAgentHost, pairHost, connectFakeHost, eventually, pidAlive, fakeEngineRuns, type AgentHostProcess } from './helpers/host.js';
+import { spawnAgentHost, pairHost, connectFakeHost, eventually, pidAlive, fakeEngineRuns, agentWhenReady, type AgentHostProcess } from './helpers/host.js';
 import type { AcceptedRun, SessionView } from '../src/client/index.js';
 
 const skip = await clusterSkipReason();
@@ -45,7 +45,7 @@ test('an agent deleted on node B: the engine on the host held by node A is gone 
     host = undefined;
   });
   const hostId = (await host.waitFor(/connected to \S+ as (\S+)/)).match(/as (\S+)/)![1];
-  const { id: agentId } = await eventually(() => onB.agents.create({ name: 'mn-doomed', hostId, engine: 'claude-code', workDir: 'proj' }));
+  const { id: agentId } = await agentWhenReady(onB, { name: 'mn-doomed', hostId, engine: 'claude-code', workDir: 'proj' }, 10_000);
   await started(onB.sessions.create({ agentId, content: 'cross node [ignore-sigint] [sleep:60000]' }));
   const { pid } = await eventually(async () => claudeRuns().find((r) => r.prompt === 'cross node [ignore-sigint] [sleep:60000]'), 15_000, 25);
   assert.ok(alive(pid));
@@ -65,7 +65,7 @@ test('the ceiling lowered on node B caps a waiting message that node A dispatche
   const { credential, hostId } = await pairHost(A, owner.key, 'mn-fake');
   const h = await connectFakeHost(A, credential, { capacity: 1 });
   try {
-    const { id: agentId } = await eventually(() => onA.agents.create({ name: 'mn-modes', hostId, engine: 'claude-code', maxGuestMode: 'auto' }));
+    const { id: agentId } = await agentWhenReady(onA, { name: 'mn-modes', hostId, engine: 'claude-code', maxGuestMode: 'auto' }, 10_000);
     const { token } = await onA.agents.shareLink(agentId);
     await guestA.invites.decide(token, true);
     const hold = await started(onA.sessions.create({ agentId, content: 'hold' }));

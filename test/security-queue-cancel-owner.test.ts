@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
+import { pairHost, connectFakeHost, agentWhenReady } from './helpers/host.js';
 import { apiError } from './helpers/api-error.js';
 
 let t: TestHub;
@@ -19,7 +19,7 @@ test('a stranger cannot cancel another account\'s waiting message, by its sessio
   const c = t.client(owner.key);
   const { hostId, credential } = await pairHost(t, owner.key);
   const host = await connectFakeHost(t, credential, { capacity: 1 });
-  const a = await eventually(() => c.agents.create({ name: 'queue-guard', hostId, engine: 'claude-code' }).catch(() => undefined), 5000, 20);
+  const a = await agentWhenReady(c, { name: 'queue-guard', hostId, engine: 'claude-code' });
   const first: any = await c.sessions.create({ agentId: a.id, content: 'hold the slot' });
   await host.next((f) => f.t === 'run.start' && (f as any).runId === first.taskId);
   const waiting = await c.sessions.send(first.sessionId, { content: 'wait your turn' });

@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import type { AcceptedRun } from '../src/client/index.js';
 
 let t: TestHub;
@@ -26,7 +26,7 @@ test("a guest's waiting message runs in the work directory the owner set at disp
   const { hostId, credential } = await pairHost(t, owner.key);
   const h = await connectFakeHost(t, credential, { capacity: 4 });
   open.push(h);
-  const agent = await eventually(() => own.agents.create({ name: 'narrowed', scope: 'private', hostId, engine: 'claude-code', workDir: '' }).catch(() => undefined), 5000, 20);
+  const agent = await agentWhenReady(own, { name: 'narrowed', scope: 'private', hostId, engine: 'claude-code', workDir: '' });
   const guest = t.client((await t.user('binding-guest')).key);
   await guest.invites.decide((await own.agents.shareLink(agent.id)).token, true);
 

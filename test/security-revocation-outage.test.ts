@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { startTestHub, createTestDatabase, type TestHub } from './helpers/hub.js';
-import { connectFakeHost, pairHost, eventually, type FakeHost } from './helpers/host.js';
+import { connectFakeHost, pairHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { newId } from '../src/ids.js';
 import { hashSecret } from '../src/accounts/keys.js';
 import { signAccessToken } from '../src/accounts/tokens.js';
@@ -92,7 +92,7 @@ async function victims(): Promise<Victims> {
   const member = await a.user();
   const shareHost = await pairHost(a, owner.key, 'share-host');
   hosts.push(await connectFakeHost(a, shareHost.credential));
-  const agent = await eventually(() => a.client(owner.key).agents.create({ name: 'shared', scope: 'private', hostId: shareHost.hostId, engine: 'claude-code' }).catch(() => undefined), 10_000, 50);
+  const agent = await agentWhenReady(a.client(owner.key), { name: 'shared', scope: 'private', hostId: shareHost.hostId, engine: 'claude-code' }, 10_000);
   await a.client(member.key).invites.decide((await a.client(owner.key).agents.shareLink(agent.id)).token, true);
   assert.equal(await agentStatus(b, member.key, agent.id), 200, 'warm on B: the member reads the shared agent');
   return {

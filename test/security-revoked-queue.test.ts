@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import type { AcceptedRun, Client, SessionView } from '../src/client/index.js';
 
 let t: TestHub;
@@ -57,7 +57,7 @@ async function refusedAtDispatch(first: AcceptedRun, queued: AcceptedRun, agentI
 }
 
 async function sharedAgent(name: string) {
-  const agentId = (await eventually(() => own.agents.create({ name, hostId, engine: 'claude-code' }))).id;
+  const agentId = (await agentWhenReady(own, { name, hostId, engine: 'claude-code' }, 10_000)).id;
   const u = await t.user(`${name}-guest`);
   const guest = t.client(u.key);
   await guest.invites.decide((await own.agents.shareLink(agentId)).token, true);
@@ -83,7 +83,7 @@ test('an agent disabled while a guest\'s message waits: it never starts; the ses
 });
 
 test('a public agent taken out of the market: a stranger\'s waiting message never starts; another member\'s still does', async () => {
-  const agentId = (await eventually(() => own.agents.create({ name: 'revoke-public', scope: 'public', step: 'submit', hostId, engine: 'claude-code', tags: ['x'] }))).id;
+  const agentId = (await agentWhenReady(own, { name: 'revoke-public', scope: 'public', step: 'submit', hostId, engine: 'claude-code', tags: ['x'] }, 10_000)).id;
   await t.admin.admin.approveAgent(agentId);
   const stranger = t.client((await t.user('revoke-stranger')).key);
   const member = t.client((await t.user('revoke-member2')).key);

@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { useCluster, clusterSkipReason } from './helpers/cluster.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import type { AcceptedRun, SessionView } from '../src/client/index.js';
 
 const hosts: FakeHost[] = [];
@@ -34,7 +34,7 @@ async function forgedFramesAreDropped(va: TestHub, vb: TestHub): Promise<void> {
   const hostB = await connectFakeHost(vb, b.credential, { capacity: 1 });
   hosts.push(hostA, hostB);
   const vc = va.client(victim.key);
-  const agent = await eventually(() => vc.agents.create({ name: 'victim-agent', hostId: a.hostId, engine: 'claude-code', workDir: 'w' }));
+  const agent = await agentWhenReady(vc, { name: 'victim-agent', hostId: a.hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   const sid = (await started(vc.sessions.create({ agentId: agent.id, content: 'turn one' }))).sessionId;
   const start: any = await hostA.next((f) => f.t === 'run.start');
   const runId = start.runId as string;
@@ -104,7 +104,7 @@ test('after a reconnect the host speaks for its open runs (looked up once), anot
   const hostB = await connectFakeHost(t, b.credential, { capacity: 1 });
   hosts.push(first, hostB);
   const vc = t.client(victim.key);
-  const agent = await eventually(() => vc.agents.create({ name: 'reconnecting', hostId: a.hostId, engine: 'claude-code', workDir: 'w' }));
+  const agent = await agentWhenReady(vc, { name: 'reconnecting', hostId: a.hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   const c = await started(vc.sessions.create({ agentId: agent.id, content: 'long turn' }));
   const start: any = await first.next((f) => f.t === 'run.start');
   // A new channel of the same host takes over (the old one is REPLACED, the run goes on).
@@ -126,7 +126,7 @@ test('a run\'s own host ends it once: a second run.end on the same channel recor
   const host = await connectFakeHost(t, credential, { capacity: 1 });
   hosts.push(host);
   const c = t.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'ends-twice', scope: 'private', hostId, engine: 'claude-code' }));
+  const agent = await agentWhenReady(c, { name: 'ends-twice', scope: 'private', hostId, engine: 'claude-code' }, 10_000);
   const sid = (await started(c.sessions.create({ agentId: agent.id, content: 'one turn' }))).sessionId;
   const start: any = await host.next((f) => f.t === 'run.start');
   const db = t.hub.ctx.em().getConnection();

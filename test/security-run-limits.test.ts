@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { SessionEvents } from '../src/sessions/events.js';
 import { LocalBus } from '../src/bus/local.js';
 import { HOST_CHECK_FROM_BYTES, HOST_OUTPUT_RUNS, RING_MAX_BYTES, RUN_END_BATCH_MAX_BYTES } from '../src/limits.js';
@@ -31,7 +31,7 @@ async function hostWithAgent(name: string) {
   const host = await connectFakeHost(t, credential, { capacity: 1 });
   hosts.push(host);
   const c = t.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name, hostId, engine: 'claude-code', workDir: 'w' }));
+  const agent = await agentWhenReady(c, { name, hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   return { c, host, agent };
 }
 
@@ -85,7 +85,7 @@ test('a host\'s runs together hold at most HOST_OUTPUT_RUNS × RUN_OUTPUT_MAX_BY
   const host = await connectFakeHost(t, credential, { capacity: n });
   hosts.push(host);
   const c = t.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'many-runs', hostId, engine: 'claude-code', workDir: 'w' }));
+  const agent = await agentWhenReady(c, { name: 'many-runs', hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   const runs: string[] = [];
   for (let i = 0; i < n; i++) {
     await startSession(c, agent.id, `run ${i}`);
@@ -121,7 +121,7 @@ test('run ends arriving together are written in calls bounded in bytes, not one 
   const host = await connectFakeHost(t, credential, { capacity: 6 });
   hosts.push(host);
   const cl = t.client(u.key);
-  const agent = await eventually(() => cl.agents.create({ name: 'many-ends', hostId, engine: 'claude-code', workDir: 'w' }));
+  const agent = await agentWhenReady(cl, { name: 'many-ends', hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   const runs: string[] = [];
   for (let i = 0; i < 6; i++) {
     await startSession(cl, agent.id, `turn ${i}`);

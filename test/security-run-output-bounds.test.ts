@@ -17,7 +17,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import type { AcceptedRun } from '../src/client/index.js';
 
 const LIMIT = 256 * 1024;
@@ -47,7 +47,7 @@ test('a run cannot store more than RUN_STORED_MAX_BYTES of output by pacing comp
   const host = await connectFakeHost(t, credential, { capacity: 1 });
   hosts.push(host);
   const c = t.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'pacer', hostId, engine: 'claude-code', workDir: 'w' }));
+  const agent = await agentWhenReady(c, { name: 'pacer', hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   const r = (await c.sessions.create({ agentId: agent.id, content: 'go' })) as AcceptedRun;
   const start: any = await host.next((f) => f.t === 'run.start');
 
@@ -76,7 +76,7 @@ test('tool ids and names a run holds in memory count against RUN_OUTPUT_MAX_BYTE
   const host = await connectFakeHost(t, credential, { capacity: 1 });
   hosts.push(host);
   const c = t.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'tools', hostId, engine: 'claude-code', workDir: 'w' }));
+  const agent = await agentWhenReady(c, { name: 'tools', hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   await c.sessions.create({ agentId: agent.id, content: 'go' });
   const start: any = await host.next((f) => f.t === 'run.start');
 

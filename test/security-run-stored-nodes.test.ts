@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady } from './helpers/host.js';
 import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
 import type { AcceptedRun } from '../src/client/index.js';
 
@@ -32,7 +32,7 @@ test('a run cannot store more than RUN_STORED_MAX_BYTES by moving its host to an
   const { hostId, credential } = await pairHost(A, u.key, 'roamer');
   const onA = await connectFakeHost(A, credential, { capacity: 1 });
   const c = A.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'sink', hostId, engine: 'claude-code', workDir: 'w' }));
+  const agent = await agentWhenReady(c, { name: 'sink', hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   const first = (await c.sessions.create({ agentId: agent.id, content: 'go' })) as AcceptedRun;
   const start: any = await onA.next((f) => f.t === 'run.start');
   const chunk = 'z'.repeat(60 * 1024);
@@ -69,7 +69,7 @@ test('frames held while a node loads a run it did not start are bounded: past th
   const { hostId, credential } = await pairHost(A, u.key, 'roamer-2');
   const onA = await connectFakeHost(A, credential, { capacity: 1 });
   const c = A.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'sink-2', hostId, engine: 'claude-code', workDir: 'w' }));
+  const agent = await agentWhenReady(c, { name: 'sink-2', hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   await c.sessions.create({ agentId: agent.id, content: 'go' });
   const start: any = await onA.next((f) => f.t === 'run.start');
   // B's load of the run (its row) waits until the host has poured more than the bound.
@@ -116,7 +116,7 @@ test('a node does not adopt a run it did not start from a host other than the on
   const foreign = await pairHost(A, other.key, 'foreign');
   const onA = await connectFakeHost(A, own.credential, { capacity: 1 });
   const c = A.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'adopted', hostId: own.hostId, engine: 'claude-code', workDir: 'w' }));
+  const agent = await agentWhenReady(c, { name: 'adopted', hostId: own.hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   const run = (await c.sessions.create({ agentId: agent.id, content: 'go' })) as AcceptedRun;
   const start: any = await onA.next((f) => f.t === 'run.start');
   const db = A.hub.ctx.em().getConnection();

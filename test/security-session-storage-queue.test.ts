@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import type { AcceptedRun } from '../src/client/index.js';
 
 const SESSION_MAX = 1024 * 1024;
@@ -27,7 +27,7 @@ test('messages queued behind a run cannot take a session past SESSION_STORED_MAX
   host = await connectFakeHost(t, credential, { capacity: 1 });
   const h = host;
   const c = t.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'sink', hostId, engine: 'claude-code', workDir: 'w' }));
+  const agent = await agentWhenReady(c, { name: 'sink', hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   const first = (await c.sessions.create({ agentId: agent.id, content: 'go' })) as AcceptedRun;
   const sid = first.sessionId;
   await h.next((f) => f.t === 'run.start');

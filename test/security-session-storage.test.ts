@@ -10,7 +10,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { ApiError, type AcceptedRun } from '../src/client/index.js';
 
 const EXPECTED_SESSION_BYTES = 8 * 1024 * 1024;
@@ -36,7 +36,7 @@ test('one session cannot be made to store more than SESSION_STORED_MAX_BYTES', a
     }
   });
   const c = t.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'sink', hostId, engine: 'claude-code', workDir: 'w' }));
+  const agent = await agentWhenReady(c, { name: 'sink', hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   const content = '界'.repeat(100_000); // 100,000 characters (the schema's maxLength), 300,000 bytes
   const first = (await c.sessions.create({ agentId: agent.id, content })) as AcceptedRun;
   const sid = first.sessionId;
@@ -72,7 +72,7 @@ test("a run's output counts toward its session's bound, and a run that takes it 
   const w = await connectFakeHost(t, credential, { capacity: 1 });
   try {
     const c = t.client(u.key);
-    const agent = await eventually(() => c.agents.create({ name: 'writer', hostId, engine: 'claude-code', workDir: 'w' }));
+    const agent = await agentWhenReady(c, { name: 'writer', hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
     const first = (await c.sessions.create({ agentId: agent.id, content: 'write a lot' })) as AcceptedRun;
     const start: any = await w.next((f) => f.t === 'run.start');
     const half = 'y'.repeat(512 * 1024); // a frame's string is at most 1,000,000 bytes

@@ -10,7 +10,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { useCluster, clusterSkipReason } from './helpers/cluster.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
 import { apiError } from './helpers/api-error.js';
 import { ApiError, type AcceptedRun, type SessionView } from '../src/client/index.js';
@@ -102,7 +102,7 @@ async function setup(owner: Node, t: { url: string }, key: string) {
   const { credential } = await pairHost(t, key);
   const host = await new WatchedHost().connect(t, credential);
   const c = owner.client(key);
-  const agent = await eventually(() => c.agents.create({ name: 'race', scope: 'private', hostId: host.hostId, engine: 'claude-code', workDir: 'w' }), 10_000, 50);
+  const agent = await agentWhenReady(c, { name: 'race', scope: 'private', hostId: host.hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   const config = await c.modelConfigs.create({ name: 'cfg', apiType: 'anthropic', baseUrl: 'https://llm.example', apiKey: 'sk-race-0123456789', modelName: 'm1' });
   const s = (await c.sessions.create({ agentId: agent.id })) as SessionView;
   assert.equal(s.status, 'active', 'the 201 of a session without content');

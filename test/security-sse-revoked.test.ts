@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { openSse, type SseReader } from './helpers/sse.js';
 import { newId } from '../src/ids.js';
 import { hashSecret } from '../src/accounts/keys.js';
@@ -33,7 +33,7 @@ async function setup(h: TestHub = t) {
   const { hostId, credential } = await pairHost(h, user.key);
   const host = await connectFakeHost(h, credential, { capacity: 10 });
   const c = h.client(user.key);
-  const agent = await eventually(() => c.agents.create({ name: 'long-runner', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
+  const agent = await agentWhenReady(c, { name: 'long-runner', scope: 'private', hostId, engine: 'claude-code' });
   return { user, c, host, agentId: agent.id };
 }
 

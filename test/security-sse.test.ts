@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { Redis } from 'ioredis';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { openSse } from './helpers/sse.js';
 import { redisUrlOrSkip, testPrefix } from './helpers/redis.js';
 import type { AcceptedRun, Client, SessionView } from '../src/client/index.js';
@@ -46,7 +46,7 @@ async function setup(): Promise<Setup> {
   const { hostId, credential } = await pairHost(t, user.key);
   const host = await connectFakeHost(t, credential, { capacity: 50 });
   const c = t.client(user.key);
-  const a = await eventually(() => c.agents.create({ name: 'helper', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' }), 5000, 20);
+  const a = await agentWhenReady(c, { name: 'helper', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' });
   return { user, c, host, agentId: a.id };
 }
 

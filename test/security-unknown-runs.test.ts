@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import type { AcceptedRun } from '../src/client/index.js';
 
 let t: TestHub;
@@ -27,7 +27,7 @@ test('frames for unknown runs: no query, no state, counted, the channel stays up
   const { gateway, runs } = t.hub.runFrames;
   // A real run of this host, ended: frames for it afterwards are unknown too.
   const uc = t.client(u.key);
-  const agent = await eventually(() => uc.agents.create({ name: 'noisy', hostId, engine: 'claude-code', workDir: 'w' }));
+  const agent = await agentWhenReady(uc, { name: 'noisy', hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   const c = (await uc.sessions.create({ agentId: agent.id, content: 'hi' })) as AcceptedRun;
   assert.ok(c.sessionId && c.taskId, 'a 202 with the run');
   const start: any = await host.next((f) => f.t === 'run.start');

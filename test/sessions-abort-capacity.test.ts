@@ -5,7 +5,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, agentWhenReady, type FakeHost } from './helpers/host.js';
 import type { AcceptedRun, SessionView } from '../src/client/index.js';
 
 let t: TestHub;
@@ -25,7 +25,7 @@ async function ownerWithAgent(name: string) {
   const owner = await t.user();
   const { hostId, credential } = await pairHost(t, owner.key);
   const host = await connectFakeHost(t, credential, { capacity: 1 });
-  const a = await eventually(() => t.client(owner.key).agents.create({ name, scope: 'public', step: 'submit', hostId, engine: 'claude-code', workDir: '' }).catch(() => undefined), 5000, 20);
+  const a = await agentWhenReady(t.client(owner.key), { name, scope: 'public', step: 'submit', hostId, engine: 'claude-code', workDir: '' });
   await t.admin.admin.approveAgent(a.id);
   return { host, agentId: a.id };
 }

@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { ACCEPT_BATCH_MAX_BYTES } from '../src/limits.js';
 import type { SessionView } from '../src/client/index.js';
 
@@ -27,7 +27,7 @@ test('messages arriving together are accepted in calls bounded in bytes, not one
   const { hostId, credential } = await pairHost(t, u.key, 'big-messages');
   host = await connectFakeHost(t, credential, { capacity: 1 });
   const c = t.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'big-messages', hostId, engine: 'claude-code', workDir: 'w' }));
+  const agent = await agentWhenReady(c, { name: 'big-messages', hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   const n = 8;
   const sessions: string[] = [];
   for (let i = 0; i <= n; i++) sessions.push(((await c.sessions.create({ agentId: agent.id })) as SessionView).id);

@@ -6,7 +6,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
 import type { SessionView } from '../src/client/index.js';
 
@@ -31,7 +31,7 @@ test('a message whose session is locked waits alone; the others of its batch go 
     if (f?.t === 'run.start') starts.push(f.prompt);
   });
   const c = t.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'skip', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
+  const agent = await agentWhenReady(c, { name: 'skip', scope: 'private', hostId, engine: 'claude-code' });
   const a = ((await c.sessions.create({ agentId: agent.id })) as SessionView).id;
   const b = ((await c.sessions.create({ agentId: agent.id })) as SessionView).id;
 

@@ -4,7 +4,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { openSse } from './helpers/sse.js';
 import { apiError, failure } from './helpers/api-error.js';
 import { followSession, type SessionStreamEvent } from '../src/client/sse.js';
@@ -32,9 +32,8 @@ async function setup(capacity = 1, workDir = 'proj'): Promise<Setup> {
   const user = await t.user();
   const { hostId, credential } = await pairHost(t, user.key);
   const host = await connectFakeHost(t, credential, { capacity });
-  // The host's engines reach its record shortly after hello.
   const c = t.client(user.key);
-  const a = await eventually(() => c.agents.create({ name: 'helper', scope: 'private', hostId, engine: 'claude-code', workDir }), 5000, 20);
+  const a = await agentWhenReady(c, { name: 'helper', scope: 'private', hostId, engine: 'claude-code', workDir });
   return { user, c, credential, host, hostId, agentId: a.id, S: '/api/v1/sessions' };
 }
 

@@ -9,7 +9,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
 import { claimOf, type ClaimRow } from '../src/sessions/queue.js';
 import type { SessionView } from '../src/client/index.js';
@@ -38,7 +38,7 @@ async function setup(key: string, name: string, capacity: number, sessions: numb
     if (f?.t === 'run.start') starts.set(f.prompt, f.runId);
   });
   const c = t.client(key);
-  const agent = await eventually(() => c.agents.create({ name, scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
+  const agent = await agentWhenReady(c, { name, scope: 'private', hostId, engine: 'claude-code' });
   const ids: string[] = [];
   for (let i = 0; i < sessions; i++) ids.push(((await c.sessions.create({ agentId: agent.id })) as SessionView).id);
   const send = async (i: number, content: string, status: 'processing' | 'queued') =>

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import { startTestHub, createTestDatabase, type TestHub } from './helpers/hub.js';
-import { spawnAgentHost, eventually, pidAlive, fakeEngineRuns, type AgentHostProcess } from './helpers/host.js';
+import { spawnAgentHost, eventually, pidAlive, fakeEngineRuns, agentWhenReady, type AgentHostProcess } from './helpers/host.js';
 import { openSse } from './helpers/sse.js';
 import { apiError } from './helpers/api-error.js';
 import { followSession, type SessionStreamEvent } from '../src/client/sse.js';
@@ -71,7 +71,7 @@ before(async () => {
   });
   const line = await host.waitFor(/connected to \S+ as (\S+)/);
   const hostId = line.match(/as (\S+)/)![1];
-  const a = await eventually(() => client().agents.create({ name: 'e2e', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' }));
+  const a = await agentWhenReady(client(), { name: 'e2e', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' }, 10_000);
   agentId = a.id;
 });
 

@@ -6,7 +6,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
 import type { SessionView } from '../src/client/index.js';
 
@@ -39,7 +39,7 @@ async function setup(capacity: number, sessions: number) {
     if (f?.t === 'run.start') starts.push({ runId: f.runId, sessionId: f.sessionId, prompt: f.prompt });
   });
   const c = t.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'ends', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
+  const agent = await agentWhenReady(c, { name: 'ends', scope: 'private', hostId, engine: 'claude-code' });
   const ids: string[] = [];
   for (let i = 0; i < sessions; i++) ids.push(((await c.sessions.create({ agentId: agent.id })) as SessionView).id);
   const end = (runId: string) => host.send({ t: 'run.end', runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });

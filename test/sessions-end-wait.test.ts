@@ -6,7 +6,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import type { SessionView } from '../src/client/index.js';
 
 let t: TestHub;
@@ -39,7 +39,7 @@ test('a message sent while its session\'s run end is written starts at once; a w
   const { hostId, credential } = await pairHost(t, u.key);
   host = await connectFakeHost(t, credential, { capacity: 2 });
   const c = t.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'end-wait', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
+  const agent = await agentWhenReady(c, { name: 'end-wait', scope: 'private', hostId, engine: 'claude-code' });
   const sid = ((await c.sessions.create({ agentId: agent.id })) as SessionView).id;
   const startOf = (prompt: string) => host!.next((f: any) => f.t === 'run.start' && f.prompt === prompt);
 

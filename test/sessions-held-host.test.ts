@@ -4,7 +4,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, agentWhenReady, type FakeHost } from './helpers/host.js';
 import type { SessionView } from '../src/client/index.js';
 
 let t: TestHub;
@@ -22,7 +22,7 @@ test('send and dispatch to a host held here read no presence', async () => {
   const { hostId, credential } = await pairHost(t, u.key);
   host = await connectFakeHost(t, credential, { capacity: 1 });
   const c = t.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'held', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
+  const agent = await agentWhenReady(c, { name: 'held', scope: 'private', hostId, engine: 'claude-code' });
   const sid = ((await c.sessions.create({ agentId: agent.id })) as SessionView).id;
   const g = t.hub.runFrames.gateway as unknown as { presence(id: string): Promise<unknown>; presenceMany(ids: string[]): Promise<unknown> };
   const asked: string[] = [];

@@ -5,7 +5,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady } from './helpers/host.js';
 import type { AcceptedRun, SessionView } from '../src/client/index.js';
 import { HISTORY_PAGE_MAX_BYTES } from '../src/limits.js';
 
@@ -20,7 +20,7 @@ test('a history page holds at most HISTORY_PAGE_MAX_BYTES of content; the cursor
   const { hostId, credential } = await pairHost(t, owner.key);
   const host = await connectFakeHost(t, credential, { capacity: 1 });
   const c = t.client(owner.key);
-  const a = await eventually(() => c.agents.create({ name: 'big-history', hostId, engine: 'claude-code' }).catch(() => undefined), 5000, 20);
+  const a = await agentWhenReady(c, { name: 'big-history', hostId, engine: 'claude-code' });
   const r = (await c.sessions.create({ agentId: a.id, content: 'go' })) as SessionView | AcceptedRun;
   assert.ok('taskId' in r);
   await host.next((f) => f.t === 'run.start' && (f as any).runId === r.taskId);

@@ -4,7 +4,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady } from './helpers/host.js';
 import type { AcceptedRun, SessionView } from '../src/client/index.js';
 
 let t: TestHub;
@@ -18,7 +18,7 @@ test('a deleted host leaves no session waiting for ever: its waiting messages fa
   const oc = t.client(owner.key);
   const { hostId, credential } = await pairHost(t, owner.key);
   const host = await connectFakeHost(t, credential, { capacity: 1 });
-  const a = await eventually(() => oc.agents.create({ name: 'host-deleted', scope: 'public', step: 'submit', hostId, engine: 'claude-code', workDir: '' }).catch(() => undefined), 5000, 20);
+  const a = await agentWhenReady(oc, { name: 'host-deleted', scope: 'public', step: 'submit', hostId, engine: 'claude-code', workDir: '' });
   await t.admin.admin.approveAgent(a.id);
   const g = t.client((await t.user()).key);
   const first = (await g.sessions.create({ agentId: a.id, content: 'running' })) as SessionView | AcceptedRun;

@@ -7,7 +7,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { useCluster, clusterSkipReason } from './helpers/cluster.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
 import type { SessionView } from '../src/client/index.js';
 
@@ -41,7 +41,7 @@ test('bursts of sends and run ends across agents cause no deadlock, and the coun
   const c = t.client(u.key);
   const agents: string[] = [];
   for (let i = 0; i < AGENTS; i++) {
-    agents.push((await eventually(() => c.agents.create({ name: `lock-${i}`, scope: 'private', hostId: h.hostId, engine: 'claude-code' }), 10_000, 50)).id);
+    agents.push((await agentWhenReady(c, { name: `lock-${i}`, scope: 'private', hostId: h.hostId, engine: 'claude-code' }, 10_000)).id);
   }
   const sessions: string[] = [];
   for (let i = 0; i < AGENTS * PER_AGENT; i++) {

@@ -13,7 +13,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
+import { pairHost, connectFakeHost, agentWhenReady } from './helpers/host.js';
 
 const SESSION_MAX = 64 * 1024;
 
@@ -29,7 +29,7 @@ test('send-then-cancel cannot grow a session\'s rows past its stored-bytes budge
   const { hostId, credential } = await pairHost(t, owner.key);
   const host = await connectFakeHost(t, credential, { capacity: 1 });
   const workDir = '目'.repeat(500); // 500 characters, 1,500 bytes: copied into every task row
-  const a = await eventually(() => c.agents.create({ name: 'queue-churn', hostId, engine: 'claude-code', workDir }).catch(() => undefined), 5000, 20);
+  const a = await agentWhenReady(c, { name: 'queue-churn', hostId, engine: 'claude-code', workDir });
   const first: any = await c.sessions.create({ agentId: a.id, content: 'hold the slot' });
   await host.next((f) => f.t === 'run.start' && (f as any).runId === first.taskId);
 

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { wrapHubQueries } from './helpers/hub.js';
 import { hubWithHosts } from './helpers/hosts-hub.js';
-import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady } from './helpers/host.js';
 import { RECOUNT_DELAY_MS } from '../src/sessions/scheduler.js';
 import type { AcceptedRun } from '../src/client/index.js';
 import type { FrameOf, HubToHost } from '../host-protocol/frames.js';
@@ -35,7 +35,7 @@ test('run ends spread over time are recounted into presence once per window, and
   const { hostId, credential } = await pairHost(t, u.key, 'recount');
   const host = await connectFakeHost(t, credential, { capacity: RUNS });
   hosts.push(host);
-  const agent = await eventually(() => c.agents.create({ name: 'recount', scope: 'private', hostId, engine: 'claude-code' }));
+  const agent = await agentWhenReady(c, { name: 'recount', scope: 'private', hostId, engine: 'claude-code' }, 10_000);
   for (let i = 0; i < RUNS; i++) await c.sessions.create({ agentId: agent.id, content: `hello ${i}` }) as AcceptedRun;
   const starts: Array<FrameOf<HubToHost, 'run.start'>> = [];
   await eventually(async () => {

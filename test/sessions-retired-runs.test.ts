@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import type { AcceptedRun } from '../src/client/index.js';
 
 let t: TestHub;
@@ -25,7 +25,7 @@ test('an ended run leaves its state at once; the minute after, it is still known
   hosts.push(host);
   const { runs } = t.hub.runFrames;
   const uc = t.client(u.key);
-  const agent = await eventually(() => uc.agents.create({ name: 'retire', hostId, engine: 'claude-code', workDir: 'w' }));
+  const agent = await agentWhenReady(uc, { name: 'retire', hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   const size0 = runs.size;
 
   const c = (await uc.sessions.create({ agentId: agent.id, content: 'hi' })) as AcceptedRun;

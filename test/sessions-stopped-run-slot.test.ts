@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import type { AcceptedRun } from '../src/client/index.js';
-import { spawnAgentHost, eventually, pidAlive, fakeEngineRuns, type AgentHostProcess } from './helpers/host.js';
+import { spawnAgentHost, eventually, pidAlive, fakeEngineRuns, agentWhenReady, type AgentHostProcess } from './helpers/host.js';
 
 const FAKE = fileURLToPath(new URL('./fixtures/fake-claude.mjs', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'review47-cap-'));
@@ -41,7 +41,7 @@ test("a message waiting for the host's one slot starts after a run the hub ended
     AGENT_HOST_HOME: join(dir, 'home'), CLAUDE_BIN: FAKE, FAKE_CLAUDE_LOG: logFile,
   });
   const hostId = (await host.waitFor(/connected to \S+ as (\S+)/)).match(/as (\S+)/)![1];
-  const a = await eventually(() => c.agents.create({ name: 'cap', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' }));
+  const a = await agentWhenReady(c, { name: 'cap', scope: 'private', hostId, engine: 'claude-code', workDir: 'proj' }, 10_000);
 
   // Session A: a turn whose output passes the run's bound, and whose engine is slow to stop.
   const big = (await c.sessions.create({ agentId: a.id, content: 'flood [big:200000] [ignore-sigint] [sleep:20000]' })) as AcceptedRun;

@@ -5,7 +5,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady } from './helpers/host.js';
 import type { SessionView } from '../src/client/index.js';
 
 const skip = process.env.DATABASE_URL ? false : 'needs DATABASE_URL (two hubs share one database)';
@@ -27,8 +27,7 @@ test('a run whose host vanished with its node is ended with HOST_DISCONNECTED af
   const { hostId, credential } = await pairHost(a, user.key);
   const host = await connectFakeHost(a, credential, { capacity: 2 });
   const onA = a.client(user.key);
-  // The host's engines reach its record shortly after hello.
-  const agent = await eventually(() => onA.agents.create({ name: 'sweep', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
+  const agent = await agentWhenReady(onA, { name: 'sweep', scope: 'private', hostId, engine: 'claude-code' });
   const s = ((await onA.sessions.create({ agentId: agent.id })) as SessionView).id; // no content: the 201 session
   const sent = await onA.sessions.send(s, { content: 'long job' });
   assert.equal(sent.status, 'processing');

@@ -12,7 +12,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { decodeHubFrame } from '../host-protocol/index.js';
 import { rows, tx, type Em } from '../src/sessions/sql.js';
 import type { SessionView } from '../src/client/index.js';
@@ -60,7 +60,7 @@ async function running() {
     if (f?.t === 'run.start') starts.set(f.prompt, f.runId);
   });
   const c = t.client(u.key);
-  const agent = await eventually(() => c.agents.create({ name: 'write-cost', scope: 'private', hostId, engine: 'claude-code' }), 5000, 20);
+  const agent = await agentWhenReady(c, { name: 'write-cost', scope: 'private', hostId, engine: 'claude-code' });
   const session = (await c.sessions.create({ agentId: agent.id })) as SessionView;
   assert.equal((await c.sessions.send(session.id, { content: 'first' })).status, 'processing');
   const runOf = (prompt: string) => eventually(async () => starts.get(prompt), 5000, 10);

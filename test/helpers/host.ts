@@ -9,7 +9,7 @@ import WebSocket from 'ws';
 import { encodeFrame, decodeHubFrame, type HostToHub, type HubToHost, type Engine } from '../../host-protocol/index.js';
 import { HOST_WS_PATH, PROTOCOL_VERSION } from '../../host-protocol/version.js';
 import { Arrivals } from './waiters.js';
-import { createClient } from '../../src/client/index.js';
+import { createClient, type Client, type MyAgent } from '../../src/client/index.js';
 
 type HubLike = { url: string };
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -229,6 +229,15 @@ export function spawnAgentHost(args: string[], env: NodeJS.ProcessEnv = {}): Age
     },
     wait: () => exited,
   };
+}
+
+/**
+ * Creates an agent on a host that has just said hello. The hub refuses an agent on an engine its host has
+ * not reported, and the engines of a hello reach the host's record a moment after the welcome: retry until
+ * they have (any other refusal shows in the error once `timeoutMs` has passed).
+ */
+export function agentWhenReady(c: Client, body: Parameters<Client['agents']['create']>[0], timeoutMs = 5000): Promise<MyAgent> {
+  return eventually(() => c.agents.create(body), timeoutMs, 20);
 }
 
 /** Polls `fn` until it returns a truthy value. */
