@@ -154,7 +154,11 @@ describe('RedisPresence rules', { skip: 'skip' in redis ? redis.skip : undefined
     assert.ok(got.lastSeenAt >= e.lastSeenAt, 'last seen: the entry\'s, or its node\'s later renewal');
     await p.patch(h, { running: 3 });
     assert.equal((await p.get(h))!.running, 3);
-    await p.patch(hid(), { running: 1 }); // absent: stays absent
+    const absent = hid();
+    await p.patch(absent, { running: 1 });
+    // A patch that made a key would leave a partial entry without a TTL: read by nobody, kept for ever.
+    assert.equal(await bus.client.exists(bus.key(`presence:${absent}`)), 0, 'an absent entry stays absent');
+    assert.equal(await p.get(absent), undefined);
     const ttl = () => bus.client.pttl(bus.key(`presence:${h}`));
     await p.refresh([h], 'n1', 60_000);
     assert.ok((await ttl()) > 5000, 'extended by its node');
@@ -318,6 +322,21 @@ describe('RedisPresence rules', { skip: 'skip' in redis ? redis.skip : undefined
     assert.equal(await after.get(h2), undefined);
   });
 
+  test('a host the new boot holds whose entry an earlier boot of the node wrote last is written again at the next refresh', async () => {
+    const before = presence('n-late');
+    clearInterval((before as unknown as { renew: NodeJS.Timeout }).renew);
+    const after = presence('n-late');
+    const h = hid();
+    await after.set(h, entry('n-late'), 600_000);
+    // A write of the earlier boot landing late (queued before it stopped) leaves the host under a boot that no longer lives.
+    await before.set(h, entry('n-late'), 600_000);
+    assert.equal(await after.get(h), undefined, 'read offline: its boot is not the live one');
+    assert.deepEqual((await after.refresh([h], 'n-late', 600_000)).restored, [h], 'this boot holds the host: its entry is written again');
+    assert.ok(await after.get(h), 'online again without a reconnect');
+    await before.close();
+    await after.close();
+  });
+
   test('a live node\'s entry reads last seen at the node\'s latest renewal, without a write per host', async () => {
     const p = presence('n-stamp', { nodeTtlMs: 5000, renewMs: 100 });
     const h = hid();
@@ -362,6 +381,48 @@ describe('RedisPresence rules', { skip: 'skip' in redis ? redis.skip : undefined
     await p.set(h4, entry('n-rm'), 600_000);
     await p.refresh([h4], 'n-rm', 600_000);
     assert.ok(await p.get(h4));
+    // Nor one that said hello here while its removal was still in flight, failing after the hello's write.
+    const h5 = hid();
+    await p.set(h5, entry('n-rm'), 600_000);
+    const real = client.presenceRemove;
+    client.presenceRemove = () => new Promise((_, reject) => setTimeout(() => reject(new Error('connection lost')), 50));
+    try {
+      const removing = p.remove(h5, 'n-rm');
+      await new Promise((r) => setImmediate(r)); // the removal is sent (a turn's writes go out at its end)
+      await p.set(h5, entry('n-rm'), 600_000);
+      await removing;
+    } finally {
+      client.presenceRemove = real;
+    }
+    assert.equal(p.pendingRemovals, 0, 'the host is held here again: nothing to remove');
+    await p.refresh([h5], 'n-rm', 600_000);
+    assert.ok(await p.get(h5), 'still online after the next refresh');
+    await p.close();
+  });
+
+  test('an entry rewritten after Redis lost it carries the patches made since its hello', async () => {
+    const p = presence('n-patched');
+    const h = hid();
+    await p.set(h, entry('n-patched'), 600_000);
+    const engines = [{ id: 'codex', displayName: 'Codex' }];
+    await p.patch(h, { running: 3, engines });
+    await bus.client.del(bus.key(`presence:${h}`)); // a Redis restarted empty
+    assert.deepEqual((await p.refresh([h], 'n-patched', 600_000)).restored, [h]);
+    const got = (await p.get(h))!;
+    assert.equal(got.running, 3, 'the running count as last patched, not as at hello');
+    assert.deepEqual(got.engines, engines);
+    await p.close();
+  });
+
+  test('a node whose liveness key Redis lost writes it again when Redis is ready, not only at the next renewal', async () => {
+    const p = presence('n-ready', { nodeTtlMs: 600_000, renewMs: 600_000 });
+    const h = hid();
+    await p.set(h, entry('n-ready'), 600_000);
+    assert.ok(await p.get(h));
+    await bus.client.del(bus.key('node:n-ready')); // a Redis restarted empty (its entries are rewritten by the refresh)
+    assert.equal(await p.get(h), undefined, 'without its node\'s key the host reads offline');
+    bus.client.emit('ready');
+    await eventually(async () => (await p.get(h)) || undefined, 2000, 20);
     await p.close();
   });
 });
