@@ -1,14 +1,16 @@
 // The Hosts page in a real browser against a real hub and the real agent-host
-// CLI: pair with the command the page shows, see the host appear live, set a
-// remark, refresh engines (the fake claude's version changes), see it go
-// offline, delete it.
+// CLI: pair with the command the page shows, see the host appear live, a run
+// in its running count and a model configuration in its row, set, cancel and
+// clear a remark, refresh engines (the fake claude's version changes), see it
+// go offline with its last-seen time, delete it; and, beside a host already
+// paired, the pair panel waiting for the new one and a failed refresh shown.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { makeFakeClaude, spawnAgentHost, eventually, type AgentHostProcess } from './helpers/host.js';
+import { makeFakeClaude, spawnAgentHost, eventually, pairHost, connectFakeHost, type AgentHostProcess } from './helpers/host.js';
 import { noBrowser, openConsole, signInAs, shot, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
@@ -18,15 +20,23 @@ let user: { id: string; key: string };
 let browser: ConsoleTab;
 let host: AgentHostProcess | undefined;
 
-/** A claude whose `--version` answers what `version` holds, so a refresh has something to find. */
-function versionedClaude(): { bin: string; setVersion(v: string): void } {
+/**
+ * A claude whose `--version` answers what `version` holds, so a refresh has something to find, and whose
+ * runs wait while `hold()`'s gate stands, so a run in progress can be seen.
+ */
+function versionedClaude(): { bin: string; setVersion(v: string): void; hold(): () => void } {
   const real = makeFakeClaude(tmp);
   const versionFile = join(tmp, 'claude-version');
+  const gate = join(tmp, 'claude-gate');
   writeFileSync(versionFile, '1.0.0 (Claude Code)\n');
   const bin = join(tmp, 'claude-versioned');
-  writeFileSync(bin, `#!/bin/sh\nif [ "$1" = "--version" ]; then cat '${versionFile}'; exit 0; fi\nexec '${real}' "$@"\n`);
+  writeFileSync(bin, `#!/bin/sh\nif [ "$1" = "--version" ]; then cat '${versionFile}'; exit 0; fi\nwhile [ -f '${gate}' ]; do sleep 0.05; done\nexec '${real}' "$@"\n`);
   chmodSync(bin, 0o755);
-  return { bin, setVersion: (v) => writeFileSync(versionFile, `${v} (Claude Code)\n`) };
+  return {
+    bin,
+    setVersion: (v) => writeFileSync(versionFile, `${v} (Claude Code)\n`),
+    hold: () => (writeFileSync(gate, ''), () => rmSync(gate, { force: true })),
+  };
 }
 
 before(async () => {
@@ -80,7 +90,24 @@ test('Hosts: pair with the shown command, live status, remark, engines refresh, 
   await row.getByText('online', { exact: true }).waitFor();
   assert.match((await row.textContent())!, /Running0 of 2/);
   assert.match((await row.textContent())!, /Claude Code 1\.0\.0/);
+  assert.match((await row.textContent())!, /Last seennow/, 'an online host is seen now');
+  assert.match((await row.textContent())!, /Modeldefault/, 'no model configuration applied yet');
   await page.getByRole('button', { name: 'Done' }).click();
+
+  // A run in progress shows in the row's running count, live, and leaves it when it ends.
+  const c = t.client(user.key);
+  const hostId = (await row.getAttribute('data-host-id'))!;
+  const agent = await c.agents.create({ name: 'runner', hostId, engine: 'claude-code', workDir: '' });
+  const release = claude.hold();
+  await c.sessions.create({ agentId: agent.id, content: 'take your time' });
+  await row.getByTestId('running').filter({ hasText: '1' }).waitFor();
+  release();
+  await row.getByTestId('running').filter({ hasText: '0' }).waitFor();
+
+  // A model configuration applied to the host is named in its row, with its state.
+  const config = await c.modelConfigs.create({ name: 'cfg-one', apiType: 'anthropic', baseUrl: 'https://llm.example', apiKey: 'sk-console-0123456789', modelName: 'm1' });
+  await c.hosts.applyModelConfig(hostId, config.id);
+  await row.getByText(/^cfg-one \(\w+\)$/).waitFor();
   await shot(page, 'hosts-list');
 
   // An error envelope reads as a sentence with its status and code (the free plan holds one host).
@@ -98,6 +125,13 @@ test('Hosts: pair with the shown command, live status, remark, engines refresh, 
   await renamed.getByRole('heading', { name: 'Build box (console-box)' }).waitFor();
   const listed = await t.api('GET', '/api/v1/hosts', { token: user.key });
   assert.equal(listed.body.data.items[0].remark, 'Build box');
+  // Editing starts from the remark; Cancel keeps it.
+  await renamed.getByRole('button', { name: 'Edit remark' }).click();
+  assert.equal(await renamed.getByLabel('Remark').inputValue(), 'Build box');
+  await renamed.getByLabel('Remark').fill('Something else');
+  await renamed.getByRole('button', { name: 'Cancel' }).click();
+  await renamed.getByRole('button', { name: 'Edit remark' }).waitFor();
+  assert.equal((await t.api('GET', '/api/v1/hosts', { token: user.key })).body.data.items[0].remark, 'Build box');
 
   // Engines refresh: the host re-detects and the page shows the new version.
   claude.setVersion('2.0.0');
@@ -109,14 +143,63 @@ test('Hosts: pair with the shown command, live status, remark, engines refresh, 
   host.kill('SIGKILL');
   await renamed.getByText('offline', { exact: true }).waitFor();
   assert.ok(await renamed.getByRole('button', { name: 'Refresh engines' }).isDisabled());
+  assert.match((await renamed.textContent())!, /Last seen\d+ s ago/, 'an offline host shows when it was last seen');
 
+  // A cleared remark gives the host its own name back.
+  await renamed.getByRole('button', { name: 'Edit remark' }).click();
+  await renamed.getByLabel('Remark').fill('  ');
+  await renamed.getByRole('button', { name: 'Save remark' }).click();
+  await page.getByRole('listitem', { name: 'console-box' }).getByRole('heading', { name: 'console-box', exact: true }).waitFor();
+  assert.equal((await t.api('GET', '/api/v1/hosts', { token: user.key })).body.data.items[0].remark, null);
+
+  const plain = page.getByRole('listitem', { name: 'console-box' });
   // Delete, with its confirmation; Cancel takes the question back.
-  await renamed.getByRole('button', { name: 'Delete' }).click();
-  await renamed.getByRole('group', { name: 'Confirm delete' }).getByRole('button', { name: 'Cancel' }).click();
-  assert.equal(await renamed.getByRole('button', { name: 'Delete host' }).count(), 0);
+  await plain.getByRole('button', { name: 'Delete' }).click();
+  await plain.getByRole('group', { name: 'Confirm delete' }).getByRole('button', { name: 'Cancel' }).click();
+  assert.equal(await plain.getByRole('button', { name: 'Delete host' }).count(), 0);
   assert.equal((await t.api('GET', '/api/v1/hosts', { token: user.key })).body.data.total, 1);
-  await renamed.getByRole('button', { name: 'Delete' }).click();
-  await renamed.getByRole('button', { name: 'Delete host' }).click();
+  await plain.getByRole('button', { name: 'Delete' }).click();
+  await plain.getByRole('button', { name: 'Delete host' }).click();
   await page.getByText('No hosts yet').waitFor();
   await eventually(async () => (await t.api('GET', '/api/v1/hosts', { token: user.key })).body.data.total === 0);
+});
+
+test('Hosts: with a host already paired, the pair panel waits for the new one', { skip }, async () => {
+  // A hub without plan quotas: an account may hold a second host while it pairs one.
+  const t2 = await startTestHub();
+  const tab = await openConsole(t2.url);
+  const hosts: Array<{ close(): void }> = [];
+  try {
+    const u = await t2.user('two-hosts');
+    const old = await pairHost(t2, u.key, 'old-box');
+    // It answers an engines refresh with a list that is not one: the hub refuses the reply.
+    const badRefresh = (f: { t: string; id: number }) => (f.t === 'engines.refresh' ? { t: 'reply' as const, id: f.id, ok: true, data: { engines: 'none' } } : undefined);
+    hosts.push(await connectFakeHost(t2, old.credential, { name: 'old-box', answer: badRefresh }));
+    const { page } = tab;
+    await signInAs(page, t2.url, u.key);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Hosts' }).click();
+    await page.getByRole('listitem', { name: 'old-box' }).getByText('online', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Pair a host' }).click();
+    const cmd = (await page.getByTestId('pair-command').textContent())!.trim();
+    const pairKey = /AGENT_HOST_PAIR_KEY=(\S+)/.exec(cmd)![1];
+    // A poll of the list after the key was made still lists only the host that was there before.
+    await page.waitForResponse((r) => r.request().method() === 'GET' && new URL(r.url()).pathname === '/api/v1/hosts');
+    await page.getByText('Waiting for the host to connect').waitFor();
+    assert.equal(await page.getByRole('status').filter({ hasText: 'Paired' }).count(), 0, 'the host that was already there is not the one being paired');
+    // The new machine pairs with the shown key (the host CLI's call) and connects.
+    const res = await fetch(`${t2.url}/api/v1/hosts/pair`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pairKey, name: 'new-box' }) });
+    assert.equal(res.status, 201);
+    const { credential } = ((await res.json()) as { data: { credential: string } }).data;
+    hosts.push(await connectFakeHost(t2, credential, { name: 'new-box' }));
+    await page.getByRole('status').filter({ hasText: 'Paired: new-box is online' }).waitFor();
+    // A refresh that fails says so in the host's row.
+    const oldRow = page.getByRole('listitem', { name: 'old-box' });
+    await oldRow.getByRole('button', { name: 'Refresh engines' }).click();
+    assert.match((await oldRow.getByRole('alert').textContent())!, /\(\d{3}, code \d+\)/);
+    assert.deepEqual(tab.pageErrors.filter((e) => !e.includes('Failed to load resource')), [], 'no script errors in the page');
+  } finally {
+    for (const h of hosts) h.close();
+    await tab.close();
+    await t2.close();
+  }
 });
