@@ -2,7 +2,9 @@
 // agent-host CLI (fake engine): create a configuration (the key never shown
 // again, only its hint), the connectivity test with its `reason`, edit, apply
 // to the host and revert, and the host's sync state following live (polled)
-// through `pending` while the host is busy and `idle` once it is delivered.
+// through `pending` while the host is busy and `idle` once it is delivered;
+// with two configurations the picker starting at the host's own; a settings
+// file the host cannot read back shown as `failed` with the host's reason.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -78,6 +80,8 @@ test('create a configuration: the test shows its reason, then passes; the key is
   await page.getByRole('link', { name: 'Models' }).click();
   await page.getByText('No model configurations yet.').waitFor();
   await page.locator(`tr[data-host="${hostId}"]`).getByText('default', { exact: true }).waitFor();
+  await page.getByText('Create a configuration above to apply it to a host.').waitFor();
+  assert.ok(await page.locator(`tr[data-host="${hostId}"]`).getByRole('button', { name: 'Revert to default' }).isDisabled(), 'a host at its default has nothing to revert');
   await page.getByRole('button', { name: 'New configuration' }).click();
   const form = page.getByRole('form', { name: 'New model configuration' });
   await form.getByLabel('Name', { exact: true }).fill('Local endpoint');
@@ -135,6 +139,7 @@ test('apply to the host → idle; an edit while the host is busy shows pending, 
   const s = await api('POST', '/api/v1/sessions', { agentId: agent.body.data.id, content: 'work slowly [sleep:4000]' });
   assert.equal(s.status, 202, s.text);
   await eventually(async () => (await api('GET', `/api/v1/hosts/${hostId}`)).body.data.running === 1);
+  await host.getByText('1 running').waitFor();
   assert.equal((await api('PATCH', `/api/v1/model-configs/${cfg.id}`, { modelName: 'model-three' })).status, 200);
   await host.locator('[data-sync]').filter({ hasText: 'pending' }).waitFor();
   await shot(page, 'models-pending');
@@ -144,6 +149,37 @@ test('apply to the host → idle; an edit while the host is busy shows pending, 
   await host.getByRole('button', { name: 'Revert to default' }).click();
   await host.getByText('default', { exact: true }).waitFor();
   assert.equal(readFileSync(settingsFile, 'utf8'), ORIGINAL, 'the settings file is back byte for byte');
+  assert.deepEqual(tab.pageErrors, []);
+});
+
+test('with two configurations the picker starts at the host\'s own and applies the one picked', { skip }, async () => {
+  const { page } = tab;
+  const made = await api('POST', '/api/v1/model-configs', { name: 'Second', apiType: 'anthropic', baseUrl: endpointUrl, apiKey: KEY, modelName: 'model-second' });
+  assert.equal(made.status, 201, made.text);
+  await page.reload();
+  const host = page.locator(`tr[data-host="${hostId}"]`);
+  const picker = host.getByRole('combobox', { name: 'Configuration for laptop' });
+  await picker.locator('option').nth(1).waitFor({ state: 'attached' });
+  const [first, second] = await picker.locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+  const models = new Map<string, string>((await api('GET', '/api/v1/model-configs')).body.data.items.map((c: { id: string; modelName: string }) => [c.id, c.modelName]));
+  // Bound elsewhere (the API) to the one listed second: the picker starts at it, not at the first.
+  const bound = await api('POST', `/api/v1/hosts/${hostId}/model-config`, { configId: second });
+  assert.ok(bound.status < 300, bound.text);
+  await eventually(async () => (await api('GET', `/api/v1/hosts/${hostId}`)).body.data.modelConfig?.status === 'idle' || undefined, 10_000, 50);
+  await page.reload();
+  await host.locator('[data-sync]').filter({ hasText: 'idle' }).waitFor();
+  assert.equal(await picker.inputValue(), second);
+  // The one picked is the one applied.
+  await picker.selectOption(first);
+  await host.getByRole('button', { name: 'Apply' }).click();
+  await eventually(async () => {
+    const b = (await api('GET', `/api/v1/hosts/${hostId}`)).body.data.modelConfig;
+    return (b?.configId === first && b.status === 'idle') || undefined;
+  }, 10_000, 50);
+  await host.locator('[data-sync]').filter({ hasText: 'idle' }).waitFor();
+  assert.equal(settings().env.ANTHROPIC_DEFAULT_SONNET_MODEL, models.get(first));
+  await host.getByRole('button', { name: 'Revert to default' }).click();
+  await host.getByText('default', { exact: true }).waitFor();
   assert.deepEqual(tab.pageErrors, []);
 });
 
@@ -164,4 +200,16 @@ test('deleting a configuration asks first: dismissed, it stays; accepted, it goe
   await row.waitFor({ state: 'detached' });
   assert.equal((await api('GET', `/api/v1/model-configs/${id}`)).status, 404);
   assert.deepEqual(tab.pageErrors, []);
+});
+
+test('a configuration the host cannot write reads failed, with the host\'s reason', { skip }, async () => {
+  const { page } = tab;
+  // The host never overwrites a settings file it cannot read back (the user's other settings live there).
+  writeFileSync(settingsFile, '{ not json');
+  const host = page.locator(`tr[data-host="${hostId}"]`);
+  await host.getByRole('button', { name: 'Apply' }).click();
+  await host.locator('[data-sync]').filter({ hasText: 'failed' }).waitFor();
+  await host.locator('.error').filter({ hasText: 'not valid JSON' }).waitFor();
+  assert.equal(readFileSync(settingsFile, 'utf8'), '{ not json', 'left as it was');
+  assert.deepEqual(tab.pageErrors.filter((e) => !e.includes('Failed to load resource')), []);
 });
