@@ -10,7 +10,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, chmodSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { makeFakeClaude, spawnAgentHost, eventually, pairHost, connectFakeHost, type AgentHostProcess } from './helpers/host.js';
+import { makeFakeClaude, spawnAgentHost, eventually, pairHost, pairWithKey, connectFakeHost, type AgentHostProcess, type FakeHost } from './helpers/host.js';
 import { noBrowser, openConsole, signInAs, shot, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
@@ -168,7 +168,7 @@ test('Hosts: with a host already paired, the pair panel waits for the new one', 
   // A hub without plan quotas: an account may hold a second host while it pairs one.
   const t2 = await startTestHub();
   const tab = await openConsole(t2.url);
-  const hosts: Array<{ close(): void }> = [];
+  const hosts: FakeHost[] = [];
   try {
     const u = await t2.user('two-hosts');
     const old = await pairHost(t2, u.key, 'old-box');
@@ -187,9 +187,7 @@ test('Hosts: with a host already paired, the pair panel waits for the new one', 
     await page.getByText('Waiting for the host to connect').waitFor();
     assert.equal(await page.getByRole('status').filter({ hasText: 'Paired' }).count(), 0, 'the host that was already there is not the one being paired');
     // The new machine pairs with the shown key (the host CLI's call) and connects.
-    const res = await fetch(`${t2.url}/api/v1/hosts/pair`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pairKey, name: 'new-box' }) });
-    assert.equal(res.status, 201);
-    const { credential } = ((await res.json()) as { data: { credential: string } }).data;
+    const { credential } = await pairWithKey(t2, pairKey, 'new-box');
     hosts.push(await connectFakeHost(t2, credential, { name: 'new-box' }));
     await page.getByRole('status').filter({ hasText: 'Paired: new-box is online' }).waitFor();
     // A refresh that fails says so in the host's row.

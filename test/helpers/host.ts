@@ -19,6 +19,11 @@ export const CLAUDE_ENGINE: Engine = { id: 'claude-code', displayName: 'Claude C
 /** A pair key from the API, exchanged at once: the new host's id and credential. */
 export async function pairHost(t: HubLike, userKey: string, name = 'test-host'): Promise<{ hostId: string; credential: string }> {
   const { pairKey } = await createClient({ baseUrl: t.url, token: userKey }).hosts.pairKey();
+  return pairWithKey(t, pairKey, name);
+}
+
+/** Exchanges a pair key (one the API or the console gave) as a new host does: its id and credential. */
+export async function pairWithKey(t: HubLike, pairKey: string, name = 'test-host'): Promise<{ hostId: string; credential: string }> {
   // Raw: /hosts/pair is the host CLI's call, not the client's.
   const p = await fetch(`${t.url}/api/v1/hosts/pair`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pairKey, name }) });
   const pb: any = await p.json();
