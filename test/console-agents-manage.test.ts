@@ -1,0 +1,182 @@
+// An agent's page and the My agents list in a real browser, beyond the first
+// look (console-agents): sharing (a new link or invitation stops the old one;
+// members listed with how they joined, one removed), the stats and the list's
+// counters after runs on a fake host, the list's pages, a rejected agent's
+// reason and resubmit, and what the page says when the agent is gone.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { seedHost } from './helpers/seed.js';
+import { agentWhenReady, connectFakeHost, eventually, pairHost, type FakeHost } from './helpers/host.js';
+import { noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
+
+const skip = noBrowser();
+let t: TestHub;
+let tab: ConsoleTab;
+let owner: { id: string; key: string };
+let offlineHost: string;
+let host: FakeHost | undefined;
+
+before(async () => {
+  if (skip) return;
+  t = await startTestHub();
+  owner = await t.user('manage-owner');
+  offlineHost = await seedHost(t, owner.id, ['claude-code'], 'old-box');
+  tab = await openConsole(t.url);
+  await signInAs(tab.page, t.url, owner.key);
+});
+
+after(async () => {
+  if (skip) return;
+  host?.close();
+  // Failed requests the tests provoke log "Failed to load resource"; nothing else may reach the console.
+  const thrown = tab.pageErrors.filter((e) => !e.includes('Failed to load resource'));
+  await tab.close();
+  await t.close();
+  assert.deepEqual(thrown, [], 'no script errors in the page');
+});
+
+const path = (id: string) => `/api/v1/agents/${encodeURIComponent(id)}`;
+
+async function privateAgent(name: string): Promise<string> {
+  const c = await t.api('POST', '/api/v1/agents', { token: owner.key, body: { name, scope: 'private', hostId: offlineHost, engine: 'claude-code' } });
+  assert.equal(c.status, 201, c.text);
+  return c.body.data.id;
+}
+
+const tokenIn = (text: string | null) => decodeURIComponent(new URL(text!).pathname.split('/')[2]);
+
+test('sharing: a new link or invitation stops the old one; members are listed with how they joined, and one removed loses the agent', { skip }, async () => {
+  const { page } = tab;
+  const id = await privateAgent('shared-bot');
+  await page.goto(`${t.url}/agents/${encodeURIComponent(id)}`);
+  const sharing = page.getByRole('region', { name: 'Sharing' });
+  await sharing.getByText('Nobody has joined yet.').waitFor();
+  await sharing.getByText('Members (0)').waitFor();
+
+  const oldLink = tokenIn(await sharing.getByTestId('share-link').textContent());
+  await sharing.getByRole('button', { name: 'New link' }).click();
+  await eventually(async () => tokenIn(await sharing.getByTestId('share-link').textContent()) !== oldLink);
+  const link = tokenIn(await sharing.getByTestId('share-link').textContent());
+  assert.equal((await t.api('GET', `/api/v1/invites/${encodeURIComponent(oldLink)}`)).status, 404, 'the old link stopped');
+  assert.equal((await t.api('GET', `/api/v1/invites/${encodeURIComponent(link)}`)).status, 200, 'the one shown works');
+
+  const oldInvite = tokenIn(await sharing.getByTestId('invite-link').textContent());
+  await sharing.getByRole('button', { name: 'New invitation' }).click();
+  await eventually(async () => tokenIn(await sharing.getByTestId('invite-link').textContent()) !== oldInvite);
+  const invite = tokenIn(await sharing.getByTestId('invite-link').textContent());
+  assert.equal((await t.api('GET', `/api/v1/invites/${encodeURIComponent(oldInvite)}`)).status, 404);
+
+  const viaLink = await t.user('joined-by-link');
+  const viaInvite = await t.user('joined-by-invite');
+  for (const [u, token] of [[viaLink, link], [viaInvite, invite]] as const) {
+    const r = await t.api('POST', `/api/v1/invites/${encodeURIComponent(token)}/decide`, { token: u.key, body: { accept: true } });
+    assert.equal(r.status, 200, r.text);
+  }
+  await page.reload();
+  await sharing.getByText('Members (2)').waitFor();
+  const byLink = sharing.getByRole('listitem').filter({ hasText: 'joined-by-link' });
+  const byInvite = sharing.getByRole('listitem').filter({ hasText: 'joined-by-invite' });
+  await byLink.getByText('via share link').waitFor();
+  await byInvite.getByText('via invitation').waitFor();
+
+  const sharedWith = async (key: string) => (await t.api('GET', path(id), { token: key })).body.data?.sharedWithMe === true;
+  assert.equal(await sharedWith(viaLink.key), true);
+  await byLink.getByRole('button', { name: 'Remove' }).click();
+  await byLink.waitFor({ state: 'detached' });
+  await sharing.getByText('Members (1)').waitFor();
+  assert.equal(await sharedWith(viaLink.key), false, 'removed: no longer shared with them');
+  assert.equal(await sharedWith(viaInvite.key), true, 'the other member stays');
+});
+
+test("an agent's stats and its row in the list follow its runs; a host offline reads so in the list", { skip }, async () => {
+  const { page } = tab;
+  const { credential } = await pairHost(t, owner.key, 'runner');
+  host = await connectFakeHost(t, credential, { name: 'runner', capacity: 2 });
+  const live = host;
+  // The fake engine ends each run at once with its usage.
+  live.ws.on('message', () => {
+    for (const f of live.frames.splice(0)) {
+      if (f.t === 'run.start') live.send({ t: 'run.end', runId: f.runId, ok: true, usage: { inputTokens: 1200, outputTokens: 300 } });
+    }
+  });
+  const c = t.client(owner.key);
+  const agent = await agentWhenReady(c, { name: 'busy-bot', scope: 'private', hostId: host.hostId!, engine: 'claude-code' });
+  const s = (await c.sessions.create({ agentId: agent.id, content: 'first' })) as { id?: string; sessionId?: string };
+  const sessionId = (s.sessionId ?? s.id)!;
+  await eventually(async () => (await c.agents.stats(agent.id)).runs === 1);
+  await c.sessions.send(sessionId, { content: 'second' });
+  await eventually(async () => (await c.agents.stats(agent.id)).runs === 2);
+  const stats = await c.agents.stats(agent.id);
+  assert.deepEqual([stats.usageCount, stats.sessionCount, stats.runs], [1, 1, 2]);
+  assert.ok(stats.cost > 0 && stats.cost !== stats.earn, `a cost to show apart from the earnings: ${JSON.stringify(stats)}`);
+
+  await page.goto(`${t.url}/agents/${encodeURIComponent(agent.id)}`);
+  await page.getByText('runner (online) · claude-code').waitFor();
+  const facts = page.getByRole('region', { name: 'Stats' });
+  const fact = async (name: string) => (await facts.locator('dt', { hasText: name }).locator('+ dd').textContent())!;
+  await facts.getByText('Runs').waitFor();
+  assert.deepEqual(
+    [await fact('Uses'), await fact('Sessions'), await fact('Runs'), await fact('Cost (tokens)'), await fact('Earned')],
+    [String(stats.usageCount), String(stats.sessionCount), '2', String(stats.cost), String(stats.earn)],
+  );
+  assert.notEqual(await fact('Last used'), 'never');
+
+  const quiet = await privateAgent('quiet-bot');
+  await page.getByRole('link', { name: '← My agents' }).click();
+  const row = page.getByRole('listitem', { name: 'busy-bot' });
+  await row.getByText('2 runs').waitFor();
+  await row.getByText('1 sessions').waitFor();
+  await row.getByText('1 uses').waitFor();
+  await row.getByText('runner', { exact: true }).waitFor();
+  await page.getByRole('listitem', { name: 'quiet-bot' }).getByText('old-box (offline)').waitFor();
+  assert.equal((await c.agents.manage(quiet)).hostUp, false);
+});
+
+test('My agents in pages of 20: Next and Previous, Next disabled on the last page', { skip }, async () => {
+  const { page } = tab;
+  const have = (await t.client(owner.key).agents.mine({ pageSize: 1 })).total;
+  for (let i = have; i < 23; i++) await privateAgent(`filler-${i}`);
+  await page.goto(`${t.url}/agents`);
+  const pages = page.getByRole('navigation', { name: 'Pages' });
+  await pages.getByText('Page 1 of 2').waitFor();
+  assert.equal(await page.getByRole('list', { name: 'My agents' }).getByRole('listitem').count(), 20);
+  assert.ok(await pages.getByRole('button', { name: 'Previous' }).isDisabled());
+  await pages.getByRole('button', { name: 'Next' }).click();
+  await pages.getByText('Page 2 of 2').waitFor();
+  await eventually(async () => (await page.getByRole('list', { name: 'My agents' }).getByRole('listitem').count()) === 3);
+  assert.ok(await pages.getByRole('button', { name: 'Next' }).isDisabled(), 'the last page');
+  await pages.getByRole('button', { name: 'Previous' }).click();
+  await pages.getByText('Page 1 of 2').waitFor();
+});
+
+test("a rejected agent shows the reason and can be resubmitted; toggling, saving or deleting an agent gone meanwhile reads as a message", { skip }, async () => {
+  const { page } = tab;
+  const c = await t.api('POST', '/api/v1/agents', { token: owner.key, body: { name: 'rejected-bot', scope: 'public', hostId: offlineHost, engine: 'claude-code', step: 'submit' } });
+  assert.equal(c.status, 201, c.text);
+  const id: string = c.body.data.id;
+  const r = await t.api('POST', `/api/v1/admin/agents/${encodeURIComponent(id)}/reject`, { token: t.adminKey, body: { reason: 'say what it does' } });
+  assert.equal(r.status, 200, r.text);
+
+  await page.goto(`${t.url}/agents/${encodeURIComponent(id)}`);
+  const controls = page.locator('.controls').first();
+  await controls.getByText('Rejected: say what it does').waitFor();
+  await controls.getByRole('button', { name: 'Submit for review' }).click();
+  await page.locator('.badges').getByText('review pending').waitFor();
+  assert.equal((await t.api('GET', `${path(id)}/manage`, { token: owner.key })).body.data.usageStatus, 'reviewing');
+  assert.equal(await controls.getByText('Rejected:').count(), 0, 'the reason goes with the resubmission');
+
+  const d = await t.api('DELETE', path(id), { token: owner.key });
+  assert.equal(d.status, 204, d.text);
+  await controls.getByRole('switch', { name: 'Enabled' }).click();
+  await controls.getByRole('alert').getByText(/agent not found/).waitFor();
+  const form = page.getByRole('form', { name: 'Edit agent' });
+  await form.getByLabel('Description').fill('too late');
+  await form.getByRole('button', { name: 'Save', exact: true }).click();
+  await form.getByRole('alert').getByText(/agent not found/).waitFor();
+  const danger = page.getByRole('region', { name: 'Delete' });
+  await danger.getByRole('button', { name: 'Delete…' }).click();
+  await danger.getByRole('button', { name: 'Delete agent' }).click();
+  await danger.getByRole('alert').getByText(/agent not found/).waitFor();
+  assert.match(new URL(page.url()).pathname, /^\/agents\/.+/, 'the page stays, the message says why');
+});
