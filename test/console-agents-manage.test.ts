@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
-import { agentWhenReady, connectFakeHost, eventually, pairHost, type FakeHost } from './helpers/host.js';
+import { agentWhenReady, connectFakeHost, endRunsAtOnce, eventually, pairHost, type FakeHost } from './helpers/host.js';
 import { noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
@@ -93,13 +93,7 @@ test("an agent's stats and its row in the list follow its runs; a host offline r
   const { page } = tab;
   const { credential } = await pairHost(t, owner.key, 'runner');
   host = await connectFakeHost(t, credential, { name: 'runner', capacity: 2 });
-  const live = host;
-  // The fake engine ends each run at once with its usage.
-  live.ws.on('message', () => {
-    for (const f of live.frames.splice(0)) {
-      if (f.t === 'run.start') live.send({ t: 'run.end', runId: f.runId, ok: true, usage: { inputTokens: 1200, outputTokens: 300 } });
-    }
-  });
+  endRunsAtOnce(host, { inputTokens: 1200, outputTokens: 300 });
   const c = t.client(owner.key);
   const agent = await agentWhenReady(c, { name: 'busy-bot', scope: 'private', hostId: host.hostId!, engine: 'claude-code' });
   const s = (await c.sessions.create({ agentId: agent.id, content: 'first' })) as { id?: string; sessionId?: string };

@@ -10,7 +10,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { pairHost, connectFakeHost, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
+import { pairHost, connectFakeHost, endRunsAtOnce, eventually, agentWhenReady, type FakeHost } from './helpers/host.js';
 import { ApiError, type AcceptedRun } from '../src/client/index.js';
 
 const EXPECTED_SESSION_BYTES = 8 * 1024 * 1024;
@@ -28,13 +28,8 @@ test('one session cannot be made to store more than SESSION_STORED_MAX_BYTES', a
   const u = await t.user();
   const { hostId, credential } = await pairHost(t, u.key, 'free-host');
   host = await connectFakeHost(t, credential, { capacity: 4 });
-  const h = host;
   // The attacker's own host: every run ends at once, zero usage, so every message is free.
-  h.ws.on('message', () => {
-    for (const f of h.frames.splice(0)) {
-      if (f.t === 'run.start') h.send({ t: 'run.end', runId: (f as any).runId, ok: true, usage: { inputTokens: 0, outputTokens: 0 } });
-    }
-  });
+  endRunsAtOnce(host, { inputTokens: 0, outputTokens: 0 });
   const c = t.client(u.key);
   const agent = await agentWhenReady(c, { name: 'sink', hostId, engine: 'claude-code', workDir: 'w' }, 10_000);
   const content = '界'.repeat(100_000); // 100,000 characters (the schema's maxLength), 300,000 bytes

@@ -151,6 +151,15 @@ function defaultAnswer(engines: Engine[]) {
   };
 }
 
+/** The fake host's engine ends every run it is started with at once, reporting `usage` (the frames it took are consumed). */
+export function endRunsAtOnce(host: FakeHost, usage: { inputTokens: number; outputTokens: number }): void {
+  host.ws.on('message', () => {
+    for (const f of host.frames.splice(0)) {
+      if (f.t === 'run.start') host.send({ t: 'run.end', runId: f.runId, ok: true, usage });
+    }
+  });
+}
+
 /** A tiny executable standing in for `claude` (prints stream-json lines). Returns its path. */
 export function makeFakeClaude(dir = mkdtempSync(join(tmpdir(), 'fake-claude-'))): string {
   const bin = join(dir, 'claude');
