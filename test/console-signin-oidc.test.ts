@@ -89,6 +89,9 @@ test('Sign in with the provider: back at /auth/callback, signed in; the login re
     const renewed = await page.evaluate(() => ({ at: sessionStorage.getItem('agent-hub.apiKey'), rt: sessionStorage.getItem('agent-hub.refreshToken') }));
     assert.notEqual(renewed.rt, stored.rt, 'the refresh token rotated');
     assert.equal((await t.api('POST', '/api/v1/auth/refresh', { body: { refresh_token: stored.rt } })).status, 401, 'the old refresh token is spent');
+    // An account made by the provider's sign-in has no API key yet: the Account page says so.
+    await nav.getByRole('link', { name: 'Account', exact: true }).click();
+    await page.locator('section[aria-labelledby="keys-h"]').getByText('No API keys.').waitFor();
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('link', { name: 'Sign in' }).waitFor();

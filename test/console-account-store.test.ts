@@ -1,0 +1,139 @@
+// The Account page's buying and keys in a real Chromium, beyond the first
+// look (console-account): a plan paid from the token balance (prices in
+// tokens, the cycle chosen, the plan card with its end), an expired plan
+// named, token packs in quantity, the store's stock and a sold-out product,
+// redemptions marked read or rejected with a reason, and API key details.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { answerNextDialog, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
+
+const skip = noBrowser();
+let t: TestHub;
+let tab: ConsoleTab;
+let u: { id: string; key: string };
+
+before(async () => {
+  if (skip) return;
+  t = await startTestHub({ starterTokens: 200_000 });
+  u = await t.user('shopper');
+  tab = await openConsole(t.url);
+  await signInAs(tab.page, t.url, u.key);
+  await tab.page.goto(`${t.url}/account`);
+});
+
+after(async () => {
+  if (skip) return;
+  const thrown = [...tab.pageErrors];
+  await tab.close();
+  await t.close();
+  assert.deepEqual(thrown, [], 'no script errors in the page');
+});
+
+const n = (x: number) => x.toLocaleString('en-US');
+const section = (id: string) => tab.page.locator(`section[aria-labelledby="${id}"]`);
+const DAY = 86_400_000;
+
+test('a plan paid from the token balance: prices in tokens, the cycle chosen, the order in tokens, the plan card with its end', { skip }, async () => {
+  const plans = section('plans-h');
+  const pro = plans.locator('li[data-plan="pro"]');
+  await pro.getByText('CNY 30.00 per month').waitFor();
+  await pro.getByText(`${n(20_000)} tokens a month included`).waitFor();
+  assert.equal(await plans.getByRole('button', { name: 'Subscribe to Free' }).count(), 0, 'the free plan is not sold');
+
+  await plans.getByLabel('Pay with').selectOption({ label: 'token balance' });
+  await plans.getByLabel('Cycle').selectOption('quarter');
+  await pro.getByText(`${n(81_000)} tokens per quarter`).waitFor();
+  await pro.getByText('Paid from the balance: its monthly tokens are not included').waitFor();
+  const before = (await t.client(u.key).billing.balance()).balance;
+  await plans.getByRole('button', { name: 'Subscribe to Pro' }).click();
+  await plans.getByText('Paid: Pro (quarter) is your plan now.').waitFor();
+  await plans.getByText(`= ${n(81_000)} tokens · paid`).waitFor();
+
+  const card = section('plan-h');
+  await card.getByText('Pro', { exact: true }).waitFor();
+  await card.getByText('For individuals running agents every day').waitFor();
+  await card.getByText(/^until /).waitFor();
+  const mine = await t.client(u.key).billing.myPlan();
+  assert.equal(mine.planId, 'pro');
+  assert.ok(Math.abs(mine.expireAt! - (Date.now() + 90 * DAY)) < DAY, `a quarter from now: ${new Date(mine.expireAt!).toISOString()}`);
+  assert.equal((await t.client(u.key).billing.balance()).balance, before - 81_000);
+  const order = section('orders-h').getByRole('table', { name: 'Orders' }).getByRole('row').filter({ hasText: 'Pro × 1 (quarter)' });
+  await order.getByRole('cell', { name: 'token', exact: true }).waitFor();
+});
+
+test('a plan that has ended is named on the plan card', { skip }, async () => {
+  const r = await t.api('PATCH', `/api/v1/admin/users/${u.id}/plan`, { token: t.adminKey, body: { planId: 'team', planExpireAt: Date.now() - DAY } });
+  assert.equal(r.status, 200, r.text);
+  await tab.page.reload();
+  const card = section('plan-h');
+  await card.getByText('Free', { exact: true }).waitFor();
+  await card.getByText(/^Your plan team expired /).waitFor();
+});
+
+test('token packs in quantity: the order is for that many packs', { skip }, async () => {
+  const buy = section('buy-h');
+  await buy.getByLabel('Quantity').fill('3');
+  await buy.getByRole('button', { name: 'Buy' }).click();
+  await buy.getByText('1,000 tokens × 3 = CNY 3.00').waitFor();
+  const o = (await t.client(u.key).billing.orders({ pageSize: 1 })).items[0];
+  assert.deepEqual([o.qty, o.amountCents, o.tokens, o.status], [3, 300, 3000, 'pending']);
+});
+
+test('the store shows stock left and a sold-out product; a finished redemption is new until marked read, a rejected one says why', { skip }, async () => {
+  const { page } = tab;
+  await t.hub.ctx.em().getConnection().execute(`update products set stock = 0 where id = 'cloud-credit-100'`);
+  const mine = t.client(u.key);
+  const delivered = await mine.billing.redeem('coffee-voucher');
+  const rejected = await mine.billing.redeem('coffee-voucher');
+  await t.admin.admin.deliverRedeem(delivered.id, [{ no: 'C-1', pwd: 'P-1' }]);
+  await t.admin.admin.rejectRedeem(rejected.id, 'out of stock today');
+  await page.reload();
+
+  const store = section('store-h');
+  const coffee = store.getByRole('listitem').filter({ hasText: 'Coffee voucher' });
+  // One voucher out, the rejected one back in stock.
+  await coffee.getByText(`${n(2000)} tokens · 499 left`).waitFor();
+  const cloud = store.getByRole('listitem').filter({ hasText: 'Cloud credit (100)' });
+  await cloud.getByText('· 0 left').waitFor();
+  assert.ok(await cloud.getByRole('button', { name: 'Sold out' }).isDisabled());
+
+  const row = (id: string) => page.locator(`tr[data-redeem="${id}"]`);
+  await row(rejected.id).getByText('out of stock today').waitFor();
+  await row(delivered.id).getByText('new', { exact: true }).waitFor();
+  await row(delivered.id).getByRole('button', { name: 'Mark read' }).click();
+  await row(delivered.id).getByText('new', { exact: true }).waitFor({ state: 'detached' });
+  assert.equal(await row(delivered.id).getByRole('button', { name: 'Mark read' }).count(), 0);
+  const items = (await mine.billing.redeems()).items;
+  assert.deepEqual(items.filter((x) => x.read).map((x) => x.id), [delivered.id]);
+  await row(rejected.id).getByText('new', { exact: true }).waitFor();
+});
+
+test('API keys: the name is saved as typed without the spaces around it, the box empties, and a key never used reads "—" under Last used', { skip }, async () => {
+  const keys = section('keys-h');
+  await keys.getByLabel('Name').fill('  spaced key  ');
+  await keys.getByRole('button', { name: 'Create key' }).click();
+  await keys.locator('[data-new-key]').waitFor();
+  assert.equal(await keys.getByLabel('Name').inputValue(), '');
+  const row = keys.getByRole('table', { name: 'API keys' }).getByRole('row').filter({ has: tab.page.getByRole('cell', { name: 'spaced key', exact: true }) });
+  const cells = await row.locator('td').allTextContents();
+  assert.equal(cells[2], '—', 'never used');
+  assert.ok((await t.client(u.key).keys.list()).items.some((k) => k.name === 'spaced key'));
+  await keys.getByRole('button', { name: 'Done' }).click();
+  answerNextDialog(tab.page, true); // tidy: the key is not needed after
+  await row.getByRole('button', { name: 'Delete' }).click();
+  await row.waitFor({ state: 'detached' });
+});
+
+test('with nothing on sale (the operator took it off in the database), the plans, packs and store say so', { skip }, async () => {
+  const sql = (q: string) => t.hub.ctx.em().getConnection().execute(q);
+  await sql(`delete from plans where id <> 'free'`);
+  await sql(`delete from token_packs`);
+  await sql(`update products set enabled = false`);
+  await tab.page.reload();
+  await section('plans-h').getByText('No plans on sale.').waitFor();
+  await section('buy-h').getByText('No token packs on sale.').waitFor();
+  await section('store-h').getByText('Nothing in the store.').waitFor();
+  await section('plan-h').getByText('Free', { exact: true }).waitFor();
+  assert.equal(await tab.page.getByRole('alert').count(), 0, 'nothing failed');
+});
