@@ -1,0 +1,205 @@
+// Administration in a real Chromium, beyond the first look (console-admin):
+// a review card's facts, a decision on a version the owner has changed since
+// refused, the queue and the users in pages, the users summary and each row's
+// figures, an administrator created, a plan with no end, the plan picker
+// starting at the user's plan, cards given as numbers only, the redemptions
+// summary and a delivered or rejected redemption's details.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { seedHost } from './helpers/seed.js';
+import { eventually } from './helpers/host.js';
+import { noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
+
+const skip = noBrowser();
+let t: TestHub;
+let tab: ConsoleTab;
+let owner: { id: string; key: string };
+let hostId: string;
+
+before(async () => {
+  if (skip) return;
+  t = await startTestHub();
+  owner = await t.user('review-owner');
+  hostId = await seedHost(t, owner.id);
+  tab = await openConsole(t.url);
+  await signInAs(tab.page, t.url, t.adminKey);
+});
+
+after(async () => {
+  if (skip) return;
+  // Refusals the tests provoke log "Failed to load resource"; nothing else may reach the console.
+  const thrown = tab.pageErrors.filter((e) => !e.includes('Failed to load resource'));
+  await tab.close();
+  await t.close();
+  assert.deepEqual(thrown, [], 'no script errors in the page');
+});
+
+const DAY = 86_400_000;
+const n = (x: number) => x.toLocaleString('en-US');
+const manage = async (id: string) => (await t.api('GET', `/api/v1/agents/${encodeURIComponent(id)}/manage`, { token: owner.key })).body.data;
+
+async function submitted(name: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const c = await t.api('POST', '/api/v1/agents', { token: owner.key, body: { name, scope: 'public', hostId, engine: 'claude-code', step: 'submit', ...extra } });
+  assert.equal(c.status, 201, c.text);
+  return c.body.data.id;
+}
+
+async function openTab(name: 'Review queue' | 'Users' | 'Redemptions'): Promise<void> {
+  await tab.page.goto(`${t.url}/admin`);
+  await tab.page.getByRole('button', { name }).click();
+}
+
+test("a review card's facts; a decision on a version the owner has changed since is refused, the newer one decided", { skip }, async () => {
+  const { page } = tab;
+  const quiet = await submitted('quiet-agent');
+  const changing = await submitted('changing-agent', { desc: 'First words', cat: 'coding', pay: 'paid' });
+  await openTab('Review queue');
+  const card = (id: string) => page.locator(`li[data-agent="${id}"]`);
+  await card(quiet).getByText('No description.').waitFor();
+  await card(quiet).getByText(/^by review-owner · other · free · submitted /).waitFor();
+  await card(changing).getByText(/^by review-owner · coding · paid · submitted /).waitFor();
+  await card(changing).getByText('v1').waitFor();
+
+  // The owner changes what is under review: the card on screen is the old version.
+  const e = await t.api('PATCH', `/api/v1/agents/${encodeURIComponent(changing)}`, { token: owner.key, body: { desc: 'Second words' } });
+  assert.equal(e.status, 200, e.text);
+  const decided = (action: string) => page.waitForResponse((r) => r.url().endsWith(`/${action}`) && r.request().method() === 'POST');
+  const [approved] = await Promise.all([decided('approve'), card(changing).getByRole('button', { name: 'Approve' }).click()]);
+  assert.equal(approved.status(), 409);
+  await card(changing).getByRole('alert').getByText(/409/).waitFor();
+  assert.deepEqual([(await manage(changing)).reviewStatus, (await manage(changing)).version], ['pending', 2], 'not approved unseen');
+  await card(changing).getByLabel('Reason').fill('not what I read');
+  const [rejected] = await Promise.all([decided('reject'), card(changing).getByRole('button', { name: 'Reject' }).click()]);
+  assert.equal(rejected.status(), 409);
+  assert.equal((await manage(changing)).reviewStatus, 'pending', 'not rejected unseen');
+
+  await page.reload();
+  await page.getByRole('button', { name: 'Review queue' }).click();
+  await card(changing).getByText('v2').waitFor();
+  await card(changing).getByText('Second words').waitFor();
+  await card(changing).getByLabel('Reason').fill('say more');
+  await card(changing).getByRole('button', { name: 'Reject' }).click();
+  await page.getByRole('status').filter({ hasText: 'Rejected “changing-agent”.' }).waitFor();
+  assert.deepEqual([(await manage(changing)).reviewStatus, (await manage(changing)).rejectReason], ['rejected', 'say more']);
+});
+
+test('the review queue in pages of ten', { skip }, async () => {
+  const { page } = tab;
+  const have = (await t.admin.admin.pendingAgents({ pageSize: 1 })).total;
+  for (let i = have; i < 11; i++) await submitted(`waiting-${i}`);
+  await openTab('Review queue');
+  await page.getByRole('heading', { name: 'Review queue (11)' }).waitFor();
+  const pages = page.getByRole('navigation', { name: 'Review pages' });
+  await pages.getByText('Page 1').waitFor();
+  assert.equal(await page.locator('li[data-agent]').count(), 10);
+  await pages.getByRole('button', { name: 'Next' }).click();
+  await pages.getByText('Page 2').waitFor();
+  await page.locator('li[data-agent]').nth(1).waitFor({ state: 'detached' });
+  assert.equal(await page.locator('li[data-agent]').count(), 1);
+  assert.ok(await pages.getByRole('button', { name: 'Next' }).isDisabled());
+});
+
+test("the users summary's figures; each row's contact, balance and plan with its end; Manage opens and closes", { skip }, async () => {
+  const { page } = tab;
+  const member = await t.user('plan-member');
+  await t.hub.ctx.em().getConnection().execute(`update users set email = 'member@example.com' where id = ?`, [member.id]);
+  const until = Date.parse('2031-06-30T23:59:59');
+  await t.admin.admin.setPlan(member.id, { planId: 'team', planExpireAt: until }); // not the first paid plan, which the picker offers by default
+  await t.admin.admin.grantTokens(member.id, 2);
+  await openTab('Users');
+  const s = await t.admin.admin.usersSummary();
+  assert.ok(s.admins !== s.total && s.subscribed !== s.newToday && s.subscribed === 1, JSON.stringify(s));
+  const fact = async (name: string) => (await page.locator('dl[aria-label="Users summary"]').locator('dt', { hasText: name }).locator('+ dd').textContent())!;
+  await page.locator(`[data-users-total="${s.total}"]`).waitFor();
+  assert.deepEqual([await fact('Users'), await fact('Administrators'), await fact('On a plan')], [String(s.total), String(s.admins), String(s.subscribed)]);
+
+  const row = page.locator(`tr[data-user="${member.id}"]`);
+  const u = (await t.admin.admin.users({ keyword: 'plan-member' })).items[0];
+  const cells = await row.locator('td').allTextContents();
+  assert.equal(cells[2], 'member@example.com');
+  assert.equal(cells[3], n(u.balance));
+  assert.ok(u.balance > 0);
+  assert.match(cells[4], /^team until /);
+  await page.getByRole('button', { name: 'Manage plan-member' }).click();
+  const group = page.getByRole('group', { name: 'Manage plan-member' });
+  await group.waitFor();
+  assert.equal(await page.getByRole('button', { name: 'Manage plan-member' }).getAttribute('aria-expanded'), 'true');
+  // The plan picker starts at the user's plan and its end.
+  assert.equal(await group.getByLabel('Plan').inputValue(), 'team');
+  assert.equal(await group.getByLabel('Ends on').inputValue(), '2031-06-30');
+  await page.getByRole('button', { name: 'Manage plan-member' }).click();
+  await group.waitFor({ state: 'detached' });
+});
+
+test('an administrator created as such; a plan set with no end; Clear plan only when there is one', { skip }, async () => {
+  const { page } = tab;
+  await openTab('Users');
+  await page.getByLabel('New user’s name').fill('second-admin');
+  await page.getByLabel('New user’s role').selectOption('admin');
+  await page.getByRole('button', { name: 'Create user' }).click();
+  const key = (await page.locator('[data-new-user-key]').textContent())!.trim();
+  assert.equal((await t.client(key).me()).role, 'admin');
+  await page.getByRole('button', { name: 'Done' }).click();
+
+  const plain = await t.user('no-plan-yet');
+  await page.getByLabel('Search').fill('no-plan-yet');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.getByRole('button', { name: 'Manage no-plan-yet' }).click();
+  const group = page.getByRole('group', { name: 'Manage no-plan-yet' });
+  assert.ok(await group.getByRole('button', { name: 'Clear plan' }).isDisabled(), 'no plan to clear');
+  await group.getByLabel('Plan').selectOption('team');
+  assert.equal(await group.getByLabel('Ends on').inputValue(), '');
+  await group.getByRole('button', { name: 'Set plan' }).click();
+  await page.getByRole('status').filter({ hasText: 'no-plan-yet is on team with no end.' }).waitFor();
+  const row = (await t.admin.admin.users({ keyword: 'no-plan-yet' })).items[0];
+  assert.deepEqual([row.id, row.planId, row.planExpireAt], [plain.id, 'team', null]);
+  await page.locator(`tr[data-user="${plain.id}"]`).getByRole('cell', { name: 'team', exact: true }).waitFor();
+});
+
+test('users in pages of twenty; a search goes back to the first page', { skip }, async () => {
+  const { page } = tab;
+  const have = (await t.admin.admin.usersSummary()).total;
+  for (let i = have; i < 25; i++) await t.admin.admin.createUser({ name: `crowd-${i}` });
+  await openTab('Users');
+  const pages = page.getByRole('navigation', { name: 'User pages' });
+  await pages.getByText('Page 1').waitFor();
+  assert.equal(await page.locator('tr[data-user]').count(), 20);
+  await pages.getByRole('button', { name: 'Next' }).click();
+  await pages.getByText('Page 2').waitFor();
+  assert.ok(await pages.getByRole('button', { name: 'Next' }).isDisabled());
+  // review-owner, the first user made, is on this page already: the search's own answer is the one row.
+  await page.getByLabel('Search').fill('review-owner');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await pages.waitFor({ state: 'detached' });
+  await eventually(async () => (await page.locator('tr[data-user]').count()) === 1, 5000, 50);
+  await page.getByRole('button', { name: 'Manage review-owner' }).waitFor();
+});
+
+test('redemptions: cards given as numbers only; the summary counts the tokens spent; a delivered one its cards, a rejected one its reason', { skip }, async () => {
+  const { page } = tab;
+  const buyer = await t.user('card-buyer');
+  const mine = t.client(buyer.key);
+  const one = await mine.billing.redeem('coffee-voucher');
+  const two = await mine.billing.redeem('coffee-voucher');
+  await openTab('Redemptions');
+  const s = await t.admin.admin.redeemsSummary();
+  const fact = async (name: string) => (await page.locator('dl[aria-label="Redemptions summary"]').locator('dt', { hasText: name }).locator('+ dd').textContent())!;
+  await page.locator('[data-redeems-pending="2"]').waitFor();
+  assert.equal(await fact('Tokens spent'), n(s.tokensSpent));
+  assert.notEqual(s.tokensSpent, s.total);
+
+  const row = (id: string) => page.locator(`tr[data-redeem="${id}"]`);
+  await row(one.id).getByLabel('Cards').fill('N-1\nN-2');
+  await row(one.id).getByRole('button', { name: 'Deliver' }).click();
+  await row(one.id).waitFor({ state: 'detached' });
+  assert.deepEqual((await t.admin.admin.redemptionCards(one.id)).cards, [{ no: 'N-1', pwd: null }, { no: 'N-2', pwd: null }]);
+  await row(two.id).getByLabel('Reject reason').fill('none left at the café');
+  await row(two.id).getByRole('button', { name: 'Reject' }).click();
+  await row(two.id).waitFor({ state: 'detached' });
+
+  await page.getByLabel('Status').selectOption('');
+  await row(one.id).getByText(/^2 cards, delivered /).waitFor();
+  await row(two.id).getByText('none left at the café').waitFor();
+  await row(two.id).getByText('rejected', { exact: true }).waitFor();
+});
