@@ -9,7 +9,7 @@ import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
 import { CLAUDE_ENGINE, connectFakeHost, eventually, pairHost, type FakeHost } from './helpers/host.js';
 import { noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
-import type { HostToHub, HubToHost } from '../host-protocol/frames.js';
+import type { Engine, HostToHub, HubToHost } from '../host-protocol/frames.js';
 import { Host } from '../src/hosts/entities.js';
 
 const skip = noBrowser();
@@ -41,7 +41,7 @@ after(async () => {
 const CODEX = { id: 'codex', displayName: 'Codex' };
 
 /** A host of the owner's on the real channel, once the hub lists it among the available ones with its engines. */
-async function onlineHost(name: string, opts: { engines?: typeof CLAUDE_ENGINE[]; answer?: (f: HubToHost & { id: number }) => HostToHub | undefined } = {}): Promise<string> {
+async function onlineHost(name: string, opts: { engines?: Engine[]; answer?: (f: HubToHost & { id: number }) => HostToHub | undefined } = {}): Promise<string> {
   const { hostId, credential } = await pairHost(t, owner.key, name);
   hosts.push(await connectFakeHost(t, credential, { name, ...opts }));
   const engines = opts.engines ?? [CLAUDE_ENGINE];

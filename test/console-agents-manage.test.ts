@@ -9,6 +9,7 @@ import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
 import { agentWhenReady, connectFakeHost, endRunsAtOnce, eventually, pairHost, type FakeHost } from './helpers/host.js';
 import { noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
+import type { AcceptedRun } from '../src/client/index.js';
 
 const skip = noBrowser();
 let t: TestHub;
@@ -96,8 +97,7 @@ test("an agent's stats and its row in the list follow its runs; a host offline r
   endRunsAtOnce(host, { inputTokens: 1200, outputTokens: 300 });
   const c = t.client(owner.key);
   const agent = await agentWhenReady(c, { name: 'busy-bot', scope: 'private', hostId: host.hostId!, engine: 'claude-code' });
-  const s = (await c.sessions.create({ agentId: agent.id, content: 'first' })) as { id?: string; sessionId?: string };
-  const sessionId = (s.sessionId ?? s.id)!;
+  const { sessionId } = (await c.sessions.create({ agentId: agent.id, content: 'first' })) as AcceptedRun; // with content: the message's answer
   await eventually(async () => (await c.agents.stats(agent.id)).runs === 1);
   await c.sessions.send(sessionId, { content: 'second' });
   await eventually(async () => (await c.agents.stats(agent.id)).runs === 2);
