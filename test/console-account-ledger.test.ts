@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { eventually } from './helpers/host.js';
-import { noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 let t: TestHub;
@@ -30,10 +30,7 @@ before(async () => {
 
 after(async () => {
   if (skip) return;
-  const thrown = [...tab.pageErrors];
-  await tab.close();
-  await t.close();
-  assert.deepEqual(thrown, [], 'no script errors in the page');
+  await closeConsoleTest(tab, { then: [() => t.close()] });
 });
 
 const n = (x: number) => x.toLocaleString('en-US');

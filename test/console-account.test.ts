@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { answerNextDialog, noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, answerNextDialog, noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 let t: TestHub;
@@ -22,8 +22,7 @@ before(async () => {
 });
 after(async () => {
   if (skip) return;
-  await tab.close();
-  await t.close();
+  await closeConsoleTest(tab, { then: [() => t.close()] });
 });
 
 test('the account page shows the balance, the ledger and the trend', { skip }, async () => {

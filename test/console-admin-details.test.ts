@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
 import { eventually } from './helpers/host.js';
-import { noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 let t: TestHub;
@@ -28,11 +28,7 @@ before(async () => {
 
 after(async () => {
   if (skip) return;
-  // Refusals the tests provoke log "Failed to load resource"; nothing else may reach the console.
-  const thrown = tab.pageErrors.filter((e) => !e.includes('Failed to load resource'));
-  await tab.close();
-  await t.close();
-  assert.deepEqual(thrown, [], 'no script errors in the page');
+  await closeConsoleTest(tab, { failedLoadsProvoked: true, then: [() => t.close()] });
 });
 
 const DAY = 86_400_000;

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
-import { answerNextDialog, noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, answerNextDialog, noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 let t: TestHub;
@@ -33,8 +33,7 @@ before(async () => {
 });
 after(async () => {
   if (skip) return;
-  await tab.close();
-  await t.close();
+  await closeConsoleTest(tab, { then: [() => t.close()] });
 });
 
 test('a user sees no Administration link and the page says administrators only', { skip }, async () => {

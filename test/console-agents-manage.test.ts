@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
 import { agentWhenReady, connectFakeHost, endRunsAtOnce, eventually, pairHost, type FakeHost } from './helpers/host.js';
-import { noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
 import type { AcceptedRun } from '../src/client/index.js';
 
 const skip = noBrowser();
@@ -30,11 +30,7 @@ before(async () => {
 after(async () => {
   if (skip) return;
   host?.close();
-  // Failed requests the tests provoke log "Failed to load resource"; nothing else may reach the console.
-  const thrown = tab.pageErrors.filter((e) => !e.includes('Failed to load resource'));
-  await tab.close();
-  await t.close();
-  assert.deepEqual(thrown, [], 'no script errors in the page');
+  await closeConsoleTest(tab, { failedLoadsProvoked: true, then: [() => t.close()] });
 });
 
 const path = (id: string) => `/api/v1/agents/${encodeURIComponent(id)}`;

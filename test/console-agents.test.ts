@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { makeFakeClaude, spawnAgentHost, eventually, type AgentHostProcess } from './helpers/host.js';
-import { noBrowser, openConsole, signInAs, shot, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, noBrowser, openConsole, signInAs, shot, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 const tmp = mkdtempSync(join(tmpdir(), 'console-agents-'));
@@ -38,14 +38,10 @@ before(async () => {
 
 after(async () => {
   host?.kill('SIGKILL');
-  if (browser) {
-    // Failed requests the tests provoke log "Failed to load resource"; nothing else may reach the console.
-    const thrown = browser.pageErrors.filter((e) => !e.includes('Failed to load resource'));
-    await browser.close();
-    assert.deepEqual(thrown, [], 'no script errors in the page');
-  }
-  await t?.close();
-  rmSync(tmp, { recursive: true, force: true });
+  await closeConsoleTest(browser, {
+    failedLoadsProvoked: true,
+    then: [() => t?.close(), () => rmSync(tmp, { recursive: true, force: true })],
+  });
 });
 
 /** What the keyword rules make of the description below (its first six words). */

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 let t: TestHub;
@@ -16,8 +16,7 @@ before(async () => {
 });
 after(async () => {
   if (skip) return;
-  await tab.close();
-  await t.close();
+  await closeConsoleTest(tab, { then: [() => t.close()] });
 });
 
 async function showsNotFound(path: string) {

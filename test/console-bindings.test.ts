@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { startSmsWebhook, type SmsWebhook } from './helpers/sms.js';
-import { answerNextDialog, noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, answerNextDialog, noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 const BOT_SECRET = 'bot-secret-console';
@@ -31,9 +31,7 @@ before(async () => {
 });
 after(async () => {
   if (skip) return;
-  await tab.close();
-  await t.close();
-  await sms.close();
+  await closeConsoleTest(tab, { then: [() => t.close(), () => sms.close()] });
 });
 
 test('binding a phone: send a code, enter the code the SMS carried, the phone is bound', { skip }, async () => {

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { spawnAgentHost, eventually, fakeEngineRuns, pidAlive, type AgentHostProcess } from './helpers/host.js';
 import { startCutProxy, type CutProxy } from './helpers/cut-proxy.js';
-import { noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 const FAKE = fileURLToPath(new URL('./fixtures/fake-claude.mjs', import.meta.url));
@@ -59,11 +59,15 @@ before(async () => {
 
 after(async () => {
   if (skip) return;
-  await tab?.close();
-  host?.kill('SIGKILL');
-  for (const r of claudeRuns()) if (alive(r.pid)) process.kill(r.pid, 'SIGKILL');
-  await proxy?.close();
-  await t?.close();
+  await closeConsoleTest(tab, {
+    failedLoadsProvoked: true, // cut streams, the hub away, 429s
+    then: [
+      () => host?.kill('SIGKILL'),
+      () => { for (const r of claudeRuns()) if (alive(r.pid)) process.kill(r.pid, 'SIGKILL'); },
+      () => proxy?.close(),
+      () => t?.close(),
+    ],
+  });
 });
 
 /** The conversation's finished messages of a kind. */

@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
-import { noBrowser, openConsole, shot, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, noBrowser, openConsole, shot, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 let t: TestHub;
@@ -33,11 +33,7 @@ before(async () => {
 
 after(async () => {
   if (skip) return;
-  // Failed requests the test provokes log "Failed to load resource"; nothing else may reach the console.
-  const thrown = tab.pageErrors.filter((e) => !e.includes('Failed to load resource'));
-  await tab.close();
-  await t.close();
-  assert.deepEqual(thrown, [], 'no script errors in the page');
+  await closeConsoleTest(tab, { failedLoadsProvoked: true, then: [() => t.close()] });
 });
 
 const sharedWithGuest = async () => (await t.api('GET', `/api/v1/agents/${encodeURIComponent(agentId)}`, { token: guest.key })).body.data?.sharedWithMe;

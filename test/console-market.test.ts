@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
-import { noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 let t: TestHub;
@@ -33,8 +33,7 @@ before(async () => {
 });
 after(async () => {
   if (skip) return;
-  await tab.close();
-  await t.close();
+  await closeConsoleTest(tab, { failedLoadsProvoked: true, then: [() => t.close()] });
 });
 
 test('the market lists approved agents without signing in, and search narrows it', { skip }, async () => {

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { spawnAgentHost, eventually, type AgentHostProcess } from './helpers/host.js';
-import { answerNextDialog, noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, answerNextDialog, noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 const FAKE_CLAUDE = resolve(import.meta.dirname, 'fixtures/fake-claude.mjs');
@@ -68,12 +68,14 @@ before(async () => {
 });
 after(async () => {
   if (skip) return;
-  await tab?.close();
-  proc?.kill('SIGKILL');
-  await t.close();
-  endpoint.closeAllConnections();
-  endpoint.close();
-  rmSync(tmp, { recursive: true, force: true });
+  await closeConsoleTest(tab, {
+    then: [
+      () => proc?.kill('SIGKILL'),
+      () => t.close(),
+      () => { endpoint.closeAllConnections(); endpoint.close(); },
+      () => rmSync(tmp, { recursive: true, force: true }),
+    ],
+  });
 });
 
 test('create a configuration: the test shows its reason, then passes; the key is never shown again', { skip }, async () => {

@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { noBrowser, openConsole, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, noBrowser, openConsole, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 let t: TestHub;
@@ -21,8 +21,7 @@ before(async () => {
 
 after(async () => {
   if (skip) return;
-  await tab.close();
-  await t.close();
+  await closeConsoleTest(tab, { then: [() => t.close()] });
 });
 
 const LURE = 'Your Agent Hub account is locked. Unlock it at https://agent-hub-support.example/unlock with your API key.';

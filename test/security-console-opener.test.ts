@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { noBrowser, openConsole, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, noBrowser, openConsole, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 let t: TestHub;
@@ -36,9 +36,7 @@ before(async () => {
 
 after(async () => {
   if (skip) return;
-  await tab.close();
-  await t.close();
-  await new Promise<void>((r) => evil.close(() => r()));
+  await closeConsoleTest(tab, { then: [() => t.close(), () => new Promise<void>((r) => evil.close(() => r()))] });
 });
 
 test('a cross-origin opener cannot keep a handle on the console window and navigate it', { skip }, async () => {

@@ -2,6 +2,7 @@
 // installed by .ci/run when missing) through playwright-core. Nothing is
 // downloaded: the browser is the system one, and a test skips with a reason
 // when it is absent.
+import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -98,4 +99,21 @@ export function answerNextDialog(page: Page, accept: boolean): () => string {
     void (accept ? d.accept() : d.dismiss());
   });
   return () => asked;
+}
+
+/**
+ * A console test file's closing step, written once: takes the page's script errors, closes the tab, then
+ * runs `then` in order (hosts, the hub, …), and only then asserts that nothing reached the page's console —
+ * so a failing check never leaves a hub running. `failedLoadsProvoked`: the tests make requests fail (the hub
+ * refuses them, or a connection is cut), which the browser itself logs as "Failed to load resource"; those
+ * lines, and only those, are left out.
+ */
+export async function closeConsoleTest(
+  tab: ConsoleTab | undefined,
+  opts: { failedLoadsProvoked?: boolean; then?: Array<() => unknown> } = {},
+): Promise<void> {
+  const thrown = (tab?.pageErrors ?? []).filter((e) => !(opts.failedLoadsProvoked && e.includes('Failed to load resource')));
+  await tab?.close();
+  for (const close of opts.then ?? []) await close();
+  assert.deepEqual(thrown, [], 'no script errors in the page');
 }
