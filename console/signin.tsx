@@ -34,11 +34,19 @@ function ProviderButtons(p: { from: string }) {
   );
 }
 
-/** Where to go once signed in: `?from=` when it is a same-site path (a page that asked for sign-in), else the page shown. */
+/** A path of this site: not `//host` nor `/\host`, which browsers read as another site. */
+const SAME_SITE = /^\/(?![/\\])\S*$/;
+
+/**
+ * Where to go once signed in: `?from=` when it is a same-site path (a page that sent here), else the
+ * private page this form stands in for (a link opened in a new tab is signed out: the key lives in
+ * the tab), else /sessions.
+ */
 function returnPath(): string {
   const from = new URLSearchParams(location.search).get('from');
-  if (from && /^\/(?![/\\])\S*$/.test(from)) return from;
-  return location.pathname.startsWith('/sessions') ? location.pathname : '/sessions';
+  if (from && SAME_SITE.test(from)) return from;
+  const here = location.pathname + location.search;
+  return location.pathname !== '/signin' && SAME_SITE.test(here) ? here : '/sessions';
 }
 
 export function SignIn(p: { onSignedIn: () => void }) {
