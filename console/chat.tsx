@@ -94,12 +94,19 @@ export function ChatPage(p: { id: string }) {
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   const alive = useRef(true);
   const sawText = useRef(false);
+  /** The latest reload started, and the latest whose answer was applied: answers can arrive out of order. */
+  const reloads = useRef({ started: 0, applied: 0 });
 
   const reload = async (): Promise<SessionView | undefined> => {
+    const mine = ++reloads.current.started;
     try {
       const c = client();
       const [s, q, k] = await Promise.all([c.sessions.get(id, { includeMessages: true, messageLimit: HISTORY }), c.sessions.queue(id), c.sessions.cost(id)]);
       if (!alive.current) return undefined;
+      // An answer older than one already shown would take the page back, and what it lacks of the
+      // newer window would be taken for messages slid out of it (shown among the older ones).
+      if (mine < reloads.current.applied) return s;
+      reloads.current.applied = mine;
       setSession(s);
       const now = s.messages ?? [];
       const ids = new Set(now.map((m) => m.id));
