@@ -5,7 +5,8 @@
 // through `pending` while the host is busy and `idle` once it is delivered;
 // with two configurations the picker starting at the host's own; the openai
 // format and Cancel; a settings file the host cannot read back shown as
-// `failed` with the host's reason.
+// `failed` with the host's reason; a configuration deleted elsewhere refused on
+// Apply, with "Sending to the host…" while the hub is asked.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -69,6 +70,7 @@ before(async () => {
 after(async () => {
   if (skip) return;
   await closeConsoleTest(tab, {
+    failedLoadsProvoked: true, // the refused apply
     then: [
       () => proc?.kill('SIGKILL'),
       () => t.close(),
@@ -230,6 +232,42 @@ test('deleting a configuration asks first: dismissed, it stays; accepted, it goe
   await row.waitFor({ state: 'detached' });
   assert.equal((await api('GET', `/api/v1/model-configs/${id}`)).status, 404);
   assert.deepEqual(tab.pageErrors, []);
+});
+
+test('applying a configuration deleted elsewhere: "Sending to the host…" while asked, then the refusal in the host\'s row and the lists read again', { skip }, async () => {
+  const { page } = tab;
+  const made = await api('POST', '/api/v1/model-configs', { name: 'Gone soon', apiType: 'anthropic', baseUrl: endpointUrl, apiKey: KEY, modelName: 'm-gone' });
+  assert.equal(made.status, 201, made.text);
+  const id: string = made.body.data.id;
+  await page.reload();
+  const host = page.locator(`tr[data-host="${hostId}"]`);
+  const picker = host.getByRole('combobox', { name: 'Configuration for laptop' });
+  await picker.locator(`option[value="${id}"]`).waitFor({ state: 'attached' });
+  await picker.selectOption(id);
+  // Deleted from another tab (the API) after this page listed it.
+  assert.equal((await api('DELETE', `/api/v1/model-configs/${id}`)).status, 200);
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const applyCall = (u: URL) => u.pathname === `/api/v1/hosts/${hostId}/model-config`;
+  await page.route(applyCall, async (route) => {
+    await held;
+    await route.continue();
+  });
+  await host.getByRole('button', { name: 'Apply' }).click();
+  await host.getByRole('status').filter({ hasText: 'Sending to the host…' }).waitFor();
+  assert.ok(await host.getByRole('button', { name: 'Apply' }).isDisabled(), 'one change at a time');
+  release();
+  const refused = host.getByRole('alert');
+  await refused.waitFor();
+  assert.match((await refused.textContent())!, /model configuration not found \(404, code 4040\)/);
+  assert.equal(await host.getByText('Sending to the host…').count(), 0);
+  // The lists are read again: the deleted configuration is offered no more, and the message stays.
+  await picker.locator(`option[value="${id}"]`).waitFor({ state: 'detached' });
+  assert.equal(await page.locator(`tr[data-config="${id}"]`).count(), 0);
+  assert.match((await refused.textContent())!, /model configuration not found/);
+  await page.unroute(applyCall);
+  assert.equal((await api('GET', `/api/v1/hosts/${hostId}`)).body.data.modelConfig, null, 'the host stays at its default');
+  assert.deepEqual(tab.pageErrors.filter((e) => !e.includes('Failed to load resource')), []);
 });
 
 test('a configuration the host cannot write reads failed, with the host\'s reason', { skip }, async () => {

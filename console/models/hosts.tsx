@@ -18,7 +18,9 @@ function HostRow(p: { host: HostView; configs: ModelConfig[]; onChanged: () => v
   const pick = p.configs.some((c) => c.id === picked) ? picked : (b?.configId ?? p.configs[0]?.id ?? '');
   const act = useAction();
   const apply = async (configId: string | null) => {
-    if (await act.run(() => client().hosts.applyModelConfig(h.id, configId))) p.onChanged();
+    await act.run(() => client().hosts.applyModelConfig(h.id, configId));
+    // Refused too: a refusal mostly means the hub moved on elsewhere (the configuration deleted), which the lists then show.
+    p.onChanged();
   };
   return (
     <tr data-host={h.id}>
