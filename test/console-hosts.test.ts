@@ -3,7 +3,8 @@
 // in its running count and a model configuration in its row, set, cancel and
 // clear a remark, refresh engines (the fake claude's version changes), see it
 // go offline with its last-seen time, delete it; and, beside a host already
-// paired, the pair panel waiting for the new one and a failed refresh shown.
+// paired, the pair panel waiting for the new one, a host that never connected
+// (no engines, no CLI version), and a failed refresh and delete shown.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
@@ -70,6 +71,7 @@ test('Hosts: pair with the shown command, live status, remark, engines refresh, 
   assert.ok(shown, `the key in the environment, out of the process list: ${cmd}`);
   assert.equal(shown[2], t.url, 'the hub the page was loaded from');
   await page.getByText('Waiting for the host to connect').waitFor();
+  await page.getByRole('button', { name: 'New pair key' }).waitFor(); // while one is shown, the button makes another
   await shot(page, 'hosts-pairing');
 
   const claude = versionedClaude();
@@ -88,7 +90,9 @@ test('Hosts: pair with the shown command, live status, remark, engines refresh, 
   assert.match((await row.textContent())!, /Claude Code 1\.0\.0/);
   assert.match((await row.textContent())!, /Last seennow/, 'an online host is seen now');
   assert.match((await row.textContent())!, /Modeldefault/, 'no model configuration applied yet');
+  assert.match((await row.textContent())!, /CLI\d+\.\d+\.\d+/, 'the agent-host version it reported');
   await page.getByRole('button', { name: 'Done' }).click();
+  await page.getByRole('button', { name: 'Pair a host' }).waitFor();
 
   // A run in progress shows in the row's running count, live, and leaves it when it ends.
   const c = t.client(user.key);
@@ -115,7 +119,9 @@ test('Hosts: pair with the shown command, live status, remark, engines refresh, 
 
   // Remark.
   await row.getByRole('button', { name: 'Add remark' }).click();
-  await row.getByLabel('Remark').fill('Build box');
+  await row.getByText('0/200').waitFor();
+  await row.getByLabel('Remark').fill('  Build box ');
+  await row.getByText('12/200').waitFor(); // counted as typed: the limit is the field's
   await row.getByRole('button', { name: 'Save remark' }).click();
   const renamed = page.getByRole('listitem', { name: 'Build box' });
   await renamed.getByRole('heading', { name: 'Build box (console-box)' }).waitFor();
@@ -171,10 +177,17 @@ test('Hosts: with a host already paired, the pair panel waits for the new one', 
     // It answers an engines refresh with a list that is not one: the hub refuses the reply.
     const badRefresh = (f: { t: string; id: number }) => (f.t === 'engines.refresh' ? { t: 'reply' as const, id: f.id, ok: true, data: { engines: 'none' } } : undefined);
     hosts.push(await connectFakeHost(t2, old.credential, { name: 'old-box', answer: badRefresh }));
+    const never = await pairHost(t2, u.key, 'never-box'); // paired, never connected: nothing reported yet
     const { page } = tab;
     await signInAs(page, t2.url, u.key);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Hosts' }).click();
     await page.getByRole('listitem', { name: 'old-box' }).getByText('online', { exact: true }).waitFor();
+    assert.match((await page.getByRole('listitem', { name: 'old-box' }).textContent())!, /CLIfake-0\.0\.1/, 'the CLI version its hello gave');
+    const neverRow = page.getByRole('listitem', { name: 'never-box' });
+    await neverRow.getByText('offline', { exact: true }).waitFor();
+    assert.match((await neverRow.textContent())!, /Enginesnone reported/);
+    assert.match((await neverRow.textContent())!, /CLI—/);
+    assert.match((await neverRow.textContent())!, /Last seen—/, 'never seen');
     await page.getByRole('button', { name: 'Pair a host' }).click();
     const cmd = (await page.getByTestId('pair-command').textContent())!.trim();
     const pairKey = /AGENT_HOST_PAIR_KEY=(\S+)/.exec(cmd)![1];
@@ -190,6 +203,23 @@ test('Hosts: with a host already paired, the pair panel waits for the new one', 
     const oldRow = page.getByRole('listitem', { name: 'old-box' });
     await oldRow.getByRole('button', { name: 'Refresh engines' }).click();
     assert.match((await oldRow.getByRole('alert').textContent())!, /\(\d{3}, code \d+\)/);
+    // A host deleted elsewhere (another tab) while this page still lists it: the refusal is said in its row.
+    // The list's polls are held meanwhile, or the next one would take the row away first.
+    let releaseList!: () => void;
+    const listHeld = new Promise<void>((r) => (releaseList = r));
+    const listCall = (url: URL) => url.pathname === '/api/v1/hosts';
+    await page.route(listCall, async (route) => {
+      await listHeld;
+      await route.continue();
+    });
+    const gone = await t2.api('DELETE', `/api/v1/hosts/${never.hostId}`, { token: u.key });
+    assert.ok(gone.status < 300, gone.text);
+    await neverRow.getByRole('button', { name: 'Delete' }).click();
+    await neverRow.getByRole('button', { name: 'Delete host' }).click();
+    assert.match((await neverRow.getByRole('alert').textContent())!, /host not found \(404, code 4040\)/);
+    releaseList();
+    await page.unroute(listCall);
+    await neverRow.waitFor({ state: 'detached' });
     assert.deepEqual(tab.pageErrors.filter((e) => !e.includes('Failed to load resource')), [], 'no script errors in the page');
   } finally {
     for (const h of hosts) h.close();
