@@ -11,6 +11,7 @@ import { agentWhenReady, connectFakeHost, eventually, pairHost, type FakeHost } 
 import { closeConsoleTest, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
 import type { FrameOf, HubToHost } from '../host-protocol/frames.js';
 import type { Client, SessionView } from '../src/client/index.js';
+import type { Request } from 'playwright-core';
 
 const skip = noBrowser();
 let t: TestHub;
@@ -138,27 +139,45 @@ test("a message waiting for the host's capacity says so; the page takes its turn
   assert.equal((await c.sessions.get(other.sessionId)).status, 'active');
 });
 
-test('older messages paged back stay whole while new turns push the latest ones along', { skip }, async () => {
-  const { page } = tab;
+/**
+ * Turn `i` of session `id`: `ask` sends `${q}${i}`, the fake host answers `${a}${i}`; resolves once the
+ * session is idle again with both messages stored.
+ */
+async function answeredTurn(id: string, q: string, a: string, i: number, ask: () => Promise<unknown>): Promise<void> {
+  await ask();
+  const run = await started(`${q}${i}`);
+  host.send({ t: 'run.message', runId: run.runId, role: 'assistant', blocks: [{ kind: 'text', content: `${a}${i}` }] });
+  host.send({ t: 'run.end', runId: run.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+  await eventually(async () => {
+    const s = await c.sessions.get(id);
+    return s.status === 'active' && s.messageCount === 2 * (i + 1);
+  });
+}
+
+/** The page's text messages, in order. */
+const texts = () => history().locator('li.msg[data-kind="text"] .body').allInnerTexts();
+
+/**
+ * A session of 27 answered turns (54 messages: more than the latest window of 50) opened afresh with its
+ * older messages paged back, so all 54 are on the page.
+ */
+async function pagedBackSession(q: string, a: string): Promise<string> {
   const id = await openSession();
-  /** One turn: the question and its answer, two messages. */
-  const turn = async (i: number, ask: () => Promise<unknown>) => {
-    await ask();
-    const run = await started(`q${i}`);
-    host.send({ t: 'run.message', runId: run.runId, role: 'assistant', blocks: [{ kind: 'text', content: `a${i}` }] });
-    host.send({ t: 'run.end', runId: run.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
-    await eventually(async () => (await c.sessions.get(id)).status === 'active' && (await c.sessions.get(id)).messageCount === 2 * (i + 1));
-  };
-  for (let i = 0; i < 27; i++) await turn(i, () => c.sessions.send(id, { content: `q${i}` }));
-  await page.reload();
-  const texts = () => history().locator('li.msg[data-kind="text"] .body').allInnerTexts();
+  for (let i = 0; i < 27; i++) await answeredTurn(id, q, a, i, () => c.sessions.send(id, { content: `${q}${i}` }));
+  await tab.page.reload();
   await history().locator('li.msg[data-kind="text"]').nth(49).waitFor();
   assert.equal((await texts()).length, 50, 'the latest 50');
-  await page.getByRole('button', { name: 'Load older messages' }).click();
+  await tab.page.getByRole('button', { name: 'Load older messages' }).click();
   await history().locator('li.msg[data-kind="text"]').nth(53).waitFor();
+  return id;
+}
+
+test('older messages paged back stay whole while new turns push the latest ones along', { skip }, async () => {
+  const { page } = tab;
+  const id = await pagedBackSession('q', 'a');
   // Two more turns from the page: four messages leave the latest window and must stay on the page.
   for (const i of [27, 28]) {
-    await turn(i, async () => {
+    await answeredTurn(id, 'q', 'a', i, async () => {
       await box().fill(`q${i}`);
       await page.getByRole('button', { name: 'Send' }).click();
     });
@@ -171,32 +190,20 @@ test('older messages paged back stay whole while new turns push the latest ones 
 
 test("a page reload answered late (after a newer one) does not put the newest messages among the older ones", { skip }, async () => {
   const { page } = tab;
-  const id = await openSession();
-  for (let i = 0; i < 27; i++) {
-    await c.sessions.send(id, { content: `x${i}` });
-    const run = await started(`x${i}`);
-    host.send({ t: 'run.message', runId: run.runId, role: 'assistant', blocks: [{ kind: 'text', content: `y${i}` }] });
-    host.send({ t: 'run.end', runId: run.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
-    await eventually(async () => (await c.sessions.get(id)).messageCount === 2 * (i + 1));
-  }
-  await page.reload();
-  const texts = () => history().locator('li.msg[data-kind="text"] .body').allInnerTexts();
-  await history().locator('li.msg[data-kind="text"]').nth(49).waitFor();
-  await page.getByRole('button', { name: 'Load older messages' }).click();
-  await history().locator('li.msg[data-kind="text"]').nth(53).waitFor();
+  const id = await pagedBackSession('x', 'y');
 
   // The first reload of the next turn (when the message is accepted) is answered only after the turn ended.
   let armed = true;
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
-  let holding!: () => void;
-  const isHeld = new Promise<void>((r) => (holding = r));
+  let holding!: (request: Request) => void;
+  const isHeld = new Promise<Request>((r) => (holding = r));
   const sessionRead = (u: URL) => u.pathname === `/api/v1/sessions/${encodeURIComponent(id)}` && u.searchParams.has('includeMessages');
   await page.route(sessionRead, async (route) => {
     if (armed) {
       armed = false;
       const stale = await route.fetch(); // answered now, delivered late
-      holding();
+      holding(route.request());
       await held;
       return route.fulfill({ response: stale });
     }
@@ -205,7 +212,7 @@ test("a page reload answered late (after a newer one) does not put the newest me
   await box().fill('x27');
   await page.getByRole('button', { name: 'Send' }).click();
   const run = await started('x27');
-  await isHeld;
+  const heldRequest = await isHeld;
   host.send({ t: 'run.delta', runId: run.runId, text: 'y27' });
   host.send({ t: 'run.message', runId: run.runId, role: 'assistant', blocks: [{ kind: 'text', content: 'y27' }] });
   host.send({ t: 'run.end', runId: run.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
@@ -213,7 +220,9 @@ test("a page reload answered late (after a newer one) does not put the newest me
   await page.getByTestId('session-status').getByText('active').waitFor();
   release();
   const want = Array.from({ length: 28 }, (_, i) => [`x${i}`, `y${i}`]).flat();
-  // The late answer lands; the page must still read in order, each message once.
+  // The late answer lands (its body wholly delivered, then time for the page to take it); the page must
+  // still read in order, each message once. Nothing on the page tells when a stale answer was dropped.
+  await (await heldRequest.response())!.finished();
   await page.waitForTimeout(500);
   await page.unroute(sessionRead);
   assert.deepEqual(await texts(), want);
