@@ -63,7 +63,8 @@ export function ModelConfigs() {
         : (
           <table class="grid">
             <thead><tr><th>Name</th><th>Base URL</th><th>Key</th><th class="num">Hosts</th><th>Updated</th><th>Actions</th></tr></thead>
-            <tbody>{items.map((c) => <ConfigRow key={c.id} c={c} onEdit={() => setEditing(c)} onChanged={reload} />)}</tbody>
+            {/* Keyed by the version too: a test's result or a refusal shown in a row is about the values it was for, not an edit's. */}
+            <tbody>{items.map((c) => <ConfigRow key={`${c.id} ${c.updatedAt}`} c={c} onEdit={() => setEditing(c)} onChanged={reload} />)}</tbody>
           </table>
         ))}
       {editing === undefined
