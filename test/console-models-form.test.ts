@@ -9,10 +9,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Page, Route } from 'playwright-core';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { connectFakeHost, pairHost, type FakeHost } from './helpers/host.js';
-import { closeConsoleTest, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, holdNext, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 const KEY = 'sk-form-KEY-0123456789abcdef';
@@ -27,29 +26,6 @@ let host: FakeHost | undefined;
 
 const api = (method: string, path: string, body?: unknown) => t.api(method, path, { token: u.key, body });
 const stored = async (name: string) => (await api('GET', '/api/v1/model-configs')).body.data.items.find((c: { name: string }) => c.name === name);
-
-/** Holds the page's next call matching `match`; the returned function lets it through and waits until it went. */
-async function holdNext(page: Page, match: (url: URL, method: string) => boolean): Promise<() => Promise<void>> {
-  let release!: () => void;
-  const held = new Promise<void>((r) => (release = r));
-  let sent!: () => void;
-  const gone = new Promise<void>((r) => (sent = r));
-  const url = (u: URL) => u.pathname.startsWith('/api/v1/');
-  let armed = true;
-  const handler = async (route: Route) => {
-    if (!armed || !match(new URL(route.request().url()), route.request().method())) return route.fallback();
-    armed = false;
-    await held;
-    await route.continue();
-    sent();
-  };
-  await page.route(url, handler);
-  return async () => {
-    release();
-    await gone;
-    await page.unroute(url, handler);
-  };
-}
 
 before(async () => {
   if (skip) return;

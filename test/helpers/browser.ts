@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page, type Route } from 'playwright-core';
 
 const CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'];
 
@@ -99,6 +99,32 @@ export function answerNextDialog(page: Page, accept: boolean): () => string {
     void (accept ? d.accept() : d.dismiss());
   });
   return () => asked;
+}
+
+/**
+ * Holds the page's next API call matching `match` (to see what the page shows while the hub works); the
+ * returned function lets it through and waits until it went.
+ */
+export async function holdNext(page: Page, match: (url: URL, method: string) => boolean): Promise<() => Promise<void>> {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let sent!: () => void;
+  const gone = new Promise<void>((r) => (sent = r));
+  const url = (u: URL) => u.pathname.startsWith('/api/v1/');
+  let armed = true;
+  const handler = async (route: Route) => {
+    if (!armed || !match(new URL(route.request().url()), route.request().method())) return route.fallback();
+    armed = false;
+    await held;
+    await route.continue();
+    sent();
+  };
+  await page.route(url, handler);
+  return async () => {
+    release();
+    await gone;
+    await page.unroute(url, handler);
+  };
 }
 
 /**
