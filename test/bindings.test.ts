@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { apiError, failure } from './helpers/api-error.js';
-import { startSmsWebhook, type SmsWebhook } from './helpers/sms.js';
+import { ageCodes, startSmsWebhook, type SmsWebhook } from './helpers/sms.js';
 import { rowLock } from './helpers/row-lock.js';
 
 const BOT_SECRET = 'bot-secret-123';
@@ -21,7 +21,6 @@ after(async () => {
 });
 
 const lastCodeFor = (phone: string) => sms.lastCodeFor(phone);
-const ageCodes = () => t.hub.ctx.em().execute(`update phone_codes set created_at = now() - interval '2 minutes'`);
 
 test('phone: send a code through the webhook, bind with it; the code is stored hashed', async () => {
   const u = await t.user();
@@ -64,12 +63,12 @@ test('phone: resend waits a minute (429), five wrong codes lock the code, expire
   for (let i = 0; i < 5; i++) await assert.rejects(c.bindings.bindPhone(phone, bad), apiError(400));
   await assert.rejects(c.bindings.bindPhone(phone, code), apiError(400), 'the right code no longer works after five wrong ones');
 
-  await ageCodes();
+  await ageCodes(t);
   await c.bindings.sendPhoneCode(phone);
   await t.hub.ctx.em().execute(`update phone_codes set expires_at = now() - interval '1 second' where user_id = ?`, [u.id]);
   await assert.rejects(c.bindings.bindPhone(phone, lastCodeFor(phone)), apiError(400));
   // A code sent for one number does not bind another.
-  await ageCodes();
+  await ageCodes(t);
   await c.bindings.sendPhoneCode(phone);
   await assert.rejects(c.bindings.bindPhone('13900000003', lastCodeFor(phone)), apiError(400));
 });
@@ -104,7 +103,7 @@ test('phone: guesses lined up past their reads still count one by one; a right c
     assert.equal(answers.filter((a) => /too many wrong codes/.test(a)).length, 3, answers.join(' | '));
 
     // A fresh code; its right guess checked, then five wrong ones land before it is spent.
-    await ageCodes();
+    await ageCodes(t);
     await t.client(u.key).bindings.sendPhoneCode(phone);
     const right = lined(() => bind(lastCodeFor(phone)), 'delete from phone_codes%', 1, `update phone_codes set attempts = 5 where user_id = $1`);
     assert.match(await right, /^400 too many wrong codes/);
@@ -215,7 +214,7 @@ test('card reveal: an account with a bound phone must pass a fresh phone code as
 
   await assert.rejects(c.billing.cards(r.id), apiError(403));
   await assert.rejects(c.billing.cards(r.id, '999999x'), apiError(403));
-  await ageCodes();
+  await ageCodes(t);
   await c.bindings.sendPhoneCode('13600000005');
   const ok = await c.billing.cards(r.id, lastCodeFor('13600000005'));
   assert.deepEqual(ok.cards, [{ no: 'N1', pwd: 'P1' }]);
@@ -243,7 +242,7 @@ test('phone: changing a bound phone needs a fresh code of the current one (verif
   const ok = await c.bindings.bindPhone(theirs, newCode, undefined, lastCodeFor(mine));
   assert.deepEqual(ok.phone, { countryCode: '+86', number: '135****0012' });
   // Binding the number already bound again needs no second code (nothing moves).
-  await ageCodes();
+  await ageCodes(t);
   await c.bindings.sendPhoneCode(theirs);
   await c.bindings.bindPhone(theirs, lastCodeFor(theirs));
 });
@@ -266,7 +265,7 @@ test("phone: a new number's code locked by wrong tries is refused as locked, and
   const [mine, theirs] = ['13500000031', '13500000032'];
   await c.bindings.sendPhoneCode(mine);
   await c.bindings.bindPhone(mine, lastCodeFor(mine));
-  await ageCodes();
+  await ageCodes(t);
   await c.bindings.sendPhoneCode(mine);
   const stepUp = lastCodeFor(mine);
   await c.bindings.sendPhoneCode(theirs);
@@ -277,7 +276,7 @@ test("phone: a new number's code locked by wrong tries is refused as locked, and
   assert.equal(locked.status, 400);
   assert.match(locked.message, /too many wrong codes/);
   // A fresh code of the new number, with the same step-up code: it was not spent by the refusals.
-  await ageCodes();
+  await ageCodes(t);
   await c.bindings.sendPhoneCode(theirs);
   const ok = await c.bindings.bindPhone(theirs, lastCodeFor(theirs), undefined, stepUp);
   assert.deepEqual(ok.phone, { countryCode: '+86', number: '135****0032' });

@@ -7,9 +7,10 @@
 // another tab unbound).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestHub, type TestHub } from './helpers/hub.js';
-import { startSmsWebhook, type SmsWebhook } from './helpers/sms.js';
-import { closeConsoleTest, holdNext, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
+import type { TestHub } from './helpers/hub.js';
+import { ageCodes, type SmsWebhook } from './helpers/sms.js';
+import { bindingsOf, openAccountConsole } from './helpers/account-console.js';
+import { closeConsoleTest, holdNext, noBrowser, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 const BOT_SECRET = 'bot-secret-details';
@@ -20,20 +21,12 @@ let t: TestHub;
 let tab: ConsoleTab;
 let u: { id: string; key: string };
 
-// One code a minute per account: the test moves the last one back instead of waiting.
-const ageCodes = () => t.hub.ctx.em().execute(`update phone_codes set created_at = now() - interval '2 minutes'`);
-const bindings = () => tab.page.locator('section[aria-labelledby="bindings-h"]');
 const sendCode = (url: URL, method: string) => method === 'POST' && url.pathname === '/api/v1/me/phone/send-code';
 const smsTo = (phone: string) => sms.inbox.filter((m) => JSON.stringify(m).includes(phone)).length;
 
 before(async () => {
   if (skip) return;
-  sms = await startSmsWebhook();
-  t = await startTestHub({ rateLimitPhoneCodePerHour: 0 }, { SMS_WEBHOOK_URL: sms.url, CHATAPP_WEBHOOK_SECRET: BOT_SECRET });
-  u = await t.user('detailer');
-  tab = await openConsole(t.url);
-  await signInAs(tab.page, t.url, u.key);
-  await tab.page.getByRole('link', { name: 'Account' }).click();
+  ({ sms, t, u, tab } = await openAccountConsole('detailer', BOT_SECRET));
 });
 
 after(async () => {
@@ -46,7 +39,7 @@ after(async () => {
 
 test('binding a phone: a blank number waits, "Sending…" and "Binding…" held, the number fixed once sent, "Change number" goes back', { skip }, async () => {
   const { page } = tab;
-  const b = bindings();
+  const b = bindingsOf(tab);
   await b.getByText('No phone bound.').waitFor();
   await b.getByRole('button', { name: 'Bind a phone' }).click();
   const form = b.getByRole('form', { name: 'Bind a phone' });
@@ -72,7 +65,7 @@ test('binding a phone: a blank number waits, "Sending…" and "Binding…" held,
   assert.ok(!(await form.getByLabel('Phone number').isDisabled()));
   assert.equal(await form.getByLabel(/^Code sent to/).count(), 0);
 
-  await ageCodes();
+  await ageCodes(t);
   await form.getByRole('button', { name: 'Send code' }).click();
   await code.waitFor();
   await code.fill(sms.lastCodeFor(PHONE));
@@ -90,13 +83,13 @@ test('binding a phone: a blank number waits, "Sending…" and "Binding…" held,
 
 test('changing the phone: the current phone\'s code "Sending…", refused when too soon, sent again once allowed; Bind waits for it', { skip }, async () => {
   const { page } = tab;
-  const b = bindings();
+  const b = bindingsOf(tab);
   await b.getByRole('button', { name: 'Change phone' }).click();
   const form = b.getByRole('form', { name: 'Bind a phone' });
   const cur = form.getByRole('group', { name: 'Current phone' });
   assert.ok(await cur.getByRole('button', { name: 'Send code to current phone' }).isDisabled(), 'nothing to send to');
   await cur.getByLabel('Current phone number').fill(` ${PHONE} `);
-  await ageCodes();
+  await ageCodes(t);
   const before = smsTo(PHONE);
   const release = await holdNext(page, sendCode);
   await cur.getByRole('button', { name: 'Send code to current phone' }).click();
@@ -110,7 +103,7 @@ test('changing the phone: the current phone\'s code "Sending…", refused when t
   // Another at once is the hub's to refuse, said in the current phone's part; once allowed it goes.
   await cur.getByRole('button', { name: 'Send again' }).click();
   assert.match((await cur.getByRole('alert').textContent())!, /\(429, code \d+\)/);
-  await ageCodes();
+  await ageCodes(t);
   // The hub answers once the SMS relay took the message: wait for that answer, not for the alert (it goes at the click).
   const answered = page.waitForResponse((r) => sendCode(new URL(r.url()), r.request().method()));
   await cur.getByRole('button', { name: 'Send again' }).click();
@@ -122,7 +115,7 @@ test('changing the phone: the current phone\'s code "Sending…", refused when t
   const curCode = cur.getByLabel('Code sent to your current phone');
   await curCode.fill(sms.lastCodeFor(PHONE));
   await form.getByLabel('Phone number', { exact: true }).fill(NEW);
-  await ageCodes();
+  await ageCodes(t);
   await form.getByRole('button', { name: 'Send code', exact: true }).click();
   const newCode = form.getByLabel(`Code sent to +86 ${NEW}`);
   await newCode.waitFor();
@@ -137,7 +130,7 @@ test('changing the phone: the current phone\'s code "Sending…", refused when t
 
 test('the chat platform: the code with its expiry and Cancel; a code expired, polled no more; an attempt replaced in another tab', { skip }, async () => {
   const { page } = tab;
-  const b = bindings();
+  const b = bindingsOf(tab);
   const made = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/api/v1/me/chatapp/binding-attempts');
   await b.getByRole('button', { name: 'Bind the chat platform' }).click();
   const attempt = (await (await made).json()).data;
@@ -174,7 +167,7 @@ test('the chat platform: the code with its expiry and Cancel; a code expired, po
 });
 
 test('the chat platform bound by a bot that gives no display name shows the chat user and since when; an unbind after another tab\'s is refused', { skip }, async () => {
-  const b = bindings();
+  const b = bindingsOf(tab);
   await b.getByRole('button', { name: 'Bind the chat platform' }).click();
   const code = (await b.locator('[data-chatapp-code]').textContent())!.trim();
   const ok = await t.api('POST', '/api/v1/chatapp/confirm', { body: { code, chatUserId: 'chat-88' }, headers: { 'x-chatapp-secret': BOT_SECRET } });

@@ -4,9 +4,10 @@
 // revealed after the phone step-up, and marked read.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestHub, type TestHub } from './helpers/hub.js';
-import { startSmsWebhook, type SmsWebhook } from './helpers/sms.js';
-import { closeConsoleTest, answerNextDialog, noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
+import type { TestHub } from './helpers/hub.js';
+import { ageCodes, type SmsWebhook } from './helpers/sms.js';
+import { bindingsOf, openAccountConsole } from './helpers/account-console.js';
+import { closeConsoleTest, answerNextDialog, noBrowser, shot, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 const BOT_SECRET = 'bot-secret-console';
@@ -16,18 +17,9 @@ let t: TestHub;
 let tab: ConsoleTab;
 let u: { id: string; key: string };
 
-// One code a minute per account: the test moves the last one back instead of waiting.
-const ageCodes = () => t.hub.ctx.em().execute(`update phone_codes set created_at = now() - interval '2 minutes'`);
-const bindings = () => tab.page.locator('section[aria-labelledby="bindings-h"]');
-
 before(async () => {
   if (skip) return;
-  sms = await startSmsWebhook();
-  t = await startTestHub({ starterTokens: 5000, rateLimitPhoneCodePerHour: 0 }, { SMS_WEBHOOK_URL: sms.url, CHATAPP_WEBHOOK_SECRET: BOT_SECRET });
-  u = await t.user('binder');
-  tab = await openConsole(t.url);
-  await signInAs(tab.page, t.url, u.key);
-  await tab.page.getByRole('link', { name: 'Account' }).click();
+  ({ sms, t, u, tab } = await openAccountConsole('binder', BOT_SECRET, { starterTokens: 5000 }));
 });
 after(async () => {
   if (skip) return;
@@ -35,7 +27,7 @@ after(async () => {
 });
 
 test('binding a phone: send a code, enter the code the SMS carried, the phone is bound', { skip }, async () => {
-  const b = bindings();
+  const b = bindingsOf(tab);
   await b.getByText('No phone bound.').waitFor();
   await b.getByRole('button', { name: 'Bind a phone' }).click();
   const form = b.getByRole('form', { name: 'Bind a phone' });
@@ -61,7 +53,7 @@ test('binding a phone: send a code, enter the code the SMS carried, the phone is
 
 test('binding the chat platform: the code shown, the bot confirms it, the page sees it bound; unbind', { skip }, async () => {
   const { page } = tab;
-  const b = bindings();
+  const b = bindingsOf(tab);
   await b.getByRole('button', { name: 'Bind the chat platform' }).click();
   await b.getByRole('status').filter({ hasText: 'Waiting for the bot to confirm the code' }).waitFor();
   const code = (await b.locator('[data-chatapp-code]').textContent())!.trim();
@@ -98,7 +90,7 @@ test('a delivered redemption: cards revealed after a code to the bound phone, th
   await verify.waitFor();
   assert.deepEqual(tab.pageErrors.filter((e) => !e.includes('status of 403')), [], 'only the first try without a code failed');
   tab.pageErrors.length = 0;
-  await ageCodes();
+  await ageCodes(t);
   await verify.getByLabel('Bound phone number').fill(PHONE);
   const sent = sms.inbox.length;
   await verify.getByRole('button', { name: 'Send code' }).click();
@@ -121,7 +113,7 @@ test('a delivered redemption: cards revealed after a code to the bound phone, th
 });
 
 test('changing the phone: a code to the phone bound now, then the new number\'s code', { skip }, async () => {
-  const b = bindings();
+  const b = bindingsOf(tab);
   await b.getByRole('button', { name: 'Change phone' }).click();
   const form = b.getByRole('form', { name: 'Bind a phone' });
   const NEW = '13800000008';

@@ -7,10 +7,9 @@
 // row, and a list the page could not load.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { connectFakeHost, pairHost, type FakeHost } from './helpers/host.js';
+import { startMessagesEndpoint, type MessagesEndpoint } from './helpers/model-endpoint.js';
 import { closeConsoleTest, holdNext, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
@@ -20,7 +19,7 @@ const WRONG_KEY = 'sk-form-old-0123456789abcdef';
 let t: TestHub;
 let tab: ConsoleTab;
 let u: { id: string; key: string };
-let endpoint: Server;
+let endpoint: MessagesEndpoint;
 let endpointUrl: string;
 let host: FakeHost | undefined;
 
@@ -29,17 +28,8 @@ const stored = async (name: string) => (await api('GET', '/api/v1/model-configs'
 
 before(async () => {
   if (skip) return;
-  // An endpoint of the messages format that takes only x-api-key; anything else is refused with its own words.
-  endpoint = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.setHeader('content-type', 'application/json');
-      if (req.headers['x-api-key'] !== KEY) return res.writeHead(401).end(JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'this endpoint wants x-api-key' } }));
-      res.end(JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', content: [{ type: 'text', text: 'pong' }] }));
-    });
-  });
-  await new Promise<void>((r) => endpoint.listen(0, '127.0.0.1', r));
-  endpointUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
+  endpoint = await startMessagesEndpoint(KEY); // x-api-key only, refusing in its own words
+  endpointUrl = endpoint.url;
   t = await startTestHub({ rateLimitModelTestPerMinute: 0 } as any, { MODEL_TEST_ALLOW_PRIVATE: '1' });
   u = await t.user('form-filler');
   tab = await openConsole(t.url);
@@ -51,7 +41,7 @@ after(async () => {
   host?.close();
   await closeConsoleTest(tab, {
     failedLoadsProvoked: true, // refusals and a list that could not load
-    then: [() => t.close(), () => { endpoint.closeAllConnections(); endpoint.close(); }],
+    then: [() => t.close(), () => endpoint.close()],
   });
 });
 

@@ -9,13 +9,12 @@
 // Apply, with "Sending to the host…" while the hub is asked.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { spawnAgentHost, eventually, type AgentHostProcess } from './helpers/host.js';
+import { startMessagesEndpoint, type MessagesEndpoint } from './helpers/model-endpoint.js';
 import { closeConsoleTest, answerNextDialog, noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
@@ -26,7 +25,7 @@ const ORIGINAL = JSON.stringify({ env: { HTTP_PROXY: 'http://proxy.local:3128' }
 let t: TestHub;
 let tab: ConsoleTab;
 let u: { id: string; key: string };
-let endpoint: Server;
+let endpoint: MessagesEndpoint;
 let endpointUrl: string;
 let tmp: string;
 let settingsFile: string;
@@ -38,18 +37,8 @@ const settings = () => JSON.parse(readFileSync(settingsFile, 'utf8'));
 
 before(async () => {
   if (skip) return;
-  // An endpoint of the messages format that takes only x-api-key (the test detects the mode).
-  endpoint = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.setHeader('content-type', 'application/json');
-      if (req.url !== '/v1/messages') return res.writeHead(404).end(JSON.stringify({ error: { message: 'no route' } }));
-      if (req.headers['x-api-key'] !== KEY) return res.writeHead(401).end(JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'invalid api key' } }));
-      res.end(JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', content: [{ type: 'text', text: 'pong' }] }));
-    });
-  });
-  await new Promise<void>((r) => endpoint.listen(0, '127.0.0.1', r));
-  endpointUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
+  endpoint = await startMessagesEndpoint(KEY);
+  endpointUrl = endpoint.url;
   // The hub's egress rule refuses loopback unless told otherwise.
   t = await startTestHub({ rateLimitModelTestPerMinute: 0 } as any, { MODEL_TEST_ALLOW_PRIVATE: '1' });
   u = await t.user('modeller');
@@ -74,7 +63,7 @@ after(async () => {
     then: [
       () => proc?.kill('SIGKILL'),
       () => t.close(),
-      () => { endpoint.closeAllConnections(); endpoint.close(); },
+      () => endpoint.close(),
       () => rmSync(tmp, { recursive: true, force: true }),
     ],
   });

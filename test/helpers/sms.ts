@@ -2,6 +2,7 @@
 // so a test reads the code the hub sent; `failNext` answers the next send 500.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { TestHub } from './hub.js';
 
 export interface SmsWebhook {
   url: string;
@@ -34,3 +35,6 @@ export async function startSmsWebhook(): Promise<SmsWebhook> {
     close: () => new Promise<void>((r) => server.close(() => r())),
   });
 }
+
+/** One code a minute per account: a test moves the codes sent back instead of waiting. */
+export const ageCodes = (t: TestHub) => t.hub.ctx.em().execute(`update phone_codes set created_at = now() - interval '2 minutes'`);
