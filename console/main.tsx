@@ -35,7 +35,7 @@ function withId(raw: string, page: (id: string) => VNode): VNode {
   return page(id);
 }
 
-function Page(p: { path: string; signedIn: boolean; isAdmin: boolean | undefined; onSignedIn: () => void }) {
+function Page(p: { path: string; signedIn: boolean; isAdmin: boolean | undefined; onSignedIn: () => void; onSignedOut: () => void }) {
   const m = p.path.match(/^\/(market|sessions)\/([^/]+)\/?$/);
   if (p.path === '/' || p.path === '/market' || p.path === '/market/') return <Market />;
   if (m?.[1] === 'market') return withId(m[2], (id) => <AgentPage id={id} />);
@@ -46,7 +46,7 @@ function Page(p: { path: string; signedIn: boolean; isAdmin: boolean | undefined
   if (!p.signedIn && PRIVATE.has(p.path.split('/')[1])) return <SignIn onSignedIn={p.onSignedIn} />;
   const top = p.path.replace(/\/+$/, '');
   if (top === '/models') return <ModelConfigs />;
-  if (top === '/account') return <Account />;
+  if (top === '/account') return <Account onSignedOut={p.onSignedOut} />;
   if (top === '/admin') return p.isAdmin === undefined ? <Loading /> : p.isAdmin ? <Admin /> : <section><h1>Administration</h1><p class="error" role="alert">Administrators only.</p></section>;
   if (p.path === '/sessions' || p.path === '/sessions/') return <Sessions />;
   if (m?.[1] === 'sessions') return withId(m[2], (id) => <ChatPage id={id} />);
@@ -88,7 +88,7 @@ function App() {
         </nav>
       </header>
       <main>
-        <Page path={path} signedIn={signedIn} isAdmin={isAdmin} onSignedIn={() => setSignedIn(true)} />
+        <Page path={path} signedIn={signedIn} isAdmin={isAdmin} onSignedIn={() => setSignedIn(true)} onSignedOut={signOut} />
       </main>
     </>
   );

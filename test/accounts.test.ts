@@ -60,6 +60,17 @@ test('keys: create, list without secret, refresh invalidates old value, delete i
   await assert.rejects(t.client(k2).me(), apiError(401));
 });
 
+test('the key list marks the key the request came with (`current`): a console knows which key it is signed in with', async () => {
+  const u = await t.user();
+  const other = await t.client(u.key).keys.create('other');
+  const marked = async (key: string) => Object.fromEntries((await t.client(key).keys.list()).items.map((k) => [k.id, k.current]));
+  const first = (await t.client(u.key).keys.list()).items.find((k) => k.id !== other.id)!;
+  assert.deepEqual(await marked(u.key), { [first.id]: true, [other.id]: false });
+  assert.deepEqual(await marked(other.key), { [first.id]: false, [other.id]: true });
+  // A new or refreshed key's own answer is not a list: no mark there.
+  assert.equal('current' in other, false);
+});
+
 test('an account holds at most API_KEYS_PER_ACCOUNT keys: one more is a 409 until one is deleted', async () => {
   // Each key is a row kept for good and a rate-limit budget of its own.
   const u = await t.user();

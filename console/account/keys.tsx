@@ -1,32 +1,44 @@
-// API keys: a new or refreshed key is shown once, here, and never again (only its preview).
+// API keys: a new or refreshed key is shown once, here, and never again (only its preview). The key this
+// console is signed in with is marked: refreshing it moves the console to the new key, deleting it signs out.
 import { useState } from 'preact/hooks';
-import type { CreatedApiKey } from '../../src/client/index.js';
-import { client } from '../session.js';
+import type { ApiKey, CreatedApiKey } from '../../src/client/index.js';
+import { client, setToken } from '../session.js';
 import { Empty, ErrorBox, Loading, when } from '../ui.js';
 import { useAction } from '../use-action.js';
 import { useLoad } from '../use-load.js';
 import { useTick } from '../use-poll.js';
 
-export function ApiKeys() {
+export function ApiKeys(p: { onSignedOut: () => void }) {
   const [tick, reload] = useTick();
   const keys = useLoad(() => client().keys.list(), [tick]);
   const [name, setName] = useState('');
   const [fresh, setFresh] = useState<CreatedApiKey>();
   const act = useAction();
-  const shown = async (p: Promise<CreatedApiKey>) => {
-    const k = await act.run(() => p);
-    if (k) setFresh(k);
+  // Refused or not, the list is read again: what the hub refused may be a key gone elsewhere.
+  const shown = async (call: () => Promise<CreatedApiKey>, own = false) => {
+    const k = await act.run(call);
+    if (k) {
+      if (own) setToken(k.key); // before the list is read again: the old key is refused already
+      setFresh(k);
+    }
     reload();
+    return k;
   };
-  const create = (e: Event) => {
+  const create = async (e: Event) => {
     e.preventDefault();
-    void shown(client().keys.create(name.trim())).then(() => setName(''));
+    // The name stays when the hub refused it, to be mended rather than typed again.
+    if (await shown(() => client().keys.create(name.trim()))) setName('');
   };
-  const refresh = (id: string, n: string) => {
-    if (confirm(`Refresh “${n}”? The old key stops working at once.`)) void shown(client().keys.refresh(id));
+  const refresh = (k: ApiKey) => {
+    const own = k.current ? ' This console is signed in with it and goes on with the new one.' : '';
+    if (confirm(`Refresh “${k.name}”? The old key stops working at once.${own}`)) void shown(() => client().keys.refresh(k.id), k.current);
   };
-  const remove = async (id: string, n: string) => {
-    if (confirm(`Delete “${n}”?`) && (await act.run(() => client().keys.remove(id)))) reload();
+  const remove = async (k: ApiKey) => {
+    const own = k.current ? ' This console is signed in with it: you will be signed out.' : '';
+    if (!confirm(`Delete “${k.name}”?${own}`)) return;
+    const done = await act.run(() => client().keys.remove(k.id));
+    if (done && k.current) return p.onSignedOut();
+    reload();
   };
   return (
     <section class="panel" aria-labelledby="keys-h">
@@ -50,10 +62,11 @@ export function ApiKeys() {
           <tbody>
             {keys.data.items.map((k) => (
               <tr key={k.id}>
-                <td>{k.name}</td><td><code>{k.preview}</code></td><td>{when(k.lastUsedAt)}</td><td>{when(k.createdAt)}</td>
+                <td>{k.name}{k.current && <> <span class="badge">this console</span></>}</td>
+                <td><code>{k.preview}</code></td><td>{when(k.lastUsedAt)}</td><td>{when(k.createdAt)}</td>
                 <td><div class="row">
-                  <button type="button" class="secondary" disabled={act.busy} onClick={() => refresh(k.id, k.name)}>Refresh</button>
-                  <button type="button" class="danger" disabled={act.busy} onClick={() => remove(k.id, k.name)}>Delete</button>
+                  <button type="button" class="secondary" disabled={act.busy} onClick={() => refresh(k)}>Refresh</button>
+                  <button type="button" class="danger" disabled={act.busy} onClick={() => remove(k)}>Delete</button>
                 </div></td>
               </tr>
             ))}

@@ -10,7 +10,8 @@ import { Redemptions, Store } from './store.js';
 import { BindingsCard } from './bindings.js';
 import { ApiKeys } from './keys.js';
 
-export function Account() {
+/** `onSignedOut`: the console's own key was deleted here. */
+export function Account(p: { onSignedOut: () => void }) {
   // One counter: a payment or a redemption changes the balance, the ledger, the trend and the lists.
   const [tick, changed] = useTick();
   const me = useLoad(() => client().me(), []);
@@ -29,7 +30,7 @@ export function Account() {
       <Store onRedeemed={changed} />
       <Redemptions tick={tick} />
       <BindingsCard />
-      <ApiKeys />
+      <ApiKeys onSignedOut={p.onSignedOut} />
     </section>
   );
 }

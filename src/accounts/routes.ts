@@ -29,7 +29,7 @@ export const UserList = compileQuery(
 export function accountRoutes(api: HttpApi, accounts: AccountService): void {
   api.route({ method: 'GET', path: '/api/v1/me', auth: 'user', data: User, handler: async (r) => userView(await accounts.getUser(r.principal.userId)) });
 
-  api.route({ method: 'GET', path: '/api/v1/me/keys', auth: 'user', data: ApiKeyList, handler: (r) => accounts.listKeys(r.principal.userId) });
+  api.route({ method: 'GET', path: '/api/v1/me/keys', auth: 'user', data: ApiKeyList, handler: (r) => accounts.listKeys(r.principal.userId, r.principal.keyId) });
   api.route({
     method: 'POST', path: '/api/v1/me/keys', auth: 'user', body: KeyCreate, data: NewApiKey, doc: { status: 201 },
     handler: async (r) => created(await accounts.createKey(r.principal.userId, r.body.name)),

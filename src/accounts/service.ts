@@ -47,9 +47,10 @@ export class AccountService {
     return { user: userView(user), apiKey: key };
   }
 
-  async listKeys(userId: string) {
+  /** `currentKeyId`: the key the caller signed this request with, marked so a console knows its own. */
+  async listKeys(userId: string, currentKeyId: string | undefined) {
     const keys = await this.ctx.em().find(ApiKey, { userId }, { orderBy: { createdAt: 'asc' } });
-    return { items: keys.map(keyView), total: keys.length };
+    return { items: keys.map((k) => ({ ...keyView(k), current: k.id === currentKeyId })), total: keys.length };
   }
 
   async createKey(userId: string, name: string) {

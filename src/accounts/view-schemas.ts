@@ -24,7 +24,10 @@ const KeyFields = {
   updatedAt: Type.String({ format: 'date-time' }),
 };
 
-export const ApiKeyList = Type.Object({ items: Type.Array(Type.Object(KeyFields)), total: Type.Integer() });
+export const ApiKeyList = Type.Object({
+  items: Type.Array(Type.Object({ ...KeyFields, current: Type.Boolean({ description: 'the key this request was signed with' }) })),
+  total: Type.Integer(),
+});
 /** A new or refreshed key: the only answer that carries the key itself. */
 export const NewApiKey = Type.Object({ ...KeyFields, key: Type.String({ description: 'shown once' }) });
 export const KeyDeleted = Type.Object({ deleted: Type.Literal(true) });
