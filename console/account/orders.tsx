@@ -10,6 +10,9 @@ import { useEvery, useTick } from '../use-poll.js';
 
 const CYCLES = ['month', 'quarter', 'year'] as const;
 const money = (cents: number, currency: string) => `${currency} ${(cents / 100).toFixed(2)}`;
+/** What an order cost: tokens when paid from the balance (its amount in money is 0 then), else money. */
+const orderPrice = (o: Order) => (o.payMethod === 'token' ? `${o.tokens.toLocaleString()} tokens` : money(o.amountCents, o.currency));
+const payMethodName = (m: string) => (m === 'token' ? 'token balance' : m);
 
 export function PlanCard(p: { tick: number }) {
   const plan = useLoad(() => client().billing.myPlan(), [p.tick]);
@@ -45,7 +48,7 @@ function PendingOrder(p: { order: Order; onSettled: () => void }) {
   const payUrl = o.data?.payUrl ?? p.order.payUrl;
   return (
     <div class="panel" data-order={p.order.id}>
-      <p>Order {p.order.id}: {p.order.itemName}{p.order.cycle ? ` (${p.order.cycle})` : ` × ${p.order.qty}`} = {p.order.payMethod === 'token' ? `${p.order.tokens.toLocaleString()} tokens` : money(p.order.amountCents, p.order.currency)} · <span class={`state ${status}`}>{status}</span></p>
+      <p>Order {p.order.id}: {p.order.itemName}{p.order.cycle ? ` (${p.order.cycle})` : ` × ${p.order.qty}`} = {orderPrice(p.order)} · <span class={`state ${status}`}>{status}</span></p>
       {status === 'pending' && (
         <>
           {payUrl && <p><a href={payUrl} target="_blank" rel="noopener">Open the payment page</a></p>}
@@ -91,7 +94,7 @@ export function BuyPlan(p: { onPaid: () => void }) {
               {CYCLES.map((c) => <option key={c} value={c}>{c}</option>)}
             </select></label>
             <label>Pay with <select value={pay} onChange={(e) => setMethod(e.currentTarget.value)}>
-              {d.payMethods.map((m) => <option key={m} value={m}>{m === 'token' ? 'token balance' : m}</option>)}
+              {d.payMethods.map((m) => <option key={m} value={m}>{payMethodName(m)}</option>)}
             </select></label>
           </div>
           <ul class="cards">
@@ -165,7 +168,7 @@ export function OrderList(p: { tick: number }) {
             {list.data.items.map((o) => (
               <tr key={o.id}>
                 <td>{when(o.createdAt)}</td><td>{o.itemName} × {o.qty}{o.cycle ? ` (${o.cycle})` : ''}</td>
-                <td class="num">{money(o.amountCents, o.currency)}</td><td>{o.payMethod}</td>
+                <td class="num">{orderPrice(o)}</td><td>{payMethodName(o.payMethod)}</td>
                 <td><span class={`state ${o.status}`}>{o.status}</span></td>
               </tr>
             ))}

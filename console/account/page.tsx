@@ -27,7 +27,7 @@ export function Account(p: { onSignedOut: () => void }) {
       <BuyPlan onPaid={changed} />
       <BuyTokens onPaid={changed} />
       <OrderList tick={tick} />
-      <Store onRedeemed={changed} />
+      <Store tick={tick} onRedeemed={changed} />
       <Redemptions tick={tick} />
       <BindingsCard />
       <ApiKeys onSignedOut={p.onSignedOut} />

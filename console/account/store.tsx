@@ -8,11 +8,15 @@ import { useAction } from '../use-action.js';
 import { useLoad } from '../use-load.js';
 import { useTick } from '../use-poll.js';
 
-export function Store(p: { onRedeemed: () => void }) {
-  const products = useLoad(() => client().billing.products(), []);
+export function Store(p: { tick: number; onRedeemed: () => void }) {
+  const [own, reload] = useTick();
+  const products = useLoad(() => client().billing.products(), [p.tick, own]);
   const act = useAction();
   const redeem = async (id: string, name: string) => {
-    if (confirm(`Redeem “${name}” with tokens?`) && (await act.run(() => client().billing.redeem(id)))) p.onRedeemed();
+    if (!confirm(`Redeem “${name}” with tokens?`)) return;
+    // Stock changes with every redemption: read again after this one, or after a refusal (sold out meanwhile).
+    if (await act.run(() => client().billing.redeem(id))) p.onRedeemed();
+    else reload();
   };
   const d = products.data;
   return (
