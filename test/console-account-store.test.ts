@@ -79,6 +79,38 @@ test('token packs in quantity: the order is for that many packs', { skip }, asyn
   await buy.getByText('1,000 tokens × 3 = CNY 3.00').waitFor();
   const o = (await t.client(u.key).billing.orders({ pageSize: 1 })).items[0];
   assert.deepEqual([o.qty, o.amountCents, o.tokens, o.status], [3, 300, 3000, 'pending']);
+  // Listed at once under Orders, pending, with its payment page.
+  const row = section('orders-h').getByRole('row').filter({ has: tab.page.getByRole('link', { name: `Pay order ${o.id}` }) });
+  await row.getByText('pending', { exact: true }).waitFor();
+  assert.match((await row.getByRole('cell').nth(1).textContent())!, / × 3$/);
+});
+
+test('an order placed in another visit: listed pending with its payment page and its end; paid there, the list, the balance and the ledger follow', { skip }, async () => {
+  const { page, context } = tab;
+  const me = t.client(u.key);
+  const packs = await me.billing.tokenPacks();
+  const pack = packs.items.find((x) => x.default) ?? packs.items[0];
+  const o = await me.billing.buyTokenPack({ packId: pack.id, qty: 1, payMethod: packs.payMethods[0] as 'alipay' });
+  const before = (await me.billing.balance()).balance;
+  await page.reload();
+  const orders = section('orders-h');
+  const row = orders.locator(`tr[data-order-id="${o.id}"]`);
+  await row.getByText('pending', { exact: true }).waitFor();
+  await row.getByText(`until ${new Date(o.expiresAt!).toLocaleString()}`).waitFor();
+  assert.equal(await orders.getByRole('link', { name: /^Pay order / }).count(), 2, 'the pending order of the test above has its own');
+
+  const [pay] = await Promise.all([context.waitForEvent('page'), row.getByRole('link', { name: `Pay order ${o.id}` }).click()]);
+  await pay.getByRole('heading', { name: 'Sandbox payment' }).waitFor();
+  await pay.getByRole('button', { name: 'Pay' }).click();
+  await pay.getByRole('heading', { name: 'Paid' }).waitFor();
+  await pay.close();
+  // Polled: the order reads paid with no payment page any more, and the rest of the page follows.
+  await row.getByText('paid', { exact: true }).waitFor();
+  assert.equal(await row.getByRole('link').count(), 0, 'no payment page once paid');
+  assert.equal(await row.getByText(/^until /).count(), 0);
+  await page.locator(`[data-balance="${before + pack.tokens}"]`).waitFor();
+  await section('ledger-h').getByRole('cell', { name: 'purchase', exact: true }).waitFor();
+  assert.equal(await orders.getByRole('link', { name: /^Pay order / }).count(), 1, 'the other still pending');
 });
 
 test('the store shows stock left and a sold-out product; a finished redemption is new until marked read, a rejected one says why', { skip }, async () => {

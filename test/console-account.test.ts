@@ -119,6 +119,8 @@ test('buying a plan: the sandbox payment page pays the order and the plan shown 
   await plans.getByLabel('Cycle').selectOption('month');
   await plans.getByRole('button', { name: `Subscribe to ${plan.name}` }).click();
   await plans.getByRole('status').filter({ hasText: 'Waiting for the payment' }).waitFor();
+  // Listed under Orders at once, pending.
+  await page.getByRole('table', { name: 'Orders' }).getByRole('row').filter({ hasText: `${plan.name} × 1 (month)` }).getByText('pending', { exact: true }).waitFor();
   const [pay] = await Promise.all([context.waitForEvent('page'), plans.getByRole('link', { name: 'Open the payment page' }).click()]);
   await pay.getByRole('heading', { name: 'Sandbox payment' }).waitFor();
   await pay.getByRole('button', { name: 'Pay' }).click();

@@ -66,7 +66,7 @@ function PendingOrder(p: { order: Order; onSettled: () => void }) {
 const monthlyTokens = (plan: { quotas: unknown }) => Number((plan.quotas as { monthlyTokens?: number } | null)?.monthlyTokens ?? 0);
 
 /** The paid plans, each with a cycle and a way to pay: a channel (the same pay page as a pack) or the token balance. */
-export function BuyPlan(p: { onPaid: () => void }) {
+export function BuyPlan(p: { onOrdered: () => void; onPaid: () => void }) {
   // Plans are paid through the same channels as token packs, or from the balance.
   const offer = useLoad(async () => {
     const [plans, packs] = await Promise.all([client().billing.plans(), client().billing.tokenPacks()]);
@@ -80,7 +80,9 @@ export function BuyPlan(p: { onPaid: () => void }) {
   const pay = method || d?.payMethods[0] || '';
   const subscribe = async (planId: string) => {
     const o = await act.run(() => client().billing.buyPlan({ planId, cycle, payMethod: pay as PlanOrder['payMethod'] }));
-    if (o) setOrder(o);
+    if (!o) return;
+    setOrder(o);
+    p.onOrdered();
   };
   return (
     <section class="panel" aria-labelledby="plans-h">
@@ -116,7 +118,7 @@ export function BuyPlan(p: { onPaid: () => void }) {
   );
 }
 
-export function BuyTokens(p: { onPaid: () => void }) {
+export function BuyTokens(p: { onOrdered: () => void; onPaid: () => void }) {
   const packs = useLoad(() => client().billing.tokenPacks(), []);
   const [packId, setPackId] = useState('');
   const [qty, setQty] = useState(1);
@@ -129,7 +131,9 @@ export function BuyTokens(p: { onPaid: () => void }) {
   const buy = async (e: Event) => {
     e.preventDefault();
     const o = await act.run(() => client().billing.buyTokenPack({ packId: pack, qty, payMethod: pay as 'alipay' }));
-    if (o) setOrder(o);
+    if (!o) return;
+    setOrder(o);
+    p.onOrdered();
   };
   return (
     <section class="panel" aria-labelledby="buy-h">
@@ -154,8 +158,23 @@ export function BuyTokens(p: { onPaid: () => void }) {
   );
 }
 
-export function OrderList(p: { tick: number }) {
-  const list = useLoad(() => client().billing.orders({ pageSize: 10 }), [p.tick]);
+/**
+ * The latest orders. One still pending keeps its payment page at hand (an order placed in another visit,
+ * or after this page was reloaded, has no other way to be paid) and is polled until it settles; one
+ * that settles here changes the balance and the plan as it does under Buy (`onSettled`).
+ */
+export function OrderList(p: { tick: number; onSettled: () => void }) {
+  const [own, bump] = useTick();
+  const list = useLoad(() => client().billing.orders({ pageSize: 10 }), [p.tick, own]);
+  const pending = list.data?.items.filter((o) => o.status === 'pending').map((o) => o.id) ?? [];
+  const [watched, setWatched] = useState<string[]>([]);
+  useEvery(2000, bump, pending.length > 0);
+  useEffect(() => {
+    if (!list.data) return;
+    const settled = watched.some((id) => !pending.includes(id));
+    setWatched(pending);
+    if (settled) p.onSettled();
+  }, [list.data]);
   return (
     <section class="panel" aria-labelledby="orders-h">
       <h2 id="orders-h">Orders</h2>
@@ -166,10 +185,14 @@ export function OrderList(p: { tick: number }) {
           <thead><tr><th>When</th><th>Item</th><th class="num">Amount</th><th>Paid with</th><th>Status</th></tr></thead>
           <tbody>
             {list.data.items.map((o) => (
-              <tr key={o.id}>
+              <tr key={o.id} data-order-id={o.id}>
                 <td>{when(o.createdAt)}</td><td>{o.itemName} × {o.qty}{o.cycle ? ` (${o.cycle})` : ''}</td>
                 <td class="num">{orderPrice(o)}</td><td>{payMethodName(o.payMethod)}</td>
-                <td><span class={`state ${o.status}`}>{o.status}</span></td>
+                <td>
+                  <span class={`state ${o.status}`}>{o.status}</span>
+                  {o.payUrl && <> · <a href={o.payUrl} target="_blank" rel="noopener" aria-label={`Pay order ${o.id}`}>Pay</a></>}
+                  {o.status === 'pending' && o.expiresAt && <div class="muted">until {when(o.expiresAt)}</div>}
+                </td>
               </tr>
             ))}
           </tbody>

@@ -12,7 +12,7 @@ import { ApiKeys } from './keys.js';
 
 /** `onSignedOut`: the console's own key was deleted here. */
 export function Account(p: { onSignedOut: () => void }) {
-  // One counter: a payment or a redemption changes the balance, the ledger, the trend and the lists.
+  // One counter: an order, a payment or a redemption changes the balance, the ledger, the trend and the lists.
   const [tick, changed] = useTick();
   const me = useLoad(() => client().me(), []);
   return (
@@ -24,9 +24,9 @@ export function Account(p: { onSignedOut: () => void }) {
       <TrendChart tick={tick} />
       <LedgerTable tick={tick} />
       <PlanCard tick={tick} />
-      <BuyPlan onPaid={changed} />
-      <BuyTokens onPaid={changed} />
-      <OrderList tick={tick} />
+      <BuyPlan onOrdered={changed} onPaid={changed} />
+      <BuyTokens onOrdered={changed} onPaid={changed} />
+      <OrderList tick={tick} onSettled={changed} />
       <Store tick={tick} onRedeemed={changed} />
       <Redemptions tick={tick} />
       <BindingsCard />
