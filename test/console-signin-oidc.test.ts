@@ -119,7 +119,7 @@ test('a callback address this tab did not start (someone else\'s code and state)
   }
 });
 
-test('Account → Bindings: a user signed in with an API key links the provider identity, keeps its session, then unlinks it', { skip }, async () => {
+test('Account → Bindings: a user signed in with an API key links the provider identity, keeps its session, then unlinks it; an unlink after another tab\'s is refused and the row goes', { skip }, async () => {
   const u = await t.user('linker');
   const other = await t.user('other');
   const tab = await openConsole(proxy.url);
@@ -168,7 +168,18 @@ test('Account → Bindings: a user signed in with an API key links the provider 
     await card.getByText('No linked identity.').waitFor();
     await card.getByRole('button', { name: 'Link Example ID' }).waitFor();
     assert.deepEqual((await t.client(u.key).bindings.get()).identities, []);
-    assert.deepEqual(tab.pageErrors.filter((e) => !/409/.test(e)), []);
+    assert.equal(await card.getByRole('status').filter({ hasText: 'Linked' }).count(), 0, 'the address still says linked=oidc, the list does not');
+
+    // Linked again, then unlinked in another tab: this tab's Unlink is refused in the hub's words and the row goes.
+    await card.getByRole('button', { name: 'Link Example ID' }).click();
+    await card.locator('[data-identity="oidc"]').waitFor();
+    await t.client(u.key).auth.unlinkIdentity('oidc');
+    page.once('dialog', (d) => void d.accept());
+    await card.getByRole('button', { name: 'Unlink' }).click();
+    await card.getByRole('alert').filter({ hasText: 'no oidc identity linked (404, code 4040)' }).waitFor();
+    await card.getByText('No linked identity.').waitFor();
+    await card.getByRole('button', { name: 'Link Example ID' }).waitFor();
+    assert.deepEqual(tab.pageErrors.filter((e) => !/409|404/.test(e)), []);
   } finally {
     await tab.close();
   }

@@ -94,7 +94,9 @@ function Identities(p: { identities: Identity[]; onChange: () => void }) {
     location.assign(start.url);
   };
   const unlink = async (i: Identity) => {
-    if (confirm(`Unlink your ${nameOf(i.provider)} identity${i.displayName ? ` “${i.displayName}”` : ''}?`) && (await act.run(() => client().auth.unlinkIdentity(i.provider)))) p.onChange();
+    if (!confirm(`Unlink your ${nameOf(i.provider)} identity${i.displayName ? ` “${i.displayName}”` : ''}?`)) return;
+    await act.run(() => client().auth.unlinkIdentity(i.provider));
+    p.onChange(); // refused or not: one unlinked in another tab leaves its row until the bindings are read again
   };
   const unlinked = (providers.data?.items ?? []).filter((pr) => !p.identities.some((i) => i.provider === pr.id));
   return (
