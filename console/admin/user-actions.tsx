@@ -1,7 +1,7 @@
 // What an administrator does to users: create one (its API key shown once),
 // grant tokens, set or clear its plan and the plan's end, delete it.
 import { useState } from 'preact/hooks';
-import type { NewUser, Plans, User } from '../../src/client/index.js';
+import { ApiError, type NewUser, type Plans, type User } from '../../src/client/index.js';
 import { client } from '../session.js';
 import { CopyButton, ErrorBox } from '../ui.js';
 import { useAction } from '../use-action.js';
@@ -53,22 +53,28 @@ export function UserActions(p: { u: User; plans: Plans['items']; onChanged: (msg
   const [planId, setPlanId] = useState(u.planId ?? p.plans.find((x) => !x.free)?.id ?? '');
   const [until, setUntil] = useState(day(u.planExpireAt));
   const act = useAction();
+  // A user another administrator deleted meanwhile: the list is read again, and the row and its error
+  // go with it, so the list says what happened.
+  const gone = (e: unknown): never => {
+    if (e instanceof ApiError && e.status === 404) p.onChanged(`${u.name} is gone: another administrator deleted the account.`);
+    throw e;
+  };
   const grant = async (e: Event) => {
     e.preventDefault();
-    const g = await act.run(() => client().admin.grantTokens(u.id, qty));
+    const g = await act.run(() => client().admin.grantTokens(u.id, qty).catch(gone));
     if (g) p.onChanged(`Granted ${g.tokens.toLocaleString()} tokens to ${u.name}; balance ${g.balance.toLocaleString()}.`);
   };
   const setPlan = async (e: Event) => {
     e.preventDefault();
     // The plan ends at the end of the chosen day, local time; no day → no end.
     const planExpireAt = until ? new Date(`${until}T23:59:59`).getTime() : null;
-    if (await act.run(() => client().admin.setPlan(u.id, { planId, planExpireAt }))) p.onChanged(`${u.name} is on ${planId} ${until ? `until ${until}` : 'with no end'}.`);
+    if (await act.run(() => client().admin.setPlan(u.id, { planId, planExpireAt }).catch(gone))) p.onChanged(`${u.name} is on ${planId} ${until ? `until ${until}` : 'with no end'}.`);
   };
   const clearPlan = async () => {
-    if (await act.run(() => client().admin.setPlan(u.id, { planId: null, planExpireAt: null }))) p.onChanged(`${u.name} has no plan now.`);
+    if (await act.run(() => client().admin.setPlan(u.id, { planId: null, planExpireAt: null }).catch(gone))) p.onChanged(`${u.name} has no plan now.`);
   };
   const remove = async () => {
-    if (confirm(`Delete the user “${u.name}”? Its keys, agents and sessions go with it.`) && (await act.run(() => client().admin.deleteUser(u.id)))) p.onChanged(`Deleted ${u.name}.`);
+    if (confirm(`Delete the user “${u.name}”? Its keys, agents and sessions go with it.`) && (await act.run(() => client().admin.deleteUser(u.id).catch(gone)))) p.onChanged(`Deleted ${u.name}.`);
   };
   return (
     <div class="stack" aria-label={`Manage ${u.name}`} role="group">
