@@ -103,6 +103,24 @@ test('Sign in with the provider: back at /auth/callback, signed in; the login re
   }
 });
 
+test('a sign-in with the provider from a tab holding a dead key, asked for by a private page: signed in, back on that page', { skip }, async () => {
+  idp.browserUser = { sub: 'lin-1', name: 'Lin Yutang' };
+  const tab: ConsoleTab = await openConsole(proxy.url, '/signin');
+  const { page } = tab;
+  try {
+    // A key deleted elsewhere, still in this tab: the provider's sign-in must not carry it.
+    await page.evaluate(() => sessionStorage.setItem('agent-hub.apiKey', 'ahk_' + 'd'.repeat(40)));
+    await page.goto(proxy.url + '/signin?from=%2Fhosts');
+    await page.getByRole('button', { name: 'Sign in with Example ID' }).click();
+    await page.waitForURL(/\/hosts$/);
+    await page.getByRole('heading', { name: 'Hosts' }).waitFor();
+    const at = await page.evaluate(() => sessionStorage.getItem('agent-hub.apiKey'));
+    assert.equal((await t.api('GET', '/api/v1/me', { token: at! })).body.data.name, 'Lin Yutang');
+  } finally {
+    await tab.close();
+  }
+});
+
 test('a callback address this tab did not start (someone else\'s code and state) is not used: no sign-in, the attempt left unspent', { skip }, async () => {
   // Login CSRF: an attacker starts a sign-in, signs in at the provider as themselves and sends the
   // victim the callback address; followed, it would sign the victim's tab in to the attacker's account.
@@ -153,8 +171,9 @@ test('Account → Bindings: a user signed in with an API key links the provider 
     assert.equal(await card.getByRole('button', { name: 'Link Example ID' }).count(), 0);
     const ids = (await t.client(u.key).bindings.get()).identities;
     assert.deepEqual(ids.map((i) => [i.provider, i.displayName]), [['oidc', 'Ada Lovelace']]);
-    // The console kept the API key it was signed in with.
+    // The console kept the API key it was signed in with, and the login the hub issued with the link is ended.
     assert.equal(await page.evaluate(() => sessionStorage.getItem('agent-hub.apiKey')), u.key);
+    await eventually(async () => (await t.hub.ctx.em().execute(`select count(*)::int as n from auth_sessions where user_id = ? and revoked_at is null`, [u.id]))[0].n === 0, 5000, 50);
     assert.equal(await page.evaluate(() => sessionStorage.getItem('agent-hub.refreshToken')), null);
     assert.doesNotMatch(page.url(), /code=/);
     await shot(page, 'account-identity-linked');
