@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
 import { agentWhenReady, connectFakeHost, endRunsAtOnce, eventually, pairHost, type FakeHost } from './helpers/host.js';
-import { closeConsoleTest, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { answerNextDialog, closeConsoleTest, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
 import type { AcceptedRun } from '../src/client/index.js';
 
 const skip = noBrowser();
@@ -43,7 +43,7 @@ async function privateAgent(name: string): Promise<string> {
 
 const tokenIn = (text: string | null) => decodeURIComponent(new URL(text!).pathname.split('/')[2]);
 
-test('sharing: a new link or invitation stops the old one; members are listed with how they joined, and one removed loses the agent', { skip }, async () => {
+test('sharing: a new link or invitation (asked first) stops the old one; members are listed with how they joined, one removed (asked first) loses the agent, one removed elsewhere is refused and goes', { skip }, async () => {
   const { page } = tab;
   const id = await privateAgent('shared-bot');
   await page.goto(`${t.url}/agents/${encodeURIComponent(id)}`);
@@ -52,6 +52,11 @@ test('sharing: a new link or invitation stops the old one; members are listed wi
   await sharing.getByText('Members (0)').waitFor();
 
   const oldLink = tokenIn(await sharing.getByTestId('share-link').textContent());
+  let asked = answerNextDialog(page, false);
+  await sharing.getByRole('button', { name: 'New link' }).click();
+  assert.equal(asked(), 'Replace the share link? The current one stops working; members who joined stay.');
+  assert.equal((await t.api('GET', `/api/v1/invites/${encodeURIComponent(oldLink)}`)).status, 200, 'dismissed: the link stays');
+  answerNextDialog(page, true);
   await sharing.getByRole('button', { name: 'New link' }).click();
   await eventually(async () => tokenIn(await sharing.getByTestId('share-link').textContent()) !== oldLink);
   const link = tokenIn(await sharing.getByTestId('share-link').textContent());
@@ -59,7 +64,9 @@ test('sharing: a new link or invitation stops the old one; members are listed wi
   assert.equal((await t.api('GET', `/api/v1/invites/${encodeURIComponent(link)}`)).status, 200, 'the one shown works');
 
   const oldInvite = tokenIn(await sharing.getByTestId('invite-link').textContent());
+  asked = answerNextDialog(page, true);
   await sharing.getByRole('button', { name: 'New invitation' }).click();
+  assert.equal(asked(), 'Replace the invitation? The current one stops working.');
   await eventually(async () => tokenIn(await sharing.getByTestId('invite-link').textContent()) !== oldInvite);
   const invite = tokenIn(await sharing.getByTestId('invite-link').textContent());
   assert.equal((await t.api('GET', `/api/v1/invites/${encodeURIComponent(oldInvite)}`)).status, 404);
@@ -79,11 +86,25 @@ test('sharing: a new link or invitation stops the old one; members are listed wi
 
   const sharedWith = async (key: string) => (await t.api('GET', path(id), { token: key })).body.data?.sharedWithMe === true;
   assert.equal(await sharedWith(viaLink.key), true);
+  asked = answerNextDialog(page, false);
+  await byLink.getByRole('button', { name: 'Remove' }).click();
+  assert.equal(asked(), 'Remove “joined-by-link”? They lose this agent.');
+  assert.equal(await sharedWith(viaLink.key), true, 'dismissed: still a member');
+  answerNextDialog(page, true);
   await byLink.getByRole('button', { name: 'Remove' }).click();
   await byLink.waitFor({ state: 'detached' });
   await sharing.getByText('Members (1)').waitFor();
   assert.equal(await sharedWith(viaLink.key), false, 'removed: no longer shared with them');
   assert.equal(await sharedWith(viaInvite.key), true, 'the other member stays');
+
+  // Removed in another tab meanwhile: this tab's Remove is refused in the hub's words and the list read again.
+  await t.client(owner.key).agents.removeMember(id, viaInvite.id);
+  answerNextDialog(page, true);
+  await byInvite.getByRole('button', { name: 'Remove' }).click();
+  await sharing.getByRole('alert').filter({ hasText: 'no such member (404, code 4040)' }).waitFor();
+  await byInvite.waitFor({ state: 'detached' });
+  await sharing.getByText('Members (0)').waitFor();
+  await sharing.getByText('Nobody has joined yet.').waitFor();
 });
 
 test("an agent's stats and its row in the list follow its runs; a host offline reads so in the list", { skip }, async () => {

@@ -14,9 +14,19 @@ export function Sharing(p: { agentId: string }) {
   const link = useLoad(() => client().agents.shareLink(p.agentId), [p.agentId, tick]);
   const invites = useLoad(() => client().agents.invites(p.agentId), [p.agentId, tick]);
   const again = () => setTick((t) => t + 1);
-  const newLink = useBoundAction(async () => { await client().agents.refreshShareLink(p.agentId); again(); });
-  const newInvite = useBoundAction(async () => { await client().agents.refreshInvite(p.agentId); again(); });
-  const remove = useBoundAction(async (userId: string) => { await client().agents.removeMember(p.agentId, userId); again(); });
+  // Each asks first (a link or invitation already sent stops working; a member loses the agent), and
+  // reads the sharing again refused or not: a member may have left, or another tab replaced the link.
+  const asked = (question: string, act: () => Promise<unknown>) => async () => {
+    if (!confirm(question)) return;
+    try {
+      await act();
+    } finally {
+      again();
+    }
+  };
+  const newLink = useBoundAction(asked('Replace the share link? The current one stops working; members who joined stay.', () => client().agents.refreshShareLink(p.agentId)));
+  const newInvite = useBoundAction(asked('Replace the invitation? The current one stops working.', () => client().agents.refreshInvite(p.agentId)));
+  const remove = useBoundAction((userId: string, name: string) => asked(`Remove “${name}”? They lose this agent.`, () => client().agents.removeMember(p.agentId, userId))());
   return (
     <section aria-labelledby="sharing">
       <h2 id="sharing">Sharing</h2>
@@ -48,7 +58,7 @@ export function Sharing(p: { agentId: string }) {
               {invites.data.items.map((m) => (
                 <li key={m.userId} class="row spread">
                   <span>{m.name} <span class="muted">· via {m.via === 'link' ? 'share link' : 'invitation'} · {new Date(m.joinedAt).toLocaleDateString()}</span></span>
-                  <button type="button" class="danger" disabled={remove.busy} onClick={() => remove.run(m.userId)}>Remove</button>
+                  <button type="button" class="danger" disabled={remove.busy} onClick={() => remove.run(m.userId, m.name)}>Remove</button>
                 </li>
               ))}
             </ul>
