@@ -1,7 +1,8 @@
 // My agents' rows and controls in detail, in a real Chromium, on a hub of its own: each figure of a row
 // its own number (uses, sessions, runs, favorites, version), a draft with no host nor engine, the scope
 // badge, the review badge's tone, the enable switch held ("Saving…") and the row read again after it,
-// "Publish" held ("Submitting…"), and which agents are offered a submission.
+// "Publish" held ("Submitting…"), which agents are offered a submission, and an agent's page (its facts
+// line, its stats, Delete asked in words and held).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
@@ -118,5 +119,42 @@ test('the enable switch: "Saving…" and held while the hub works, then the row 
   await release();
   await rowOf('private-draft').locator('.badge', { hasText: 'online' }).waitFor();
   assert.equal(await rowOf('private-draft').getByRole('button', { name: /Publish|Submit/ }).count(), 0);
+  assert.deepEqual(tab.pageErrors, []);
+});
+
+test("an agent's page: its facts line, every stat its own figure, a draft with none; Delete asks in words, holds while the hub works, then goes back to the list", { skip }, async () => {
+  const { page } = tab;
+  const c = t.client(owner.key);
+  const counted = (await c.agents.mine({ keyword: 'counted-bot' })).items[0];
+  // Shared with one member, so that figure is not the 0 every other agent has.
+  const token = (await c.agents.shareLink(counted.id)).token;
+  const member = await t.user('member');
+  assert.equal((await t.api('POST', `/api/v1/invites/${encodeURIComponent(token)}/decide`, { token: member.key, body: { accept: true } })).status, 200);
+  const m = await c.agents.manage(counted.id);
+  await page.goto(`${t.url}/agents/${encodeURIComponent(counted.id)}`);
+  await page.getByText(`${m.id} · version 2 · box (online) · claude-code${m.workDir ? ` · ${m.workDir}` : ''}`, { exact: true }).waitFor();
+  const facts = page.getByRole('region', { name: 'Stats' });
+  await facts.getByText('Shared with').waitFor();
+  const shown = Object.fromEntries(await facts.locator('dt').evaluateAll((dts) => dts.map((dt) => [dt.textContent, dt.nextElementSibling?.textContent])));
+  assert.deepEqual([shown.Favorites, shown['Shared with']], ['1', '1']);
+  assert.notEqual(shown['Last used'], 'never');
+
+  const bare = (await c.agents.mine({ keyword: 'bare-draft' })).items[0];
+  await page.goto(`${t.url}/agents/${encodeURIComponent(bare.id)}`);
+  await page.getByText(`${bare.id} · version 1 · no host · no engine`, { exact: true }).waitFor();
+  await facts.getByText('never', { exact: true }).waitFor();
+
+  const danger = page.getByRole('region', { name: 'Delete' });
+  await danger.getByRole('button', { name: 'Delete…' }).click();
+  await danger.getByText('Delete “bare-draft” and all its sessions? This cannot be undone.').waitFor();
+  const release = await holdNext(page, (url, method) => method === 'DELETE' && url.pathname === `/api/v1/agents/${encodeURIComponent(bare.id)}`);
+  await danger.getByRole('button', { name: 'Delete agent' }).click();
+  const deleting = danger.getByRole('button', { name: 'Deleting…' });
+  await deleting.waitFor();
+  assert.ok(await deleting.isDisabled());
+  await release();
+  await page.waitForURL(/\/agents$/);
+  await page.getByRole('list', { name: 'My agents' }).waitFor();
+  assert.equal(await rowOf('bare-draft').count(), 0);
   assert.deepEqual(tab.pageErrors, []);
 });
