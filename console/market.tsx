@@ -147,7 +147,7 @@ export function AgentPage(p: { id: string }) {
             </button>
           </div>
         )
-        : <p><A href="/signin">Sign in</A> to start a session or keep it as a favorite.</p>}
+        : <p><A href={`/signin?from=${encodeURIComponent(location.pathname)}`}>Sign in</A> to start a session or keep it as a favorite; you come back here afterwards.</p>}
       <ErrorBox error={error} />
     </article>
   );

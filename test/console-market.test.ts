@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
-import { closeConsoleTest, noBrowser, openConsole, shot, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, noBrowser, openConsole, shot, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 let t: TestHub;
@@ -72,15 +72,21 @@ test("an agent's page shows its facts and asks to sign in before a session", { s
 
 test('a wrong key reads as a message; a right one signs in and a session starts from the market', { skip }, async () => {
   const { page } = tab;
-  await page.goto(`${t.url}/signin`);
+  // Signing in from an agent's page comes back to it.
+  const writerPath = `/market/${encodeURIComponent(agentIds.writer)}`;
+  await page.goto(t.url + writerPath);
+  await page.getByText('to start a session or keep it as a favorite; you come back here afterwards.').waitFor();
+  await page.getByRole('article').getByRole('link', { name: 'Sign in' }).click();
+  await page.waitForURL(`${t.url}/signin?from=${encodeURIComponent(writerPath)}`);
   await page.getByLabel('API key').fill('ahk_not-a-real-key');
   await page.getByRole('button', { name: 'Sign in' }).click();
   const alert = page.getByRole('alert');
   await alert.waitFor();
   assert.match(await alert.innerText(), /\(401, code 4\d{3}\)/);
   await shot(page, 'signin');
-  await signInAs(page, t.url, viewer.key);
-  await page.goto(`${t.url}/market/${encodeURIComponent(agentIds.writer)}`);
+  await page.getByLabel('API key').fill(viewer.key);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.waitForURL(t.url + writerPath);
   await page.getByRole('button', { name: '☆ Favorite' }).click();
   await page.getByRole('button', { name: '★ Favorited' }).waitFor();
   const fav = await t.api('GET', `/api/v1/agents/${encodeURIComponent(agentIds.writer)}`, { token: viewer.key });
