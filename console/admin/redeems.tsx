@@ -6,6 +6,7 @@ import { client } from '../session.js';
 import { Empty, ErrorBox, Loading, when } from '../ui.js';
 import { useAction } from '../use-action.js';
 import { useLoad } from '../use-load.js';
+import { useRefusedRows } from '../use-refused-rows.js';
 import { useTick } from '../use-poll.js';
 
 type Status = '' | 'pending' | 'delivered' | 'rejected';
@@ -18,16 +19,20 @@ function parseCards(text: string) {
   });
 }
 
-function Fulfil(p: { r: AdminRedemption; onDone: () => void }) {
+function Fulfil(p: { r: AdminRedemption; onDone: () => void; onRefused: (id: string, what: string, e: unknown) => void }) {
   const [cards, setCards] = useState('');
   const [reason, setReason] = useState('');
   const act = useAction();
+  const refused = (e: unknown): never => {
+    p.onRefused(p.r.id, `${p.r.productName} × ${p.r.qty} is no longer pending`, e);
+    throw e;
+  };
   const deliver = async (e: Event) => {
     e.preventDefault();
-    if (await act.run(() => client().admin.deliverRedeem(p.r.id, parseCards(cards)))) p.onDone();
+    if (await act.run(() => client().admin.deliverRedeem(p.r.id, parseCards(cards)).catch(refused))) p.onDone();
   };
   const reject = async () => {
-    if (await act.run(() => client().admin.rejectRedeem(p.r.id, reason.trim()))) p.onDone();
+    if (await act.run(() => client().admin.rejectRedeem(p.r.id, reason.trim()).catch(refused))) p.onDone();
   };
   return (
     <form class="stack" onSubmit={deliver}>
@@ -60,6 +65,12 @@ export function RedeemQueue() {
   const [status, setStatus] = useState<Status>('pending');
   const [tick, reload] = useTick();
   const list = useLoad(() => client().admin.redeems({ status: status || undefined, pageSize: 20 }), [status, tick]);
+  // Another administrator delivered or rejected it meanwhile: under "All" the row stays, as they left it.
+  const gone = useRefusedRows(list, (r, id) => r.id === id && r.status === 'pending', reload);
+  const done = () => {
+    gone.clear();
+    reload();
+  };
   return (
     <section aria-labelledby="aredeems-h">
       <h2 id="aredeems-h">Redemptions</h2>
@@ -67,6 +78,7 @@ export function RedeemQueue() {
       <label>Status <select value={status} onChange={(e) => setStatus(e.currentTarget.value as Status)}>
         <option value="">All</option><option value="pending">pending</option><option value="delivered">delivered</option><option value="rejected">rejected</option>
       </select></label>
+      {gone.notice && <p role="status">{gone.notice}</p>}
       <ErrorBox error={list.error} />
       {!list.data && list.loading && <Loading />}
       {list.data && (list.data.items.length === 0 ? <Empty>No redemptions{status ? ` ${status}` : ''}.</Empty> : (
@@ -78,10 +90,10 @@ export function RedeemQueue() {
                 <td>{when(r.createdAt)}</td><td class="muted">{r.userId}</td><td>{r.productName} × {r.qty}</td>
                 <td><span class={`state ${r.status}`}>{r.status}</span>{r.rejectReason && <div class="muted">{r.rejectReason}</div>}</td>
                 <td>
-                  {r.status === 'pending' && <Fulfil r={r} onDone={reload} />}
+                  {r.status === 'pending' && <Fulfil r={r} onDone={done} onRefused={gone.refused} />}
                   {r.status === 'delivered' && (
                     <>
-                      <p class="muted">{r.cardCount} cards, delivered {when(r.deliveredAt)}</p>
+                      <p class="muted">{r.cardCount} card{r.cardCount === 1 ? '' : 's'}, delivered {when(r.deliveredAt)}</p>
                       <RevealCards label={r.productName} reveal={(v) => client().admin.redemptionCards(r.id, v)} />
                     </>
                   )}

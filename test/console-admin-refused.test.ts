@@ -1,0 +1,117 @@
+// Administration's review queue and redemptions when another administrator (or the owner) moved
+// first, in a real Chromium on a hub of its own: a decision or a fulfilment the hub refused reads the
+// list again (docs/decisions.md, "The same rule on the other pages"). A card or row that went with it
+// is said at the list's level, in the hub's words (one that stays, the agent under review changed by
+// its owner, shows the newer version with the refusal: test/console-admin-details.test.ts).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestHub, type TestHub } from './helpers/hub.js';
+import { seedHost } from './helpers/seed.js';
+import { closeConsoleTest, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
+
+const skip = noBrowser();
+let t: TestHub;
+let tab: ConsoleTab;
+let owner: { id: string; key: string };
+let hostId: string;
+
+before(async () => {
+  if (skip) return;
+  t = await startTestHub();
+  owner = await t.user('refused-owner');
+  hostId = await seedHost(t, owner.id);
+  tab = await openConsole(t.url);
+  await signInAs(tab.page, t.url, t.adminKey);
+});
+
+after(async () => {
+  if (skip) return;
+  await closeConsoleTest(tab, { failedLoadsProvoked: true, then: [() => t.close()] }); // the refusals
+});
+
+async function submitted(name: string): Promise<string> {
+  const c = await t.api('POST', '/api/v1/agents', { token: owner.key, body: { name, desc: `${name} v1`, scope: 'public', hostId, engine: 'claude-code', step: 'submit' } });
+  assert.equal(c.status, 201, c.text);
+  return c.body.data.id;
+}
+const manage = async (id: string) => (await t.api('GET', `/api/v1/agents/${encodeURIComponent(id)}/manage`, { token: owner.key })).body.data;
+const pending = async () => (await t.admin.admin.pendingAgents({ pageSize: 1 })).total;
+const posted = (action: string) => tab.page.waitForResponse((r) => r.url().endsWith(`/${action}`) && r.request().method() === 'POST');
+
+async function openTab(name: 'Review queue' | 'Redemptions'): Promise<void> {
+  await tab.page.goto(`${t.url}/admin`);
+  await tab.page.getByRole('button', { name }).click();
+}
+
+test('review: an agent approved by another administrator, or deleted by its owner, while on screen: the refusal is said and the card goes', { skip }, async () => {
+  const { page } = tab;
+  const approvedElsewhere = await submitted('approved-elsewhere');
+  const deletedByOwner = await submitted('deleted-by-owner');
+  const staying = await submitted('still-waiting');
+  await openTab('Review queue');
+  const card = (id: string) => page.locator(`li[data-agent="${id}"]`);
+  await card(deletedByOwner).waitFor();
+  await page.getByRole('heading', { name: 'Review queue (3)' }).waitFor();
+
+  await t.admin.admin.approveAgent(approvedElsewhere, 1);
+  const [a] = await Promise.all([posted('approve'), card(approvedElsewhere).getByRole('button', { name: 'Approve' }).click()]);
+  assert.equal(a.status(), 409);
+  await page.getByRole('status').filter({ hasText: '“approved-elsewhere” is no longer in the queue: agent is not pending review.' }).waitFor();
+  await card(approvedElsewhere).waitFor({ state: 'detached' });
+  await page.getByRole('heading', { name: 'Review queue (2)' }).waitFor();
+  assert.equal((await manage(approvedElsewhere)).reviewStatus, 'approved');
+
+  const del = await t.api('DELETE', `/api/v1/agents/${encodeURIComponent(deletedByOwner)}`, { token: owner.key });
+  assert.equal(del.status, 204, del.text);
+  await card(deletedByOwner).getByLabel('Reason').fill('too late');
+  const [r] = await Promise.all([posted('reject'), card(deletedByOwner).getByRole('button', { name: 'Reject' }).click()]);
+  assert.equal(r.status(), 404);
+  await page.getByRole('status').filter({ hasText: '“deleted-by-owner” is no longer in the queue: agent not found.' }).waitFor();
+  await card(deletedByOwner).waitFor({ state: 'detached' });
+  await page.getByRole('heading', { name: 'Review queue (1)' }).waitFor();
+
+  // A decision that goes through says so, and a refusal said before is not said again.
+  await card(staying).getByRole('button', { name: 'Approve' }).click();
+  await page.getByRole('status').filter({ hasText: 'Approved “still-waiting”.' }).waitFor();
+  assert.equal(await page.getByText('is no longer in the queue').count(), 0);
+  await page.getByText('No agents waiting for review.').waitFor();
+  assert.equal(await pending(), 0);
+});
+
+test('redemptions: one delivered and one rejected by another administrator while on screen: the refusal is said, the row leaves the pending list, the summary is read again', { skip }, async () => {
+  const { page } = tab;
+  const buyer = await t.user('refused-buyer');
+  const mine = t.client(buyer.key);
+  const one = await mine.billing.redeem('coffee-voucher');
+  const two = await mine.billing.redeem('coffee-voucher');
+  const three = await mine.billing.redeem('coffee-voucher');
+  await openTab('Redemptions');
+  const row = (id: string) => page.locator(`tr[data-redeem="${id}"]`);
+  await page.locator('[data-redeems-pending="3"]').waitFor();
+  await row(three.id).waitFor();
+
+  await t.admin.admin.deliverRedeem(one.id, [{ no: 'ELSEWHERE-1' }]);
+  await row(one.id).getByLabel('Cards').fill('HERE-1');
+  const [d] = await Promise.all([posted('deliver'), row(one.id).getByRole('button', { name: 'Deliver' }).click()]);
+  assert.equal(d.status(), 409);
+  await page.getByRole('status').filter({ hasText: `${one.productName} × 1 is no longer pending: redemption is already delivered.` }).waitFor();
+  await row(one.id).waitFor({ state: 'detached' });
+  await page.locator('[data-redeems-pending="2"]').waitFor();
+  assert.deepEqual((await t.admin.admin.redemptionCards(one.id)).cards, [{ no: 'ELSEWHERE-1', pwd: null }], 'the first delivery stands');
+
+  await t.admin.admin.rejectRedeem(two.id, 'out of stock');
+  await row(two.id).getByLabel('Reject reason').fill('changed my mind');
+  const [r] = await Promise.all([posted('reject'), row(two.id).getByRole('button', { name: 'Reject' }).click()]);
+  assert.equal(r.status(), 409);
+  await page.getByRole('status').filter({ hasText: `${two.productName} × 1 is no longer pending: redemption is already rejected.` }).waitFor();
+  await row(two.id).waitFor({ state: 'detached' });
+  await page.locator('[data-redeems-pending="1"]').waitFor();
+
+  // Under "All" the row stays, as the other administrator left it; one fulfilled here says nothing above the table.
+  await page.getByLabel('Status').selectOption('');
+  await row(two.id).getByText('out of stock').waitFor();
+  await row(three.id).getByLabel('Cards').fill('HERE-3');
+  await row(three.id).getByRole('button', { name: 'Deliver' }).click();
+  await row(three.id).getByText(/^1 card, delivered /).waitFor();
+  assert.equal(await page.getByText('is no longer pending').count(), 0);
+});
