@@ -6,24 +6,21 @@
 // summary and a delivered or rejected redemption's details.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestHub, type TestHub } from './helpers/hub.js';
-import { seedHost } from './helpers/seed.js';
+import type { TestHub } from './helpers/hub.js';
+import { openAdminConsole, openAdminTab, ownersView, submitForReview, type AdminConsole } from './helpers/admin-console.js';
 import { eventually } from './helpers/host.js';
-import { closeConsoleTest, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, noBrowser, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
+let c: AdminConsole;
 let t: TestHub;
 let tab: ConsoleTab;
-let owner: { id: string; key: string };
-let hostId: string;
+let owner: AdminConsole['owner'];
 
 before(async () => {
   if (skip) return;
-  t = await startTestHub();
-  owner = await t.user('review-owner');
-  hostId = await seedHost(t, owner.id);
-  tab = await openConsole(t.url);
-  await signInAs(tab.page, t.url, t.adminKey);
+  c = await openAdminConsole('review-owner');
+  ({ t, tab, owner } = c);
 });
 
 after(async () => {
@@ -33,18 +30,9 @@ after(async () => {
 
 const DAY = 86_400_000;
 const n = (x: number) => x.toLocaleString('en-US');
-const manage = async (id: string) => (await t.api('GET', `/api/v1/agents/${encodeURIComponent(id)}/manage`, { token: owner.key })).body.data;
-
-async function submitted(name: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const c = await t.api('POST', '/api/v1/agents', { token: owner.key, body: { name, scope: 'public', hostId, engine: 'claude-code', step: 'submit', ...extra } });
-  assert.equal(c.status, 201, c.text);
-  return c.body.data.id;
-}
-
-async function openTab(name: 'Review queue' | 'Users' | 'Redemptions'): Promise<void> {
-  await tab.page.goto(`${t.url}/admin`);
-  await tab.page.getByRole('button', { name }).click();
-}
+const manage = (id: string) => ownersView(c, id);
+const openTab = (name: Parameters<typeof openAdminTab>[1]) => openAdminTab(c, name);
+const submitted = (name: string, extra: Record<string, unknown> = {}) => submitForReview(c, name, extra);
 
 test("a review card's facts; a decision on a version the owner has changed since is refused, the newer one shown and decided", { skip }, async () => {
   const { page } = tab;

@@ -5,23 +5,20 @@
 // its owner, shows the newer version with the refusal: test/console-admin-details.test.ts).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestHub, type TestHub } from './helpers/hub.js';
-import { seedHost } from './helpers/seed.js';
-import { closeConsoleTest, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
+import type { TestHub } from './helpers/hub.js';
+import { openAdminConsole, openAdminTab, ownersView, submitForReview, type AdminConsole } from './helpers/admin-console.js';
+import { closeConsoleTest, noBrowser, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
+let c: AdminConsole;
 let t: TestHub;
 let tab: ConsoleTab;
-let owner: { id: string; key: string };
-let hostId: string;
+let owner: AdminConsole['owner'];
 
 before(async () => {
   if (skip) return;
-  t = await startTestHub();
-  owner = await t.user('refused-owner');
-  hostId = await seedHost(t, owner.id);
-  tab = await openConsole(t.url);
-  await signInAs(tab.page, t.url, t.adminKey);
+  c = await openAdminConsole('refused-owner');
+  ({ t, tab, owner } = c);
 });
 
 after(async () => {
@@ -29,19 +26,11 @@ after(async () => {
   await closeConsoleTest(tab, { failedLoadsProvoked: true, then: [() => t.close()] }); // the refusals
 });
 
-async function submitted(name: string): Promise<string> {
-  const c = await t.api('POST', '/api/v1/agents', { token: owner.key, body: { name, desc: `${name} v1`, scope: 'public', hostId, engine: 'claude-code', step: 'submit' } });
-  assert.equal(c.status, 201, c.text);
-  return c.body.data.id;
-}
-const manage = async (id: string) => (await t.api('GET', `/api/v1/agents/${encodeURIComponent(id)}/manage`, { token: owner.key })).body.data;
 const pending = async () => (await t.admin.admin.pendingAgents({ pageSize: 1 })).total;
 const posted = (action: string) => tab.page.waitForResponse((r) => r.url().endsWith(`/${action}`) && r.request().method() === 'POST');
-
-async function openTab(name: 'Review queue' | 'Redemptions'): Promise<void> {
-  await tab.page.goto(`${t.url}/admin`);
-  await tab.page.getByRole('button', { name }).click();
-}
+const manage = (id: string) => ownersView(c, id);
+const openTab = (name: Parameters<typeof openAdminTab>[1]) => openAdminTab(c, name);
+const submitted = (name: string) => submitForReview(c, name, { desc: `${name} v1` });
 
 test('review: an agent approved by another administrator, or deleted by its owner, while on screen: the refusal is said and the card goes', { skip }, async () => {
   const { page } = tab;
