@@ -153,6 +153,10 @@ test('tags the hub would refuse: the count and the one too long said and marked,
   await note.getByText(`2/20 tags · each 1–30 characters · “${'x'.repeat(31)}…” is longer than 30 characters`).waitFor();
   assert.deepEqual(await held(), [true, true, true]);
 
+  await tags.fill(`fine, ${'x'.repeat(30)}`);
+  await note.getByText('2/20 tags · each 1–30 characters', { exact: true }).waitFor();
+  assert.deepEqual(await held(), [false, false, false], 'a tag of thirty characters is allowed');
+
   await tags.fill('fine, also-fine');
   await note.getByText('2/20 tags · each 1–30 characters', { exact: true }).waitFor();
   assert.equal(await note.locator('span').getAttribute('class'), '');
