@@ -107,8 +107,9 @@ test('delivery: admin delivers cards, the owner sees it unread, marks it read, a
 
   assert.ok((await adm.redeemsSummary()).pending >= 1);
   const pendingList = await adm.redeems({ status: 'pending', userId: u.id });
-  assert.deepEqual(pendingList.items.map((x) => [x.id, x.userId]), [[id, u.id]]);
-  assert.equal((await adm.redemption(id)).userId, u.id);
+  const name = (await c.me()).name;
+  assert.deepEqual(pendingList.items.map((x) => [x.id, x.userId, x.userName]), [[id, u.id, name]], 'whose it is, by name for the administrator');
+  assert.deepEqual([(await adm.redemption(id)).userId, (await adm.redemption(id)).userName], [u.id, name]);
 
   await assert.rejects(adm.deliverRedeem(id, []), apiError(400));
   await assert.rejects(adm.deliverRedeem(id, [{}]), apiError(400));

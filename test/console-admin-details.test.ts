@@ -170,6 +170,7 @@ test('redemptions: cards given as numbers only; the summary counts the tokens sp
   assert.notEqual(s.tokensSpent, s.total);
 
   const row = (id: string) => page.locator(`tr[data-redeem="${id}"]`);
+  assert.equal(await row(one.id).locator('td').nth(1).innerText(), `card-buyer\n${buyer.id}`, 'whose it is: the name, the id under it');
   await row(one.id).getByLabel('Cards').fill('N-1\nN-2');
   await row(one.id).getByRole('button', { name: 'Deliver' }).click();
   await row(one.id).waitFor({ state: 'detached' });

@@ -87,7 +87,7 @@ export function RedeemQueue() {
           <tbody>
             {list.data.items.map((r) => (
               <tr key={r.id} data-redeem={r.id}>
-                <td>{when(r.createdAt)}</td><td class="muted">{r.userId}</td><td>{r.productName} × {r.qty}</td>
+                <td>{when(r.createdAt)}</td><td>{r.userName ?? '—'}<div class="muted">{r.userId}</div></td><td>{r.productName} × {r.qty}</td>
                 <td><span class={`state ${r.status}`}>{r.status}</span>{r.rejectReason && <div class="muted">{r.rejectReason}</div>}</td>
                 <td>
                   {r.status === 'pending' && <Fulfil r={r} onDone={done} onRefused={gone.refused} />}

@@ -32,7 +32,7 @@ export function redeemView(r: Redemption) {
   };
 }
 
-const adminView = (r: Redemption) => ({ ...redeemView(r), userId: r.userId });
+const adminView = (r: Redemption, names: Map<string, string>) => ({ ...redeemView(r), userId: r.userId, userName: names.get(r.userId) ?? null });
 
 export interface RedeemQuery {
   status?: RedeemStatus;
@@ -137,7 +137,20 @@ export class RedeemService {
 
   async list(q: RedeemQuery & { userId?: string }) {
     const [rows, total] = await this.query({}, q);
-    return pageOf(rows.map(adminView), total, q.page, q.pageSize);
+    const names = await this.userNames(rows);
+    return pageOf(rows.map((r) => adminView(r, names)), total, q.page, q.pageSize);
+  }
+
+  /** The names of the accounts these redemptions belong to, in one query. */
+  private async userNames(rows: Redemption[]): Promise<Map<string, string>> {
+    const ids = [...new Set(rows.map((r) => r.userId))];
+    if (ids.length === 0) return new Map();
+    const found = await this.ctx.em().getConnection().execute<Array<{ id: string; name: string }>>(`select id, name from users where id in (${ids.map(() => '?').join(', ')})`, ids);
+    return new Map(found.map((u) => [u.id, u.name]));
+  }
+
+  private async adminViewOf(r: Redemption) {
+    return adminView(r, await this.userNames([r]));
   }
 
   private async any(id: string) {
@@ -147,7 +160,7 @@ export class RedeemService {
   }
 
   async get(id: string) {
-    return adminView(await this.any(id));
+    return this.adminViewOf(await this.any(id));
   }
 
   async deliver(id: string, cards: Card[]) {
@@ -160,7 +173,7 @@ export class RedeemService {
       Object.assign(r, { status: 'delivered', cardsEnc: this.box.seal(cards, r.id), cardCount: cards.length, deliveredAt: new Date(), read: false });
       return r;
     });
-    return adminView(r);
+    return this.adminViewOf(r);
   }
 
   async reject(id: string, reason: string) {
@@ -175,7 +188,7 @@ export class RedeemService {
       await applyBalanceChange(tx, r.userId, r.tokens, 'refund', r.id, `refund: ${r.productName} × ${r.qty}`);
       return r;
     });
-    return adminView(r);
+    return this.adminViewOf(r);
   }
 
   async revealAny(adminId: string, id: string, verifyToken: string | undefined) {

@@ -136,7 +136,8 @@ const RedeemFields = {
 };
 export const Redemption = Type.Object(RedeemFields);
 export const RedemptionPage = PageOf(Redemption);
-export const AdminRedemption = Type.Object({ ...RedeemFields, userId: Type.String() });
+/** `userName`: the account's name, for the administrator fulfilling it (null only if the account is gone). */
+export const AdminRedemption = Type.Object({ ...RedeemFields, userId: Type.String(), userName: Nullable(Type.String()) });
 export const AdminRedemptionPage = PageOf(AdminRedemption);
 export const Cards = Type.Object({ id: Type.String(), cards: Type.Array(Type.Object({ no: Nullable(Type.String()), pwd: Nullable(Type.String()) })) });
 export const RedeemsSummary = Type.Object({ total: Type.Integer(), pending: Type.Integer(), delivered: Type.Integer(), rejected: Type.Integer(), tokensSpent: Type.Number(), newToday: Type.Integer() });
