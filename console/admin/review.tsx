@@ -28,7 +28,7 @@ function Pending(p: { a: ReviewAgent; onDecided: (msg: string) => void; onRefuse
     <li class="card" data-agent={a.id}>
       <h3>{name} <span class="muted">v{a.version}</span></h3>
       <p>{a.description || <span class="muted">No description.</span>}</p>
-      <p class="meta">by {a.ownerName} · {a.category || 'no category'} · {a.pricing} · submitted {when(a.submittedAt)}</p>
+      <p class="meta">by {a.ownerName} · {a.category} · {a.pricing} · submitted {when(a.submittedAt)}</p>
       <div class="row">
         <button type="button" disabled={act.busy} onClick={approve}>Approve</button>
       </div>
