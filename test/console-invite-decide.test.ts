@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
-import { closeConsoleTest, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, holdNext, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 let t: TestHub;
@@ -62,10 +62,10 @@ test("a share link's page: the agent's facts, no description said, through a sha
 test("a public agent's link says what it costs", { skip }, async () => {
   const { page } = tab;
   const hostId = await seedHost(t, owner.id, ['claude-code'], 'public-box');
-  const paid = await t.client(owner.key).agents.create({ name: 'paid-helper', desc: 'Reviews pull requests', scope: 'public', pay: 'paid', step: 'submit', hostId, engine: 'claude-code' });
+  const paid = await t.client(owner.key).agents.create({ name: 'paid-helper', displayName: 'Pull Request Reviewer', desc: 'Reviews pull requests', scope: 'public', pay: 'paid', step: 'submit', hostId, engine: 'claude-code' });
   await t.admin.admin.approveAgent(paid.id);
   await page.goto(`${t.url}/invites/${encodeURIComponent((await t.client(owner.key).agents.shareLink(paid.id)).token)}`);
-  await page.getByRole('heading', { name: 'decide-owner invites you to paid-helper' }).waitFor();
+  await page.getByRole('heading', { name: 'decide-owner invites you to Pull Request Reviewer' }).waitFor();
   await page.getByText('Reviews pull requests').waitFor();
   assert.equal(await fact(page, 'Pricing'), 'paid');
 });
@@ -96,7 +96,13 @@ test('an invitation works once and says so; Join reads "Joining…" while decide
   await open(page, linkToken);
   await page.getByRole('status').filter({ hasText: 'You have joined' }).waitFor();
   assert.equal(await page.getByRole('button', { name: 'Join' }).count(), 0);
+  // The session's creation held back: the button says so and takes no second click.
+  const release2 = await holdNext(page, (u, m) => u.pathname === '/api/v1/sessions' && m === 'POST');
   await page.getByRole('button', { name: 'Start a session' }).click();
+  const starting = page.getByRole('button', { name: 'Starting…' });
+  await starting.waitFor();
+  assert.ok(await starting.isDisabled());
+  await release2();
   await page.waitForURL((u) => u.pathname.startsWith('/sessions/'));
   const id = decodeURIComponent(new URL(page.url()).pathname.slice('/sessions/'.length));
   const s = await t.client(guest.key).sessions.get(id);

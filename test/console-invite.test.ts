@@ -68,6 +68,8 @@ test("the owner's invitation opens in the console: sign in, come back, join; the
   // The invitation is single use: opened again, it reads as a message.
   await page.goto(`${t.url}/invites/${encodeURIComponent(token)}`);
   await page.getByRole('alert').getByText(/invitation not found/).waitFor();
+  await page.getByRole('main').getByRole('link', { name: 'Go to the market' }).click();
+  await page.getByRole('heading', { name: 'Market', level: 1 }).waitFor();
 });
 
 test("the owner's page shows the console's invitation address, which opens the invitation page", { skip }, async () => {
