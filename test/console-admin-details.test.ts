@@ -4,29 +4,14 @@
 // figures, an administrator created, a plan with no end, the plan picker
 // starting at the user's plan, cards given as numbers only, the redemptions
 // summary and a delivered or rejected redemption's details.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { TestHub } from './helpers/hub.js';
-import { openAdminConsole, openAdminTab, ownersView, submitForReview, type AdminConsole } from './helpers/admin-console.js';
+import { adminConsoleForFile, openAdminTab, ownersView, submitForReview } from './helpers/admin-console.js';
 import { eventually } from './helpers/host.js';
-import { closeConsoleTest, noBrowser, type ConsoleTab } from './helpers/browser.js';
+import { noBrowser } from './helpers/browser.js';
 
 const skip = noBrowser();
-let c: AdminConsole;
-let t: TestHub;
-let tab: ConsoleTab;
-let owner: AdminConsole['owner'];
-
-before(async () => {
-  if (skip) return;
-  c = await openAdminConsole('review-owner');
-  ({ t, tab, owner } = c);
-});
-
-after(async () => {
-  if (skip) return;
-  await closeConsoleTest(tab, { failedLoadsProvoked: true, then: [() => t.close()] });
-});
+const c = adminConsoleForFile('review-owner', skip);
 
 const DAY = 86_400_000;
 const n = (x: number) => x.toLocaleString('en-US');
@@ -35,7 +20,7 @@ const openTab = (name: Parameters<typeof openAdminTab>[1]) => openAdminTab(c, na
 const submitted = (name: string, extra: Record<string, unknown> = {}) => submitForReview(c, name, extra);
 
 test("a review card's facts; a decision on a version the owner has changed since is refused, the newer one shown and decided", { skip }, async () => {
-  const { page } = tab;
+  const { page } = c.tab;
   const quiet = await submitted('quiet-agent');
   const changing = await submitted('changing-agent', { desc: 'First words', cat: 'coding', pay: 'paid' });
   await openTab('Review queue');
@@ -46,7 +31,7 @@ test("a review card's facts; a decision on a version the owner has changed since
   await card(changing).getByText('v1').waitFor();
 
   // The owner changes what is under review: the card on screen is the old version.
-  const e = await t.api('PATCH', `/api/v1/agents/${encodeURIComponent(changing)}`, { token: owner.key, body: { desc: 'Second words' } });
+  const e = await c.t.api('PATCH', `/api/v1/agents/${encodeURIComponent(changing)}`, { token: c.owner.key, body: { desc: 'Second words' } });
   assert.equal(e.status, 200, e.text);
   const decided = (action: string) => page.waitForResponse((r) => r.url().endsWith(`/${action}`) && r.request().method() === 'POST');
   const [approved] = await Promise.all([decided('approve'), card(changing).getByRole('button', { name: 'Approve' }).click()]);
@@ -65,8 +50,8 @@ test("a review card's facts; a decision on a version the owner has changed since
 });
 
 test('the review queue in pages of ten', { skip }, async () => {
-  const { page } = tab;
-  const have = (await t.admin.admin.pendingAgents({ pageSize: 1 })).total;
+  const { page } = c.tab;
+  const have = (await c.t.admin.admin.pendingAgents({ pageSize: 1 })).total;
   for (let i = have; i < 11; i++) await submitted(`waiting-${i}`);
   await openTab('Review queue');
   await page.getByRole('heading', { name: 'Review queue (11)' }).waitFor();
@@ -81,21 +66,21 @@ test('the review queue in pages of ten', { skip }, async () => {
 });
 
 test("the users summary's figures; each row's contact, balance and plan with its end; Manage opens and closes", { skip }, async () => {
-  const { page } = tab;
-  const member = await t.user('plan-member');
-  await t.hub.ctx.em().getConnection().execute(`update users set email = 'member@example.com' where id = ?`, [member.id]);
+  const { page } = c.tab;
+  const member = await c.t.user('plan-member');
+  await c.t.hub.ctx.em().getConnection().execute(`update users set email = 'member@example.com' where id = ?`, [member.id]);
   const until = Date.parse('2031-06-30T23:59:59');
-  await t.admin.admin.setPlan(member.id, { planId: 'team', planExpireAt: until }); // not the first paid plan, which the picker offers by default
-  await t.admin.admin.grantTokens(member.id, 2);
+  await c.t.admin.admin.setPlan(member.id, { planId: 'team', planExpireAt: until }); // not the first paid plan, which the picker offers by default
+  await c.t.admin.admin.grantTokens(member.id, 2);
   await openTab('Users');
-  const s = await t.admin.admin.usersSummary();
+  const s = await c.t.admin.admin.usersSummary();
   assert.ok(s.admins !== s.total && s.subscribed !== s.newToday && s.subscribed === 1, JSON.stringify(s));
   const fact = async (name: string) => (await page.locator('dl[aria-label="Users summary"]').locator('dt', { hasText: name }).locator('+ dd').textContent())!;
   await page.locator(`[data-users-total="${s.total}"]`).waitFor();
   assert.deepEqual([await fact('Users'), await fact('Administrators'), await fact('On a plan')], [String(s.total), String(s.admins), String(s.subscribed)]);
 
   const row = page.locator(`tr[data-user="${member.id}"]`);
-  const u = (await t.admin.admin.users({ keyword: 'plan-member' })).items[0];
+  const u = (await c.t.admin.admin.users({ keyword: 'plan-member' })).items[0];
   const cells = await row.locator('td').allTextContents();
   assert.equal(cells[2], 'member@example.com');
   assert.equal(cells[3], n(u.balance));
@@ -113,16 +98,16 @@ test("the users summary's figures; each row's contact, balance and plan with its
 });
 
 test('an administrator created as such; a plan set with no end; Clear plan only when there is one', { skip }, async () => {
-  const { page } = tab;
+  const { page } = c.tab;
   await openTab('Users');
   await page.getByLabel('New user’s name').fill('second-admin');
   await page.getByLabel('New user’s role').selectOption('admin');
   await page.getByRole('button', { name: 'Create user' }).click();
   const key = (await page.locator('[data-new-user-key]').textContent())!.trim();
-  assert.equal((await t.client(key).me()).role, 'admin');
+  assert.equal((await c.t.client(key).me()).role, 'admin');
   await page.getByRole('button', { name: 'Done' }).click();
 
-  const plain = await t.user('no-plan-yet');
+  const plain = await c.t.user('no-plan-yet');
   await page.getByLabel('Search').fill('no-plan-yet');
   await page.getByRole('button', { name: 'Search' }).click();
   await page.getByRole('button', { name: 'Manage no-plan-yet' }).click();
@@ -132,15 +117,15 @@ test('an administrator created as such; a plan set with no end; Clear plan only 
   assert.equal(await group.getByLabel('Ends on').inputValue(), '');
   await group.getByRole('button', { name: 'Set plan' }).click();
   await page.getByRole('status').filter({ hasText: 'no-plan-yet is on team with no end.' }).waitFor();
-  const row = (await t.admin.admin.users({ keyword: 'no-plan-yet' })).items[0];
+  const row = (await c.t.admin.admin.users({ keyword: 'no-plan-yet' })).items[0];
   assert.deepEqual([row.id, row.planId, row.planExpireAt], [plain.id, 'team', null]);
   await page.locator(`tr[data-user="${plain.id}"]`).getByRole('cell', { name: 'team', exact: true }).waitFor();
 });
 
 test('users in pages of twenty; a search goes back to the first page', { skip }, async () => {
-  const { page } = tab;
-  const have = (await t.admin.admin.usersSummary()).total;
-  for (let i = have; i < 25; i++) await t.admin.admin.createUser({ name: `crowd-${i}` });
+  const { page } = c.tab;
+  const have = (await c.t.admin.admin.usersSummary()).total;
+  for (let i = have; i < 25; i++) await c.t.admin.admin.createUser({ name: `crowd-${i}` });
   await openTab('Users');
   const pages = page.getByRole('navigation', { name: 'User pages' });
   await pages.getByText('Page 1').waitFor();
@@ -157,13 +142,13 @@ test('users in pages of twenty; a search goes back to the first page', { skip },
 });
 
 test('redemptions: cards given as numbers only; the summary counts the tokens spent; a delivered one its cards, a rejected one its reason', { skip }, async () => {
-  const { page } = tab;
-  const buyer = await t.user('card-buyer');
-  const mine = t.client(buyer.key);
+  const { page } = c.tab;
+  const buyer = await c.t.user('card-buyer');
+  const mine = c.t.client(buyer.key);
   const one = await mine.billing.redeem('coffee-voucher');
   const two = await mine.billing.redeem('coffee-voucher');
   await openTab('Redemptions');
-  const s = await t.admin.admin.redeemsSummary();
+  const s = await c.t.admin.admin.redeemsSummary();
   const fact = async (name: string) => (await page.locator('dl[aria-label="Redemptions summary"]').locator('dt', { hasText: name }).locator('+ dd').textContent())!;
   await page.locator('[data-redeems-pending="2"]').waitFor();
   assert.equal(await fact('Tokens spent'), n(s.tokensSpent));
@@ -174,7 +159,7 @@ test('redemptions: cards given as numbers only; the summary counts the tokens sp
   await row(one.id).getByLabel('Cards').fill('N-1\nN-2');
   await row(one.id).getByRole('button', { name: 'Deliver' }).click();
   await row(one.id).waitFor({ state: 'detached' });
-  assert.deepEqual((await t.admin.admin.redemptionCards(one.id)).cards, [{ no: 'N-1', pwd: null }, { no: 'N-2', pwd: null }]);
+  assert.deepEqual((await c.t.admin.admin.redemptionCards(one.id)).cards, [{ no: 'N-1', pwd: null }, { no: 'N-2', pwd: null }]);
   await row(two.id).getByLabel('Reject reason').fill('none left at the café');
   await row(two.id).getByRole('button', { name: 'Reject' }).click();
   await row(two.id).waitFor({ state: 'detached' });

@@ -3,37 +3,22 @@
 // list again (docs/decisions.md, "The same rule on the other pages"). A card or row that went with it
 // is said at the list's level, in the hub's words (one that stays, the agent under review changed by
 // its owner, shows the newer version with the refusal: test/console-admin-details.test.ts).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { TestHub } from './helpers/hub.js';
-import { openAdminConsole, openAdminTab, ownersView, submitForReview, type AdminConsole } from './helpers/admin-console.js';
-import { closeConsoleTest, noBrowser, type ConsoleTab } from './helpers/browser.js';
+import { adminConsoleForFile, openAdminTab, ownersView, submitForReview } from './helpers/admin-console.js';
+import { noBrowser } from './helpers/browser.js';
 
 const skip = noBrowser();
-let c: AdminConsole;
-let t: TestHub;
-let tab: ConsoleTab;
-let owner: AdminConsole['owner'];
+const c = adminConsoleForFile('refused-owner', skip);
 
-before(async () => {
-  if (skip) return;
-  c = await openAdminConsole('refused-owner');
-  ({ t, tab, owner } = c);
-});
-
-after(async () => {
-  if (skip) return;
-  await closeConsoleTest(tab, { failedLoadsProvoked: true, then: [() => t.close()] }); // the refusals
-});
-
-const pending = async () => (await t.admin.admin.pendingAgents({ pageSize: 1 })).total;
-const posted = (action: string) => tab.page.waitForResponse((r) => r.url().endsWith(`/${action}`) && r.request().method() === 'POST');
+const pending = async () => (await c.t.admin.admin.pendingAgents({ pageSize: 1 })).total;
+const posted = (action: string) => c.tab.page.waitForResponse((r) => r.url().endsWith(`/${action}`) && r.request().method() === 'POST');
 const manage = (id: string) => ownersView(c, id);
 const openTab = (name: Parameters<typeof openAdminTab>[1]) => openAdminTab(c, name);
 const submitted = (name: string) => submitForReview(c, name, { desc: `${name} v1` });
 
 test('review: an agent approved by another administrator, or deleted by its owner, while on screen: the refusal is said and the card goes', { skip }, async () => {
-  const { page } = tab;
+  const { page } = c.tab;
   const approvedElsewhere = await submitted('approved-elsewhere');
   const deletedByOwner = await submitted('deleted-by-owner');
   const staying = await submitted('still-waiting');
@@ -42,7 +27,7 @@ test('review: an agent approved by another administrator, or deleted by its owne
   await card(deletedByOwner).waitFor();
   await page.getByRole('heading', { name: 'Review queue (3)' }).waitFor();
 
-  await t.admin.admin.approveAgent(approvedElsewhere, 1);
+  await c.t.admin.admin.approveAgent(approvedElsewhere, 1);
   const [a] = await Promise.all([posted('approve'), card(approvedElsewhere).getByRole('button', { name: 'Approve' }).click()]);
   assert.equal(a.status(), 409);
   await page.getByRole('status').filter({ hasText: '“approved-elsewhere” is no longer in the queue: agent is not pending review.' }).waitFor();
@@ -50,7 +35,7 @@ test('review: an agent approved by another administrator, or deleted by its owne
   await page.getByRole('heading', { name: 'Review queue (2)' }).waitFor();
   assert.equal((await manage(approvedElsewhere)).reviewStatus, 'approved');
 
-  const del = await t.api('DELETE', `/api/v1/agents/${encodeURIComponent(deletedByOwner)}`, { token: owner.key });
+  const del = await c.t.api('DELETE', `/api/v1/agents/${encodeURIComponent(deletedByOwner)}`, { token: c.owner.key });
   assert.equal(del.status, 204, del.text);
   await card(deletedByOwner).getByLabel('Reason').fill('too late');
   const [r] = await Promise.all([posted('reject'), card(deletedByOwner).getByRole('button', { name: 'Reject' }).click()]);
@@ -68,9 +53,9 @@ test('review: an agent approved by another administrator, or deleted by its owne
 });
 
 test('redemptions: one delivered and one rejected by another administrator while on screen: the refusal is said, the row leaves the pending list, the summary is read again', { skip }, async () => {
-  const { page } = tab;
-  const buyer = await t.user('refused-buyer');
-  const mine = t.client(buyer.key);
+  const { page } = c.tab;
+  const buyer = await c.t.user('refused-buyer');
+  const mine = c.t.client(buyer.key);
   const one = await mine.billing.redeem('coffee-voucher');
   const two = await mine.billing.redeem('coffee-voucher');
   const three = await mine.billing.redeem('coffee-voucher');
@@ -79,16 +64,16 @@ test('redemptions: one delivered and one rejected by another administrator while
   await page.locator('[data-redeems-pending="3"]').waitFor();
   await row(three.id).waitFor();
 
-  await t.admin.admin.deliverRedeem(one.id, [{ no: 'ELSEWHERE-1' }]);
+  await c.t.admin.admin.deliverRedeem(one.id, [{ no: 'ELSEWHERE-1' }]);
   await row(one.id).getByLabel('Cards').fill('HERE-1');
   const [d] = await Promise.all([posted('deliver'), row(one.id).getByRole('button', { name: 'Deliver' }).click()]);
   assert.equal(d.status(), 409);
   await page.getByRole('status').filter({ hasText: `${one.productName} × 1 is no longer pending: redemption is already delivered.` }).waitFor();
   await row(one.id).waitFor({ state: 'detached' });
   await page.locator('[data-redeems-pending="2"]').waitFor();
-  assert.deepEqual((await t.admin.admin.redemptionCards(one.id)).cards, [{ no: 'ELSEWHERE-1', pwd: null }], 'the first delivery stands');
+  assert.deepEqual((await c.t.admin.admin.redemptionCards(one.id)).cards, [{ no: 'ELSEWHERE-1', pwd: null }], 'the first delivery stands');
 
-  await t.admin.admin.rejectRedeem(two.id, 'out of stock');
+  await c.t.admin.admin.rejectRedeem(two.id, 'out of stock');
   await row(two.id).getByLabel('Reject reason').fill('changed my mind');
   const [r] = await Promise.all([posted('reject'), row(two.id).getByRole('button', { name: 'Reject' }).click()]);
   assert.equal(r.status(), 409);

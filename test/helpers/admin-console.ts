@@ -1,9 +1,10 @@
 // The console's Administration page for the admin tests: a hub of their own, an agent owner with a
 // host, the administrator signed in; agents that owner submits for review, and the page's tabs.
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './hub.js';
 import { seedHost } from './seed.js';
-import { openConsole, signInAs, type ConsoleTab } from './browser.js';
+import { closeConsoleTest, openConsole, signInAs, type ConsoleTab } from './browser.js';
 
 export interface AdminConsole {
   t: TestHub;
@@ -19,6 +20,21 @@ export async function openAdminConsole(ownerName: string): Promise<AdminConsole>
   const tab = await openConsole(t.url);
   await signInAs(tab.page, t.url, t.adminKey);
   return { t, tab, owner, hostId };
+}
+
+/**
+ * A test file's administration console: opened before its tests, closed after them (the tests provoke
+ * failed loads: refusals). Its fields are set once the `before` hook ran.
+ */
+export function adminConsoleForFile(ownerName: string, skip: string | false): AdminConsole {
+  const c = {} as AdminConsole;
+  before(async () => {
+    if (!skip) Object.assign(c, await openAdminConsole(ownerName));
+  });
+  after(async () => {
+    if (!skip) await closeConsoleTest(c.tab, { failedLoadsProvoked: true, then: [() => c.t.close()] });
+  });
+  return c;
 }
 
 /** A public agent of the owner's, submitted for review; its id. */
