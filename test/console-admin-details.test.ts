@@ -2,13 +2,13 @@
 // a review card's facts, a decision on a version the owner has changed since
 // refused and the newer one shown, the queue and the users in pages, the users summary and each row's
 // figures, an administrator created, a plan with no end, the plan picker
-// starting at the user's plan, cards given as numbers only, the redemptions
+// starting at the user's plan, cards one a line, trimmed, and both actions held while one works, the redemptions
 // summary and a delivered or rejected redemption's details.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { adminConsoleForFile, openAdminTab, ownersView, submitForReview } from './helpers/admin-console.js';
 import { eventually } from './helpers/host.js';
-import { noBrowser } from './helpers/browser.js';
+import { holdNext, noBrowser } from './helpers/browser.js';
 
 const skip = noBrowser();
 const c = adminConsoleForFile('review-owner', skip);
@@ -22,13 +22,14 @@ const submitted = (name: string, extra: Record<string, unknown> = {}) => submitF
 test("a review card's facts; a decision on a version the owner has changed since is refused, the newer one shown and decided", { skip }, async () => {
   const { page } = c.tab;
   const quiet = await submitted('quiet-agent');
-  const changing = await submitted('changing-agent', { desc: 'First words', cat: 'coding', pay: 'paid' });
+  const changing = await submitted('changing-agent', { displayName: 'Changing Agent', desc: 'First words', cat: 'coding', pay: 'paid' });
   await openTab('Review queue');
   const card = (id: string) => page.locator(`li[data-agent="${id}"]`);
   await card(quiet).getByText('No description.').waitFor();
   await card(quiet).getByText(/^by review-owner · other · free · submitted /).waitFor();
   await card(changing).getByText(/^by review-owner · coding · paid · submitted /).waitFor();
-  await card(changing).getByText('v1').waitFor();
+  await card(changing).getByRole('heading', { name: 'Changing Agent v1' }).waitFor(); // by its display name
+  assert.equal(await card(quiet).getByLabel('Reason').getAttribute('maxlength'), '1000');
 
   // The owner changes what is under review: the card on screen is the old version.
   const e = await c.t.api('PATCH', `/api/v1/agents/${encodeURIComponent(changing)}`, { token: c.owner.key, body: { desc: 'Second words' } });
@@ -42,9 +43,15 @@ test("a review card's facts; a decision on a version the owner has changed since
   await card(changing).getByRole('alert').getByText('the agent changed since version 1: it is at version 2; review it again (409, code 4090)').waitFor();
   assert.equal(await page.getByText('is no longer in the queue').count(), 0, 'the card stays: nothing to say above it');
   assert.deepEqual([(await manage(changing)).reviewStatus, (await manage(changing)).version], ['pending', 2], 'not approved unseen');
-  await card(changing).getByLabel('Reason').fill('say more');
+  await card(changing).getByLabel('Reason').fill('  say more  ');
+  // The rejection held back a moment: both decisions held meanwhile, the reason sent without its spaces.
+  const release = await holdNext(page, (u) => u.pathname.endsWith('/reject'));
+  const sent = page.waitForRequest((r) => r.url().endsWith('/reject'));
   await card(changing).getByRole('button', { name: 'Reject' }).click();
-  await page.getByRole('status').filter({ hasText: 'Rejected “changing-agent”.' }).waitFor();
+  assert.equal((await sent).postDataJSON().reason, 'say more');
+  assert.deepEqual(await Promise.all(['Approve', 'Reject'].map((name) => card(changing).getByRole('button', { name }).isDisabled())), [true, true]);
+  await release();
+  await page.getByRole('status').filter({ hasText: 'Rejected “Changing Agent”.' }).waitFor();
   await card(changing).waitFor({ state: 'detached' });
   assert.deepEqual([(await manage(changing)).reviewStatus, (await manage(changing)).rejectReason], ['rejected', 'say more']);
 });
@@ -58,6 +65,7 @@ test('the review queue in pages of ten', { skip }, async () => {
   const pages = page.getByRole('navigation', { name: 'Review pages' });
   await pages.getByText('Page 1').waitFor();
   assert.equal(await page.locator('li[data-agent]').count(), 10);
+  assert.ok(await pages.getByRole('button', { name: 'Previous' }).isDisabled());
   await pages.getByRole('button', { name: 'Next' }).click();
   await pages.getByText('Page 2').waitFor();
   await page.locator('li[data-agent]').nth(1).waitFor({ state: 'detached' });
@@ -141,7 +149,7 @@ test('users in pages of twenty; a search goes back to the first page', { skip },
   await page.getByRole('button', { name: 'Manage review-owner' }).waitFor();
 });
 
-test('redemptions: cards given as numbers only; the summary counts the tokens spent; a delivered one its cards, a rejected one its reason', { skip }, async () => {
+test('redemptions: cards one a line (a number, or a number and its password), trimmed; both actions held while one works; the reason trimmed; the summary counts the tokens spent; a delivered one its cards, a rejected one its reason', { skip }, async () => {
   const { page } = c.tab;
   const buyer = await c.t.user('card-buyer');
   const mine = c.t.client(buyer.key);
@@ -156,12 +164,20 @@ test('redemptions: cards given as numbers only; the summary counts the tokens sp
 
   const row = (id: string) => page.locator(`tr[data-redeem="${id}"]`);
   assert.equal(await row(one.id).locator('td').nth(1).innerText(), `card-buyer\n${buyer.id}`, 'whose it is: the name, the id under it');
-  await row(one.id).getByLabel('Cards').fill('N-1\nN-2');
+  // One card a line: the spaces around a number or password and blank lines left out. The delivery held
+  // back a moment: both actions held meanwhile.
+  await row(one.id).getByLabel('Cards').fill('  N-1  \n\n  N-2 :  P-2  ');
+  const release = await holdNext(page, (u) => u.pathname.endsWith('/deliver'));
   await row(one.id).getByRole('button', { name: 'Deliver' }).click();
+  await row(one.id).getByLabel('Reject reason').fill('x');
+  assert.deepEqual(await Promise.all(['Deliver', 'Reject'].map((name) => row(one.id).getByRole('button', { name }).isDisabled())), [true, true]);
+  await release();
   await row(one.id).waitFor({ state: 'detached' });
-  assert.deepEqual((await c.t.admin.admin.redemptionCards(one.id)).cards, [{ no: 'N-1', pwd: null }, { no: 'N-2', pwd: null }]);
-  await row(two.id).getByLabel('Reject reason').fill('none left at the café');
+  assert.deepEqual((await c.t.admin.admin.redemptionCards(one.id)).cards, [{ no: 'N-1', pwd: null }, { no: 'N-2', pwd: 'P-2' }]);
+  await row(two.id).getByLabel('Reject reason').fill('  none left at the café  ');
+  const sent = page.waitForRequest((r) => r.url().endsWith('/reject'));
   await row(two.id).getByRole('button', { name: 'Reject' }).click();
+  assert.equal((await sent).postDataJSON().reason, 'none left at the café');
   await row(two.id).waitFor({ state: 'detached' });
 
   await page.getByLabel('Status').selectOption('');

@@ -59,9 +59,10 @@ test('redemptions: one delivered and one rejected by another administrator while
   const one = await mine.billing.redeem('coffee-voucher');
   const two = await mine.billing.redeem('coffee-voucher');
   const three = await mine.billing.redeem('coffee-voucher');
+  const four = await mine.billing.redeem('coffee-voucher');
   await openTab('Redemptions');
   const row = (id: string) => page.locator(`tr[data-redeem="${id}"]`);
-  await page.locator('[data-redeems-pending="3"]').waitFor();
+  await page.locator('[data-redeems-pending="4"]').waitFor();
   await row(three.id).waitFor();
 
   await c.t.admin.admin.deliverRedeem(one.id, [{ no: 'ELSEWHERE-1' }]);
@@ -70,7 +71,7 @@ test('redemptions: one delivered and one rejected by another administrator while
   assert.equal(d.status(), 409);
   await page.getByRole('status').filter({ hasText: `${one.productName} × 1 is no longer pending: redemption is already delivered.` }).waitFor();
   await row(one.id).waitFor({ state: 'detached' });
-  await page.locator('[data-redeems-pending="2"]').waitFor();
+  await page.locator('[data-redeems-pending="3"]').waitFor();
   assert.deepEqual((await c.t.admin.admin.redemptionCards(one.id)).cards, [{ no: 'ELSEWHERE-1', pwd: null }], 'the first delivery stands');
 
   await c.t.admin.admin.rejectRedeem(two.id, 'out of stock');
@@ -79,7 +80,7 @@ test('redemptions: one delivered and one rejected by another administrator while
   assert.equal(r.status(), 409);
   await page.getByRole('status').filter({ hasText: `${two.productName} × 1 is no longer pending: redemption is already rejected.` }).waitFor();
   await row(two.id).waitFor({ state: 'detached' });
-  await page.locator('[data-redeems-pending="1"]').waitFor();
+  await page.locator('[data-redeems-pending="2"]').waitFor();
 
   // Under "All" the row stays, as the other administrator left it; one fulfilled here says nothing above the table.
   await page.getByLabel('Status').selectOption('');
@@ -88,4 +89,30 @@ test('redemptions: one delivered and one rejected by another administrator while
   await row(three.id).getByRole('button', { name: 'Deliver' }).click();
   await row(three.id).getByText(/^1 card, delivered /).waitFor();
   assert.equal(await page.getByText('is no longer pending').count(), 0);
+
+  // Under "All" a row delivered elsewhere stays, delivered: the refusal is said above the table all the same.
+  await c.t.admin.admin.deliverRedeem(four.id, [{ no: 'ELSEWHERE-4' }]);
+  await row(four.id).getByLabel('Cards').fill('HERE-4');
+  await row(four.id).getByRole('button', { name: 'Deliver' }).click();
+  await page.getByRole('status').filter({ hasText: `${four.productName} × 1 is no longer pending: redemption is already delivered.` }).waitFor();
+  await row(four.id).getByText(/^1 card, delivered /).waitFor();
+});
+
+test('review: a refused approval of an agent changed under review clears the last decision said; the newer version is then approved', { skip }, async () => {
+  const { page } = c.tab;
+  const plain = await submitted('plain-one');
+  const changing = await submitted('changing-under-review');
+  await openTab('Review queue');
+  const card = (id: string) => page.locator(`li[data-agent="${id}"]`);
+  await card(plain).getByRole('button', { name: 'Approve' }).click();
+  await page.getByRole('status').filter({ hasText: 'Approved “plain-one”.' }).waitFor();
+  const e = await c.t.api('PATCH', `/api/v1/agents/${encodeURIComponent(changing)}`, { token: c.owner.key, body: { desc: 'changed while read' } });
+  assert.equal(e.status, 200, e.text);
+  const [a] = await Promise.all([posted('approve'), card(changing).getByRole('button', { name: 'Approve' }).click()]);
+  assert.equal(a.status(), 409);
+  await card(changing).getByText('changed while read').waitFor();
+  assert.equal(await page.getByRole('status').count(), 0, 'neither the last decision nor a notice: the card says it');
+  await card(changing).getByRole('button', { name: 'Approve' }).click();
+  await page.getByRole('status').filter({ hasText: 'Approved “changing-under-review”.' }).waitFor();
+  assert.deepEqual([(await manage(changing)).reviewStatus, (await manage(changing)).version], ['approved', 2]);
 });
