@@ -7,7 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { SessionCost, SessionMessage, SessionQueue, SessionView } from '../src/client/index.js';
 import { followSession, type Follow, type FollowState, type SessionStreamEvent } from '../src/client/sse.js';
 import { client, token } from './session.js';
-import { A, Empty, ErrorBox, Loading } from './ui.js';
+import { A, counted, Empty, ErrorBox, Loading } from './ui.js';
 
 const HISTORY = 50;
 /** While a message waits for the host (no turn of this session runs), the page looks again this often. */
@@ -285,7 +285,7 @@ export function ChatPage(p: { id: string }) {
       </p>
       {cost && (
         <p class="cost" data-testid="cost">
-          Cost: <strong>{cost.cost}</strong> tokens (input {cost.inputTokens}, output {cost.outputTokens}) · {cost.messageCount} messages
+          Cost: <strong>{cost.cost}</strong> tokens (input {cost.inputTokens}, output {cost.outputTokens}) · {counted(cost.messageCount, 'message')}
         </p>
       )}
       <ConnStatus conn={conn} />

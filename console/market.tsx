@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import type { Agent, MarketParams, SessionView } from '../src/client/index.js';
 import { client, token } from './session.js';
 import { go } from './router.js';
-import { A, Empty, ErrorBox, Loading } from './ui.js';
+import { A, counted, Empty, ErrorBox, Loading } from './ui.js';
 import { useLoad } from './use-load.js';
 
 const SORTS: Array<{ key: NonNullable<MarketParams['sort']>; label: string }> = [
@@ -23,7 +23,7 @@ function AgentCard(p: { agent: Agent }) {
       <p class="meta">
         {a.category && <span class="tag">{a.category}</span>}
         {a.tags.map((t) => <span class="tag" key={t}>#{t}</span>)}
-        <span>{a.pricing}</span> · <span>{a.usageCount} uses</span> · <span>★ {a.favoriteCount}</span>
+        <span>{a.pricing}</span> · <span>{counted(a.usageCount, 'use')}</span> · <span>★ {a.favoriteCount}</span>
       </p>
     </li>
   );

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import type { SessionView } from '../src/client/index.js';
 import { client } from './session.js';
-import { A, Empty, ErrorBox, Loading } from './ui.js';
+import { A, counted, Empty, ErrorBox, Loading } from './ui.js';
 import { useLoad } from './use-load.js';
 
 const PAGE_SIZE = 20;
@@ -26,7 +26,7 @@ export function Sessions() {
             {items.map((s) => (
               <li key={s.id}>
                 <A href={`/sessions/${encodeURIComponent(s.id)}`}>{s.title}</A>
-                <span class="muted"> · {s.agentName} · {s.messageCount} messages · <span class={`status ${s.status}`}>{s.status}</span>{s.pendingRuns > 0 ? ` · ${s.pendingRuns} waiting` : ''}</span>
+                <span class="muted"> · {s.agentName} · {counted(s.messageCount, 'message')} · <span class={`status ${s.status}`}>{s.status}</span>{s.pendingRuns > 0 ? ` · ${s.pendingRuns} waiting` : ''}</span>
                 {s.lastMessage && <div class="muted clip">{s.lastMessage}</div>}
               </li>
             ))}

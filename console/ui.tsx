@@ -55,6 +55,11 @@ export function CopyButton(p: { text: string; label?: string }) {
   );
 }
 
+/** "1 message", "2 messages": a count with its noun (plural by an added "s"). */
+export function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 /** A status word as a coloured badge. */
 export function Badge(p: { children: ComponentChildren; tone?: 'ok' | 'warn' | 'off' | 'bad' }) {
   return <span class={`badge ${p.tone ?? ''}`}>{p.children}</span>;

@@ -58,7 +58,7 @@ test("a row's figures, each its own: uses, sessions, runs, favorites and version
   const row = rowOf('counted-bot');
   await row.waitFor();
   const facts = await row.locator('.meta span').allTextContents();
-  assert.deepEqual(facts, ['box', 'claude-code', '1 uses', '2 sessions', '3 runs', '★ 1', 'v2']);
+  assert.deepEqual(facts, ['box', 'claude-code', '1 use', '2 sessions', '3 runs', '★ 1', 'v2']);
   await row.locator('.badge', { hasText: 'private' }).waitFor();
   const bare = rowOf('bare-draft');
   assert.deepEqual((await bare.locator('.meta span').allTextContents()).slice(0, 2), ['no host', 'no engine']);

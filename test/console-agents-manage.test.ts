@@ -137,8 +137,8 @@ test("an agent's stats and its row in the list follow its runs; a host offline r
   await page.getByRole('link', { name: '← My agents' }).click();
   const row = page.getByRole('listitem', { name: 'busy-bot' });
   await row.getByText('2 runs').waitFor();
-  await row.getByText('1 sessions').waitFor();
-  await row.getByText('1 uses').waitFor();
+  await row.getByText('1 session', { exact: true }).waitFor();
+  await row.getByText('1 use', { exact: true }).waitFor();
   await row.getByText('runner', { exact: true }).waitFor();
   await page.getByRole('listitem', { name: 'quiet-bot' }).getByText('old-box (offline)').waitFor();
   assert.equal((await c.agents.manage(quiet)).hostUp, false);

@@ -82,7 +82,7 @@ test("a card's facts: category, tags, pricing, uses and favorites; no descriptio
   await card('alpha').waitFor();
   const meta = async (name: string) => (await card(name).locator('p.meta').innerText()).replace(/\s+/g, ' ').trim();
   assert.equal(await meta('alpha'), 'coding #python #cli free · 2 uses · ★ 0');
-  assert.equal(await meta('bravo'), 'writing #blog paid · 1 uses · ★ 0');
+  assert.equal(await meta('bravo'), 'writing #blog paid · 1 use · ★ 0');
   assert.equal(await meta('charlie'), 'data free · 0 uses · ★ 2');
   assert.equal(await card('alpha').locator('p').first().innerText(), 'Alpha helper');
   assert.equal(await card('bravo').locator('p').first().innerText(), 'No description.');

@@ -56,7 +56,7 @@ async function shownGroups(): Promise<Array<[string, string[]]>> {
 function expectedGroups(items: SessionView[]): Array<[string, string[]]> {
   const out: Array<[string, string[]]> = [];
   for (const s of items) {
-    const row = `${s.title} · ${s.agentName} · ${s.messageCount} messages · ${s.status}${s.pendingRuns > 0 ? ` · ${s.pendingRuns} waiting` : ''}${s.lastMessage ? ` ${s.lastMessage}` : ''}`;
+    const row = `${s.title} · ${s.agentName} · ${s.messageCount} message${s.messageCount === 1 ? '' : 's'} · ${s.status}${s.pendingRuns > 0 ? ` · ${s.pendingRuns} waiting` : ''}${s.lastMessage ? ` ${s.lastMessage}` : ''}`;
     const last = out[out.length - 1];
     if (last && last[0] === `${s.group} ${LABEL[s.group]}`) last[1].push(row);
     else out.push([`${s.group} ${LABEL[s.group]}`, [row]]);
@@ -81,12 +81,14 @@ test('sessions grouped by day as the API groups them, each row with its facts, i
   const quiet = await agentWhenReady(c, { name: 'quiet-bot', scope: 'private', hostId: offline, engine: 'claude-code' });
 
   const plain: string[] = [];
-  for (let i = 0; i < 20; i++) plain.push(((await c.sessions.create({ agentId: quiet.id })) as SessionView).id);
+  for (let i = 0; i < 19; i++) plain.push(((await c.sessions.create({ agentId: quiet.id })) as SessionView).id);
   // One running its first message with two waiting behind it.
   const { sessionId: busy } = (await c.sessions.create({ agentId: live.id, content: 'refactor the parser' })) as AcceptedRun;
   await host.next((f) => f.t === 'run.start');
   await c.sessions.send(busy, { content: 'then add tests' });
   await c.sessions.send(busy, { content: 'and update the changelog' });
+  // One message, waiting for the host's one slot: "1 message", not "1 messages".
+  const { sessionId: one } = (await c.sessions.create({ agentId: live.id, content: 'hello, whenever you are free' })) as AcceptedRun;
 
   const now = Date.now();
   const today = Math.floor(now / DAY) * DAY;
@@ -99,6 +101,8 @@ test('sessions grouped by day as the API groups them, each row with its facts, i
   assert.deepEqual(p2.items.map((s) => [s.id, s.group]), [[plain[0], '更早']]);
   const b = p1.items.find((s) => s.id === busy)!;
   assert.deepEqual([b.status, b.pendingRuns, b.messageCount > 0, !!b.lastMessage], ['processing', 2, true, true], JSON.stringify(b));
+  const o = p1.items.find((s) => s.id === one)!;
+  assert.equal(o.messageCount, 1, JSON.stringify(o));
 
   await page.goto(`${t.url}/sessions`);
   await page.getByRole('heading', { name: 'Sessions' }).waitFor();
@@ -110,6 +114,7 @@ test('sessions grouped by day as the API groups them, each row with its facts, i
   assert.ok(groups.flatMap(([, rows]) => rows).includes(
     `${b.title} · live-bot · ${b.messageCount} messages · processing · 2 waiting ${b.lastMessage}`,
   ));
+  assert.ok(groups.flatMap(([, rows]) => rows).includes(`${o.title} · live-bot · 1 message · ${o.status} · 1 waiting ${o.lastMessage}`), JSON.stringify(groups));
   await pager().getByText('Page 1').waitFor();
   assert.ok(await pager().getByRole('button', { name: 'Previous' }).isDisabled());
   await pager().getByRole('button', { name: 'Next' }).click();

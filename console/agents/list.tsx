@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import type { MyAgent } from '../../src/client/index.js';
 import { client } from '../session.js';
-import { A, Empty, ErrorBox, Loading } from '../ui.js';
+import { A, counted, Empty, ErrorBox, Loading } from '../ui.js';
 import { useLoad } from '../use-load.js';
 import { AgentControls, StateBadges } from './controls.js';
 
@@ -49,7 +49,7 @@ function AgentRow(p: { a: MyAgent; onChanged: () => void }) {
       </div>
       <p class="meta">
         <span>{a.hostName ? `${a.hostName}${a.hostUp ? '' : ' (offline)'}` : 'no host'}</span> · <span>{a.engine ?? 'no engine'}</span> ·{' '}
-        <span>{a.usageCount} uses</span> · <span>{a.sessionCount} sessions</span> · <span>{a.runs} runs</span> · <span>★ {a.favoriteCount}</span> · <span>v{a.version}</span>
+        <span>{counted(a.usageCount, 'use')}</span> · <span>{counted(a.sessionCount, 'session')}</span> · <span>{counted(a.runs, 'run')}</span> · <span>★ {a.favoriteCount}</span> · <span>v{a.version}</span>
       </p>
       <AgentControls a={a} onChanged={p.onChanged} />
     </li>
