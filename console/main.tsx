@@ -58,6 +58,11 @@ function Page(p: { path: string; signedIn: boolean; isAdmin: boolean | undefined
   return notFound;
 }
 
+/** The header's Sign in: back to the page it was pressed on (not the market's front, the form itself nor the provider's return). */
+function signInHref(path: string): string {
+  return ['/', '/signin', '/auth/callback'].includes(path) ? '/signin' : `/signin?from=${encodeURIComponent(path)}`;
+}
+
 function App() {
   const path = usePath();
   const [signedIn, setSignedIn] = useState(() => token() !== undefined);
@@ -84,7 +89,7 @@ function App() {
           {signedIn && <A href="/account">Account</A>}
           {signedIn && isAdmin && <A href="/admin">Administration</A>}
           <span class="spacer" />
-          {signedIn ? <button type="button" onClick={signOut}>Sign out</button> : <A href="/signin">Sign in</A>}
+          {signedIn ? <button type="button" onClick={signOut}>Sign out</button> : <A href={signInHref(path)}>Sign in</A>}
         </nav>
       </header>
       <main>

@@ -1,6 +1,7 @@
 // The sign-in page with an API key, beyond the first look (console-market.test.ts): the button waits for
 // a key and says "Checking…" while the hub checks it; spaces around a pasted key do not matter; a refused
 // key is said and nothing is kept; signing in on a page that asked for it shows that page afterwards;
+// the header's Sign in comes back to the page it was pressed on;
 // a provider's sign-in that the hub cannot start is said, and the button is offered again.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -98,6 +99,20 @@ test('a page that asked for sign-in is the page shown afterwards', { skip }, asy
   ];
   for (const [path, lands] of cases) {
     const page = await signedOutTab(path);
+    await page.getByLabel('API key').fill(user.key);
+    await signInButton(page).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await page.waitForURL((u) => u.pathname === lands, { timeout: 10_000 });
+    await page.close();
+  }
+});
+
+test("the header's Sign in comes back to the page it was pressed on; from the market's front, to the sessions", { skip }, async () => {
+  const here = `/market/${encodeURIComponent(agentId)}`;
+  for (const [path, lands] of [[here, here], ['/', '/sessions']]) {
+    const page = await signedOutTab(path);
+    await page.getByRole('banner').getByRole('link', { name: 'Sign in' }).click();
+    await page.waitForURL((u) => u.pathname === '/signin');
     await page.getByLabel('API key').fill(user.key);
     await signInButton(page).click();
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
