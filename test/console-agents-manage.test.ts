@@ -113,7 +113,7 @@ test("an agent's stats and its row in the list follow its runs; a host offline r
   host = await connectFakeHost(t, credential, { name: 'runner', capacity: 2 });
   endRunsAtOnce(host, { inputTokens: 1200, outputTokens: 300 });
   const c = t.client(owner.key);
-  const agent = await agentWhenReady(c, { name: 'busy-bot', scope: 'private', hostId: host.hostId!, engine: 'claude-code' });
+  const agent = await agentWhenReady(c, { name: 'busy-bot', scope: 'private', hostId: host.hostId!, engine: 'claude-code', workDir: 'svc/api' });
   const { sessionId } = (await c.sessions.create({ agentId: agent.id, content: 'first' })) as AcceptedRun; // with content: the message's answer
   await eventually(async () => (await c.agents.stats(agent.id)).runs === 1);
   await c.sessions.send(sessionId, { content: 'second' });
@@ -123,7 +123,7 @@ test("an agent's stats and its row in the list follow its runs; a host offline r
   assert.ok(stats.cost > 0 && stats.cost !== stats.earn, `a cost to show apart from the earnings: ${JSON.stringify(stats)}`);
 
   await page.goto(`${t.url}/agents/${encodeURIComponent(agent.id)}`);
-  await page.getByText('runner (online) · claude-code').waitFor();
+  await page.getByText('runner (online) · claude-code · svc/api').waitFor(); // the work directory after the engine
   const facts = page.getByRole('region', { name: 'Stats' });
   const fact = async (name: string) => (await facts.locator('dt', { hasText: name }).locator('+ dd').textContent())!;
   await facts.getByText('Runs').waitFor();
