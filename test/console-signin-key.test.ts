@@ -53,6 +53,7 @@ test('the button waits for a key, says "Checking…" while the hub checks it; a 
   const page = await signedOutTab('/signin');
   const key = page.getByLabel('API key');
   await key.waitFor();
+  assert.equal(await key.getAttribute('type'), 'password', 'the key is not shown as it is typed');
   assert.ok(await signInButton(page).isDisabled(), 'no key yet');
   await key.fill('   ');
   assert.ok(await signInButton(page).isDisabled(), 'only spaces');
@@ -70,6 +71,7 @@ test('the button waits for a key, says "Checking…" while the hub checks it; a 
   release();
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
   await page.unroute('**/api/v1/me');
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('agent-hub.apiKey')), user.key, 'the key kept without the spaces');
   // Signed in with the key as it is: the next pages' calls are answered.
   await page.waitForURL((u) => u.pathname === '/sessions');
   await page.getByText('No sessions yet').waitFor();
@@ -86,6 +88,20 @@ test('a refused key is said, nothing is kept, and the button is offered again', 
   assert.ok(await page.getByRole('button', { name: 'Sign in', exact: true }).isEnabled());
   assert.equal(await page.getByRole('button', { name: 'Sign out' }).count(), 0);
   assert.equal(await page.evaluate(() => sessionStorage.length), 0, 'no key kept');
+
+  // The right key next: the refusal goes while the hub checks it.
+  await page.getByLabel('API key').fill(user.key);
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route('**/api/v1/me', async (route) => {
+    await held;
+    await route.continue();
+  }, { times: 1 });
+  await signInButton(page).click();
+  await page.getByRole('button', { name: 'Checking…' }).waitFor();
+  assert.equal(await page.getByRole('alert').count(), 0, 'the refusal is not left beside the new check');
+  release();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
 });
 
 test('a page that asked for sign-in is the page shown afterwards', { skip }, async () => {
@@ -94,6 +110,7 @@ test('a page that asked for sign-in is the page shown afterwards', { skip }, asy
     [`/sessions/${encodeURIComponent(s.id)}`, `/sessions/${encodeURIComponent(s.id)}`],
     [`/agents/${encodeURIComponent(agentId)}`, `/agents/${encodeURIComponent(agentId)}`],
     ['/hosts', '/hosts'],
+    ['/hosts?view=all', '/hosts?view=all'], // with its query
     [`/signin?from=${encodeURIComponent('/account')}`, '/account'],
     ['/signin', '/sessions'],
   ];
@@ -102,7 +119,7 @@ test('a page that asked for sign-in is the page shown afterwards', { skip }, asy
     await page.getByLabel('API key').fill(user.key);
     await signInButton(page).click();
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
-    await page.waitForURL((u) => u.pathname === lands, { timeout: 10_000 });
+    await page.waitForURL((u) => u.pathname + u.search === lands, { timeout: 10_000 });
     await page.close();
   }
 });
@@ -116,7 +133,7 @@ test("the header's Sign in comes back to the page it was pressed on; from the ma
     await page.getByLabel('API key').fill(user.key);
     await signInButton(page).click();
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
-    await page.waitForURL((u) => u.pathname === lands, { timeout: 10_000 });
+    await page.waitForURL((u) => u.pathname + u.search === lands, { timeout: 10_000 });
     await page.close();
   }
 });

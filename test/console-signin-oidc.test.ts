@@ -54,6 +54,7 @@ test('a hub without OIDC offers only the API key', { skip }, async () => {
     await tab.page.getByLabel('API key').waitFor();
     await tab.page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
     assert.equal(await tab.page.getByRole('button', { name: /Sign in with/ }).count(), 0);
+    assert.equal(await tab.page.getByText('or with an API key:').count(), 0, 'no "or" without a provider');
   } finally {
     await tab.close();
   }
