@@ -2,7 +2,8 @@
 // (sessions, agents, hosts, models, account, administration) shows the sign-in form in its place; an
 // address with a trailing slash shows the same page as without; the header's links lead to their pages;
 // its Sign in on the provider's return address is the plain /signin; Sign out forgets the key and goes
-// to the market; a signed-in user who is not an administrator is told so on /admin.
+// to the market; a signed-in user who is not an administrator is told so on /admin, and an administrator
+// is not told so while the hub is still saying who they are.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
@@ -84,4 +85,22 @@ test('Sign out forgets the key and goes to the market; the private pages ask to 
   await page.getByRole('banner').getByRole('link', { name: 'Sign in' }).waitFor();
   assert.equal(await page.evaluate(() => sessionStorage.getItem('agent-hub.apiKey')), null);
   await shows('/hosts', 'Sign in');
+});
+
+test("an administrator's /admin waits for the account's role: Loading…, never \"Administrators only\"", { skip }, async () => {
+  const { page } = tab;
+  await signInAs(page, t.url, t.adminKey);
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route('**/api/v1/me', async (route) => {
+    await held;
+    await route.continue();
+  }, { times: 1 });
+  await page.goto(`${t.url}/admin`);
+  await page.getByText('Loading…').first().waitFor();
+  assert.equal(await page.getByText('Administrators only.').count(), 0);
+  release();
+  await page.getByRole('heading', { level: 1, name: 'Administration' }).waitFor();
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Administration' }).waitFor();
+  assert.equal(await page.getByText('Administrators only.').count(), 0);
 });
