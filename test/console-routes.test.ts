@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
-import { closeConsoleTest, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, holdNext, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 let t: TestHub;
@@ -90,16 +90,11 @@ test('Sign out forgets the key and goes to the market; the private pages ask to 
 test("an administrator's /admin waits for the account's role: Loading…, never \"Administrators only\"", { skip }, async () => {
   const { page } = tab;
   await signInAs(page, t.url, t.adminKey);
-  let release!: () => void;
-  const held = new Promise<void>((r) => (release = r));
-  await page.route('**/api/v1/me', async (route) => {
-    await held;
-    await route.continue();
-  }, { times: 1 });
+  const release = await holdNext(page, (u) => u.pathname === '/api/v1/me');
   await page.goto(`${t.url}/admin`);
   await page.getByText('Loading…').first().waitFor();
   assert.equal(await page.getByText('Administrators only.').count(), 0);
-  release();
+  await release();
   await page.getByRole('heading', { level: 1, name: 'Administration' }).waitFor();
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Administration' }).waitFor();
   assert.equal(await page.getByText('Administrators only.').count(), 0);

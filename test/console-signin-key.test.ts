@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { seedHost } from './helpers/seed.js';
-import { closeConsoleTest, noBrowser, openConsole, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, holdNext, noBrowser, openConsole, type ConsoleTab } from './helpers/browser.js';
 import type { SessionView } from '../src/client/index.js';
 
 const skip = noBrowser();
@@ -91,16 +91,11 @@ test('a refused key is said, nothing is kept, and the button is offered again', 
 
   // The right key next: the refusal goes while the hub checks it.
   await page.getByLabel('API key').fill(user.key);
-  let release!: () => void;
-  const held = new Promise<void>((r) => (release = r));
-  await page.route('**/api/v1/me', async (route) => {
-    await held;
-    await route.continue();
-  }, { times: 1 });
+  const release = await holdNext(page, (u) => u.pathname === '/api/v1/me');
   await signInButton(page).click();
   await page.getByRole('button', { name: 'Checking…' }).waitFor();
   assert.equal(await page.getByRole('alert').count(), 0, 'the refusal is not left beside the new check');
-  release();
+  await release();
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 });
 
