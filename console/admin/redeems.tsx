@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import type { AdminRedemption } from '../../src/client/index.js';
 import { RevealCards } from '../reveal-cards.js';
 import { client } from '../session.js';
-import { Empty, ErrorBox, Loading, when } from '../ui.js';
+import { counted, Empty, ErrorBox, Loading, when } from '../ui.js';
 import { useAction } from '../use-action.js';
 import { useLoad } from '../use-load.js';
 import { useRefusedRows } from '../use-refused-rows.js';
@@ -93,7 +93,7 @@ export function RedeemQueue() {
                   {r.status === 'pending' && <Fulfil r={r} onDone={done} onRefused={gone.refused} />}
                   {r.status === 'delivered' && (
                     <>
-                      <p class="muted">{r.cardCount} card{r.cardCount === 1 ? '' : 's'}, delivered {when(r.deliveredAt)}</p>
+                      <p class="muted">{counted(r.cardCount, 'card')}, delivered {when(r.deliveredAt)}</p>
                       <RevealCards label={r.productName} reveal={(v) => client().admin.redemptionCards(r.id, v)} />
                     </>
                   )}
