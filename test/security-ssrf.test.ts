@@ -73,6 +73,8 @@ const REFUSED_ALWAYS = [
   'http://[::ffff:a9fe:a9fe]',
   'http://[64:ff9b::a9fe:a9fe]', // NAT64 of the metadata address (a VPC with DNS64/NAT64 routes it there)
   'http://[::169.254.169.254]', // IPv4-compatible form (URL normalizes it to ::a9fe:a9fe)
+  'http://[2002:a9fe:a9fe::1]', // 6to4 of the metadata address
+  'http://[2001:0:4136:e378:8000:63bf:5601:5601]', // Teredo, the metadata address as its (inverted) client
 ];
 const REFUSED_BY_DEFAULT = [
   'http://10.1.2.3',
@@ -85,6 +87,8 @@ const REFUSED_BY_DEFAULT = [
   'http://[fd12:3456::1]',
   'http://[::ffff:10.0.0.1]',
   'http://[64:ff9b::7f00:1]', // NAT64 of loopback
+  'http://[2002:7f00:1::]', // 6to4 of loopback
+  'http://[fec0::1]', // site-local (deprecated, still routed inside some networks)
 ];
 
 test('default: each refused class gets a refusal reason, and the loopback endpoint sees no connection', async () => {

@@ -24,6 +24,7 @@ for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], 
 PRIVATE.addAddress('::', 'ipv6');
 PRIVATE.addAddress('::1', 'ipv6');
 PRIVATE.addSubnet('fc00::', 7, 'ipv6');
+PRIVATE.addSubnet('fec0::', 10, 'ipv6'); // site-local: deprecated, still routed inside some networks
 
 export interface EgressPolicy {
   /** Loopback and private ranges allowed (metadata and link-local never are). */
@@ -48,31 +49,38 @@ function groups(address: string): number[] | null {
   return all.length === 8 && all.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? all : null;
 }
 
+type Judged = { address: string; family: 'ipv4' | 'ipv6' };
+const v4 = (hi: number, lo: number): Judged => ({ address: [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join('.'), family: 'ipv4' });
+
 /**
- * IPv6 forms that carry an IPv4 address (mapped ::ffff:0:0/96, compatible ::/96,
- * NAT64 64:ff9b::/96) are judged as that IPv4 address, in whatever notation they came.
+ * The addresses an address stands for. IPv6 forms that carry an IPv4 address (mapped ::ffff:0:0/96,
+ * compatible ::/96, NAT64 64:ff9b::/96) are that IPv4 address, in whatever notation they came. Tunnel
+ * forms are judged as the IPv6 address and as each IPv4 address inside, since a machine with a relay
+ * for them sends the packet on there: 6to4 (2002::/16, the address in groups 1–2) and Teredo
+ * (2001::/32, the server in groups 2–3, the client inverted in groups 6–7).
  */
-function normalize(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
-  if (isIP(address) === 4) return { address, family: 'ipv4' };
+function judged(address: string): Judged[] {
+  if (isIP(address) === 4) return [{ address, family: 'ipv4' }];
   const g = groups(address);
-  if (!g) return { address, family: 'ipv6' };
+  if (!g) return [{ address, family: 'ipv6' }];
   const zero5 = g.slice(0, 5).every((x) => x === 0);
   const mapped = zero5 && g[5] === 0xffff;
   const compatible = zero5 && g[5] === 0 && (g[6] !== 0 || g[7] > 1); // not :: or ::1
   const nat64 = g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0);
-  if (mapped || compatible || nat64) {
-    return { address: [g[6] >> 8, g[6] & 0xff, g[7] >> 8, g[7] & 0xff].join('.'), family: 'ipv4' };
-  }
-  return { address: g.map((x) => x.toString(16)).join(':'), family: 'ipv6' };
+  if (mapped || compatible || nat64) return [v4(g[6], g[7])];
+  const self: Judged = { address: g.map((x) => x.toString(16)).join(':'), family: 'ipv6' };
+  if (g[0] === 0x2002) return [self, v4(g[1], g[2])];
+  if (g[0] === 0x2001 && g[1] === 0) return [self, v4(g[2], g[3]), v4(g[6] ^ 0xffff, g[7] ^ 0xffff)];
+  return [self];
 }
 
 type Refused = 'reserved' | 'private';
 const ALLOW_HINT = ' (MODEL_TEST_ALLOW_PRIVATE=1 allows it)';
 
 function refusedClass(address: string, policy: EgressPolicy): Refused | null {
-  const a = normalize(address.replace(/^\[|\]$/g, ''));
-  if (ALWAYS.check(a.address, a.family)) return 'reserved';
-  if (!policy.allowPrivate && PRIVATE.check(a.address, a.family)) return 'private';
+  const all = judged(address.replace(/^\[|\]$/g, ''));
+  if (all.some((a) => ALWAYS.check(a.address, a.family))) return 'reserved';
+  if (!policy.allowPrivate && all.some((a) => PRIVATE.check(a.address, a.family))) return 'private';
   return null;
 }
 
