@@ -5,6 +5,7 @@ import { client, token } from './session.js';
 import { go } from './router.js';
 import { A, counted, Empty, ErrorBox, Loading } from './ui.js';
 import { useLoad } from './use-load.js';
+import { useWithinList } from './use-page.js';
 
 const SORTS: Array<{ key: NonNullable<MarketParams['sort']>; label: string }> = [
   { key: 'usage', label: 'Most used' },
@@ -39,6 +40,7 @@ export function Market() {
   const featured = useLoad(() => client().market.featured(), []);
   const facets = useLoad(() => client().market.facets(), []);
   const list = useLoad(() => client().market.list({ q: search || undefined, cat: cat || undefined, tag: tag || undefined, sort, page, pageSize: PAGE_SIZE }), [search, cat, tag, sort, page]);
+  useWithinList(page, setPage, list.data);
 
   const onSearch = (e: Event) => {
     e.preventDefault();
@@ -79,7 +81,7 @@ export function Market() {
       )}
       <ErrorBox error={list.error} />
       {list.loading && !list.data && <Loading />}
-      {list.data && (list.data.items.length === 0
+      {list.data && (list.data.total === 0
         ? <Empty>No agents match.</Empty>
         : <ul class="cards" aria-label="Agents">{list.data.items.map((a) => <AgentCard agent={a} key={a.id} />)}</ul>)}
       {list.data && list.data.total > 0 && (

@@ -4,6 +4,7 @@ import type { SessionView } from '../src/client/index.js';
 import { client } from './session.js';
 import { A, counted, Empty, ErrorBox, Loading } from './ui.js';
 import { useLoad } from './use-load.js';
+import { useWithinList } from './use-page.js';
 
 const PAGE_SIZE = 20;
 const GROUP_LABEL: Record<string, string> = { 今天: 'Today', 本周: 'This week', 更早: 'Earlier' };
@@ -11,6 +12,7 @@ const GROUP_LABEL: Record<string, string> = { 今天: 'Today', 本周: 'This wee
 export function Sessions() {
   const [page, setPage] = useState(1);
   const list = useLoad(() => client().sessions.list({ page, pageSize: PAGE_SIZE }), [page]);
+  useWithinList(page, setPage, list.data);
   const groups = new Map<string, SessionView[]>();
   for (const s of list.data?.items ?? []) groups.set(s.group, [...(groups.get(s.group) ?? []), s]);
   return (
@@ -18,7 +20,7 @@ export function Sessions() {
       <h1>Sessions</h1>
       <ErrorBox error={list.error} />
       {list.loading && !list.data && <Loading />}
-      {list.data && list.data.items.length === 0 && <Empty>No sessions yet: start one from an agent's page in the <A href="/">market</A>.</Empty>}
+      {list.data && list.data.total === 0 && <Empty>No sessions yet: start one from an agent's page in the <A href="/">market</A>.</Empty>}
       {[...groups].map(([group, items]) => (
         <section key={group}>
           <h2>{group} <span class="muted">{GROUP_LABEL[group]}</span></h2>

@@ -56,7 +56,7 @@ test("a review card's facts; a decision on a version the owner has changed since
   assert.deepEqual([(await manage(changing)).reviewStatus, (await manage(changing)).rejectReason], ['rejected', 'say more']);
 });
 
-test('the review queue in pages of ten', { skip }, async () => {
+test('the review queue in pages of ten; deciding the last page\'s card goes back a page', { skip }, async () => {
   const { page } = c.tab;
   const have = (await c.t.admin.admin.pendingAgents({ pageSize: 1 })).total;
   for (let i = have; i < 11; i++) await submitted(`waiting-${i}`);
@@ -71,6 +71,12 @@ test('the review queue in pages of ten', { skip }, async () => {
   await page.locator('li[data-agent]').nth(1).waitFor({ state: 'detached' });
   assert.equal(await page.locator('li[data-agent]').count(), 1);
   assert.ok(await pages.getByRole('button', { name: 'Next' }).isDisabled());
+  // Deciding page two's one card leaves ten, all on page one: the queue goes back there, not "No agents waiting".
+  await page.locator('li[data-agent]').getByRole('button', { name: 'Approve' }).click();
+  await page.getByRole('heading', { name: 'Review queue (10)' }).waitFor();
+  await page.locator('li[data-agent]').nth(9).waitFor();
+  assert.equal(await page.getByText('No agents waiting for review.').count(), 0, 'ten are waiting');
+  assert.equal(await pages.count(), 0, 'ten fit on one page');
 });
 
 test("the users summary's figures; each row's contact, balance and plan with its end; Manage opens and closes", { skip }, async () => {

@@ -161,6 +161,30 @@ test('My agents in pages of 20: Next and Previous, Next disabled on the last pag
   await pages.getByText('Page 1 of 2').waitFor();
 });
 
+test('My agents: a page the list no longer reaches (agents deleted elsewhere) moves to the last page, not "No agents yet"', { skip }, async () => {
+  const { page } = tab;
+  const c = t.client(owner.key);
+  const all = await c.agents.mine({ pageSize: 100, sort: 'recent' });
+  assert.ok(all.total > 20 && all.total <= 40, `two pages: ${all.total}`);
+  await page.goto(`${t.url}/agents`);
+  const pages = page.getByRole('navigation', { name: 'Pages' });
+  await pages.getByRole('button', { name: 'Next' }).click();
+  await pages.getByText('Page 2 of 2').waitFor();
+  const shown = page.getByRole('list', { name: 'My agents' }).getByRole('listitem');
+  await eventually(async () => (await shown.count()) === all.total - 20);
+  // Elsewhere, agents go until twenty are left; the one this page still shows last stays.
+  const onPage = all.items.slice(20);
+  const kept = onPage[onPage.length - 1];
+  for (const a of [...onPage.slice(0, -1), ...all.items.slice(0, 1)].slice(0, all.total - 20)) await c.agents.remove(a.id);
+  // Its switch reloads the list: page two is empty now, and the page goes back to page one, where it is.
+  await page.getByRole('listitem', { name: kept.displayName }).getByRole('switch', { name: 'Enabled' }).click();
+  await page.getByRole('list', { name: 'My agents' }).getByRole('listitem').nth(19).waitFor();
+  assert.equal(await shown.count(), 20);
+  assert.equal(await page.getByText('No agents yet').count(), 0, 'the owner has agents');
+  assert.equal(await pages.count(), 0, 'twenty fit on one page');
+  await page.getByRole('listitem', { name: kept.displayName }).waitFor();
+});
+
 test("a rejected agent shows the reason and can be resubmitted; toggling, saving or deleting an agent gone meanwhile reads as a message", { skip }, async () => {
   const { page } = tab;
   const c = await t.api('POST', '/api/v1/agents', { token: owner.key, body: { name: 'rejected-bot', scope: 'public', hostId: offlineHost, engine: 'claude-code', step: 'submit' } });

@@ -5,6 +5,7 @@ import { client } from '../session.js';
 import { Empty, ErrorBox, Loading, when } from '../ui.js';
 import { useAction } from '../use-action.js';
 import { useLoad } from '../use-load.js';
+import { useWithinList } from '../use-page.js';
 import { useRefusedRows } from '../use-refused-rows.js';
 import { useTick } from '../use-poll.js';
 
@@ -46,6 +47,7 @@ export function ReviewQueue() {
   const [page, setPage] = useState(1);
   const [done, setDone] = useState('');
   const q = useLoad(() => client().admin.pendingAgents({ page, pageSize: 10 }), [page, tick]);
+  useWithinList(page, setPage, q.data);
   // The card stays when the agent is still pending (its owner changed it: the newer version shows, with the refusal).
   const gone = useRefusedRows(q, (a, id) => a.id === id, reload);
   const decided = (msg: string) => {
@@ -63,7 +65,7 @@ export function ReviewQueue() {
       {(gone.notice || done) && <p role="status">{gone.notice || done}</p>}
       <ErrorBox error={q.error} />
       {!q.data && q.loading && <Loading />}
-      {q.data && (q.data.items.length === 0 ? <Empty>No agents waiting for review.</Empty>
+      {q.data && (q.data.total === 0 ? <Empty>No agents waiting for review.</Empty>
         : <ul class="cards">{q.data.items.map((a) => <Pending key={a.id} a={a} onDecided={decided} onRefused={refused} />)}</ul>)}
       {q.data && q.data.total > 10 && (
         <nav class="pager" aria-label="Review pages">

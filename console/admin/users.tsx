@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks';
 import { client } from '../session.js';
 import { Empty, ErrorBox, Loading, when } from '../ui.js';
 import { useLoad } from '../use-load.js';
+import { useWithinList } from '../use-page.js';
 import { useTick } from '../use-poll.js';
 import { CreateUser, UserActions } from './user-actions.js';
 
@@ -32,6 +33,7 @@ export function UserList() {
   const [open, setOpen] = useState<string>();
   const [done, setDone] = useState('');
   const list = useLoad(() => client().admin.users({ keyword: keyword || undefined, role: role || undefined, page, pageSize: PAGE_SIZE }), [keyword, role, page, tick]);
+  useWithinList(page, setPage, list.data);
   const plans = useLoad(() => client().billing.plans(), []);
   const search = (e: Event) => {
     e.preventDefault();
@@ -57,7 +59,7 @@ export function UserList() {
       {done && <p role="status">{done}</p>}
       <ErrorBox error={list.error ?? plans.error} />
       {!list.data && list.loading && <Loading />}
-      {list.data && (list.data.items.length === 0 ? <Empty>No users match.</Empty> : (
+      {list.data && (list.data.total === 0 ? <Empty>No users match.</Empty> : (
         <table class="grid" aria-label="Users">
           <thead><tr><th>Name</th><th>Role</th><th>Contact</th><th class="num">Balance</th><th>Plan</th><th>Created</th><th>Actions</th></tr></thead>
           <tbody>

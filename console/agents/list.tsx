@@ -5,6 +5,7 @@ import type { MyAgent } from '../../src/client/index.js';
 import { client } from '../session.js';
 import { A, counted, Empty, ErrorBox, Loading } from '../ui.js';
 import { useLoad } from '../use-load.js';
+import { useWithinList } from '../use-page.js';
 import { AgentControls, StateBadges } from './controls.js';
 
 const PAGE_SIZE = 20;
@@ -14,6 +15,7 @@ export function MyAgents() {
   const [page, setPage] = useState(1);
   const [tick, setTick] = useState(0);
   const list = useLoad(() => client().agents.mine({ page, pageSize: PAGE_SIZE, sort: 'recent' }), [page, tick]);
+  useWithinList(page, setPage, list.data);
   return (
     <section>
       <div class="row spread">
@@ -22,7 +24,7 @@ export function MyAgents() {
       </div>
       <ErrorBox error={list.error} />
       {list.loading && !list.data && <Loading />}
-      {list.data && list.data.items.length === 0 && <Empty>No agents yet: create one with “New agent”.</Empty>}
+      {list.data && list.data.total === 0 && <Empty>No agents yet: create one with “New agent”.</Empty>}
       {list.data && list.data.items.length > 0 && (
         <ul class="rows" aria-label="My agents">
           {list.data.items.map((a) => <AgentRow a={a} key={a.id} onChanged={() => setTick((t) => t + 1)} />)}
