@@ -3,12 +3,14 @@
 // Queue and Stop while a turn runs; Ctrl+Enter sends; a tool call's progress in the running turn and a
 // failed result marked in the history; a message waiting for the host's capacity says so, and the page
 // takes the turn up by itself once the host is free; older messages paged back stay whole while new
-// turns push the latest ones along, also when a reload's answer arrives after a newer one's.
+// turns push the latest ones along, also when a reload's answer arrives after a newer one's; who said
+// what, a message sent trimmed, Connecting…, a tool call's input in the history while the turn runs,
+// each shown once; a session that cannot be read.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { agentWhenReady, connectFakeHost, eventually, pairHost, type FakeHost } from './helpers/host.js';
-import { closeConsoleTest, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, holdNext, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
 import type { FrameOf, HubToHost } from '../host-protocol/frames.js';
 import type { Client, SessionView } from '../src/client/index.js';
 import type { Request } from 'playwright-core';
@@ -38,7 +40,7 @@ before(async () => {
 after(async () => {
   if (skip) return;
   host?.close();
-  await closeConsoleTest(tab, { then: [() => t.close()] });
+  await closeConsoleTest(tab, { failedLoadsProvoked: true, then: [() => t.close()] }); // a session that is not there: 404
 });
 
 /** The next run the hub starts on the fake host with this prompt. */
@@ -74,6 +76,8 @@ test("the engine's model, the cost with input and output apart; Send idle, Queue
   await page.getByText('· model claude-detail-1').waitFor();
   const cost = page.getByTestId('cost');
   await cost.filter({ hasText: '(input 1234, output 56)' }).waitFor();
+  const { messageCount } = await c.sessions.cost(run.sessionId);
+  assert.match((await cost.innerText()).trim(), new RegExp(`\\(input 1234, output 56\\) · ${messageCount} messages?$`));
   await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached' });
   await box().fill('next');
   assert.ok(await page.getByRole('button', { name: 'Send' }).isEnabled());
@@ -125,6 +129,10 @@ test("a message waiting for the host's capacity says so; the page takes its turn
   const waiting = page.getByTestId('queued');
   await waiting.filter({ hasText: 'my turn' }).filter({ hasText: 'waiting for the host' }).waitFor();
   await page.getByTestId('session-status').getByText('queued').waitFor();
+  assert.equal(await history().getByText('my turn').count(), 0, 'a waiting message shows in the queue, not in the history');
+  // No turn of this session runs, but it is not idle: a new message would wait too, and Stop is offered.
+  await page.getByRole('button', { name: 'Stop' }).waitFor();
+  assert.equal(await page.getByRole('button', { name: 'Queue' }).count(), 1);
 
   host.send({ t: 'run.end', runId: busy.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
   const mine = await started('my turn');
@@ -167,7 +175,10 @@ async function pagedBackSession(q: string, a: string): Promise<string> {
   await tab.page.reload();
   await history().locator('li.msg[data-kind="text"]').nth(49).waitFor();
   assert.equal((await texts()).length, 50, 'the latest 50');
+  const release = await holdNext(tab.page, (u, m) => m === 'GET' && u.pathname.endsWith('/messages') && u.searchParams.has('before'));
   await tab.page.getByRole('button', { name: 'Load older messages' }).click();
+  assert.ok(await tab.page.getByRole('button', { name: 'Loading…' }).isDisabled(), 'a second click would page back twice');
+  await release();
   await history().locator('li.msg[data-kind="text"]').nth(53).waitFor();
   return id;
 }
@@ -226,4 +237,49 @@ test("a page reload answered late (after a newer one) does not put the newest me
   await page.waitForTimeout(500);
   await page.unroute(sessionRead);
   assert.deepEqual(await texts(), want);
+});
+
+test("who said what (You, Agent); a message sent trimmed and the box cleared; Connecting… until the stream opens; a tool call's input in the history while the turn runs, each shown once", { skip }, async () => {
+  const { page } = tab;
+  await openSession();
+  await box().fill('  \n ');
+  assert.ok(await page.getByRole('button', { name: 'Send' }).isDisabled(), 'nothing but spaces: nothing to send');
+  assert.equal(await box().getAttribute('maxlength'), '100000', 'the hub\'s limit on a message, in the box');
+  assert.equal(await page.getByRole('link', { name: '← Sessions' }).getAttribute('href'), '/sessions');
+  assert.equal(await page.getByRole('link', { name: 'detail-bot' }).getAttribute('href'), `/market/${encodeURIComponent(agentId)}`);
+  await box().fill('  padded question \n');
+  const opening = await holdNext(page, (u, m) => m === 'POST' && u.pathname.endsWith('/messages'));
+  await page.getByRole('button', { name: 'Send' }).click();
+  await page.getByRole('status').filter({ hasText: 'Connecting…' }).waitFor();
+  assert.equal(await box().inputValue(), '', 'the box is cleared once sent');
+  await opening();
+  const run = await started('padded question');
+  await page.getByText('● Live').waitFor();
+  const user = history().locator('li.msg.user[data-kind="text"]').filter({ hasText: 'padded question' });
+  await user.waitFor();
+  assert.equal((await user.locator('.who').innerText()).trim(), 'You');
+
+  host.send({ t: 'run.delta', runId: run.runId, text: 'Let me look' });
+  await page.getByTestId('live').filter({ hasText: 'Let me look' }).waitFor();
+  // The text is stored, then a tool call starts: its input is in the history while it runs (no result yet),
+  // once — not also as a running line — and the stored text of the running turn stays only in its live line.
+  host.send({ t: 'run.message', runId: run.runId, role: 'assistant', blocks: [{ kind: 'text', content: 'Let me look' }] });
+  host.send({ t: 'run.message', runId: run.runId, role: 'assistant', blocks: [{ kind: 'tool_use', toolName: 'Read', toolId: 'tu_read', toolInput: { file: 'README.md' } }] });
+  await history().locator('li[data-kind="tool_use"]').filter({ hasText: '"file": "README.md"' }).waitFor();
+  assert.equal(await history().locator('li.msg.tool:not([data-kind])').count(), 0, 'the stored call is not also a running line');
+  assert.equal(await history().locator('li[data-kind="text"]').filter({ hasText: 'Let me look' }).count(), 0, 'the running turn\'s text only in its live line');
+  await page.getByTestId('live').filter({ hasText: 'Let me look' }).waitFor();
+  host.send({ t: 'run.message', runId: run.runId, role: 'user', blocks: [{ kind: 'tool_result', toolId: 'tu_read', toolResult: { content: 'the readme' } }] });
+  host.send({ t: 'run.end', runId: run.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
+  const answer = history().locator('li.msg.assistant[data-kind="text"]').filter({ hasText: 'Let me look' });
+  await answer.waitFor();
+  assert.equal((await answer.locator('.who').innerText()).trim(), 'Agent');
+  assert.equal(await history().locator('li[data-kind="text"]').filter({ hasText: 'Let me look' }).count(), 1, 'once the turn ended, the text is in the history once');
+});
+
+test('a session that cannot be read says why, instead of loading for ever', { skip }, async () => {
+  const { page } = tab;
+  await page.goto(`${t.url}/sessions/sess_nobody_has_this`);
+  assert.match((await page.getByRole('alert').textContent())!, /\(404, code \d+\)/);
+  assert.equal(await page.getByText('Loading…').count(), 0);
 });

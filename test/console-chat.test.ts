@@ -169,7 +169,7 @@ test('the network drops mid-turn: the page says so, reconnects with Last-Event-I
   // Offline, and the open stream cut: reconnect attempts fail until the network is back.
   await page.context().setOffline(true);
   assert.ok(proxy.cut() >= 1);
-  await page.getByText(/Connection lost: reconnecting/).waitFor();
+  await page.getByText(/^Connection lost: reconnecting \(attempt [1-9]\d*\)…$/).waitFor();
   await shot(page, 'chat-reconnecting');
   // The turn ends on the hub while the page is away.
   await eventually(async () => (await session()).status === 'active', 20_000, 100);
