@@ -269,7 +269,7 @@ test("who said what (You, Agent); a message sent trimmed and the box cleared; Co
   assert.equal(await history().locator('li.msg.tool:not([data-kind])').count(), 0, 'the stored call is not also a running line');
   assert.equal(await history().locator('li[data-kind="text"]').filter({ hasText: 'Let me look' }).count(), 0, 'the running turn\'s text only in its live line');
   await page.getByTestId('live').filter({ hasText: 'Let me look' }).waitFor();
-  host.send({ t: 'run.message', runId: run.runId, role: 'user', blocks: [{ kind: 'tool_result', toolId: 'tu_read', toolResult: { content: 'the readme' } }] });
+  host.send({ t: 'run.message', runId: run.runId, role: 'user', blocks: [{ kind: 'tool_result', toolId: 'tu_read', toolResult: { content: 'the readme', isError: false } }] });
   host.send({ t: 'run.end', runId: run.runId, ok: true, usage: { inputTokens: 1, outputTokens: 1 } });
   const answer = history().locator('li.msg.assistant[data-kind="text"]').filter({ hasText: 'Let me look' });
   await answer.waitFor();

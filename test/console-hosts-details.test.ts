@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { CLAUDE_ENGINE, pairHost, pairWithKey, connectFakeHost, type FakeHost } from './helpers/host.js';
-import { closeConsoleTest, holdNext, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, holdAll, holdNext, noBrowser, openConsole, signInAs, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 let t: TestHub;
@@ -119,20 +119,13 @@ test('a row\'s actions held while the hub works (Refreshing enginesâ€¦, Savingâ€
   // polls are held meanwhile, or the next one would take the row away first.
   await named.getByRole('button', { name: 'Edit remark' }).click();
   await named.getByLabel('Remark').fill('Too late');
-  let releaseList!: () => void;
-  const listHeld = new Promise<void>((r) => (releaseList = r));
-  const listCall = (url: URL) => url.pathname === '/api/v1/hosts';
-  await page.route(listCall, async (route) => {
-    await listHeld;
-    await route.continue();
-  });
+  const releaseList = await holdAll(page, (url) => url.pathname === '/api/v1/hosts');
   const other = await pairHost(t, u.key, 'spare-box'); // kept: the page then lists one more host to delete
   const gone = await t.api('DELETE', `/api/v1/hosts/${box.hostId}`, { token: u.key });
   assert.ok(gone.status < 300, gone.text);
   await named.getByRole('button', { name: 'Save remark' }).click();
   assert.match((await named.getByRole('alert').textContent())!, /host not found \(404, code 4040\)/);
-  releaseList();
-  await page.unroute(listCall);
+  await releaseList();
   await named.waitFor({ state: 'detached' });
 
   // An offline host's Refresh is not offered, and says why.

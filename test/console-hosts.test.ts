@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestHub, type TestHub } from './helpers/hub.js';
 import { makeFakeClaude, spawnAgentHost, eventually, pairHost, pairWithKey, connectFakeHost, type AgentHostProcess, type FakeHost } from './helpers/host.js';
-import { closeConsoleTest, noBrowser, openConsole, signInAs, shot, type ConsoleTab } from './helpers/browser.js';
+import { closeConsoleTest, holdAll, noBrowser, openConsole, signInAs, shot, type ConsoleTab } from './helpers/browser.js';
 
 const skip = noBrowser();
 const tmp = mkdtempSync(join(tmpdir(), 'console-hosts-'));
@@ -205,20 +205,13 @@ test('Hosts: with a host already paired, the pair panel waits for the new one', 
     assert.match((await oldRow.getByRole('alert').textContent())!, /\(\d{3}, code \d+\)/);
     // A host deleted elsewhere (another tab) while this page still lists it: the refusal is said in its row.
     // The list's polls are held meanwhile, or the next one would take the row away first.
-    let releaseList!: () => void;
-    const listHeld = new Promise<void>((r) => (releaseList = r));
-    const listCall = (url: URL) => url.pathname === '/api/v1/hosts';
-    await page.route(listCall, async (route) => {
-      await listHeld;
-      await route.continue();
-    });
+    const releaseList = await holdAll(page, (url) => url.pathname === '/api/v1/hosts');
     const gone = await t2.api('DELETE', `/api/v1/hosts/${never.hostId}`, { token: u.key });
     assert.ok(gone.status < 300, gone.text);
     await neverRow.getByRole('button', { name: 'Delete' }).click();
     await neverRow.getByRole('button', { name: 'Delete host' }).click();
     assert.match((await neverRow.getByRole('alert').textContent())!, /host not found \(404, code 4040\)/);
-    releaseList();
-    await page.unroute(listCall);
+    await releaseList();
     await neverRow.waitFor({ state: 'detached' });
     assert.deepEqual(tab.pageErrors.filter((e) => !e.includes('Failed to load resource')), [], 'no script errors in the page');
   } finally {

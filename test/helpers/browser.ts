@@ -143,3 +143,21 @@ export async function closeConsoleTest(
   for (const close of opts.then ?? []) await close();
   assert.deepEqual(thrown, [], 'no script errors in the page');
 }
+
+/**
+ * Holds every call of the page matching `match` (a list's polls, say, which would otherwise take a row
+ * away before the test acts on it) until the returned function lets them through and stops holding.
+ */
+export async function holdAll(page: Page, match: (url: URL) => boolean): Promise<() => Promise<void>> {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const handler = async (route: Route) => {
+    await held;
+    await route.continue();
+  };
+  await page.route(match, handler);
+  return async () => {
+    release();
+    await page.unroute(match, handler);
+  };
+}
